@@ -1,0 +1,133 @@
+// Storage allocation and the small Tensor helpers that need no kernels.
+#include "tensor/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "support/checked_math.h"
+
+namespace splice {
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
+  // Round up so aligned_alloc's size is a multiple of the alignment; allocate at least 64.
+  size_t padded = (nbytes + 63) / 64 * 64;
+  if (padded == 0) padded = 64;
+  void* p = std::aligned_alloc(64, padded);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, padded);
+  std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  return std::make_shared<Storage>(static_cast<std::byte*>(p), nbytes, std::move(owner), true);
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes,
+                                         std::shared_ptr<const void> keep_alive, bool writable) {
+  return std::make_shared<Storage>(static_cast<std::byte*>(data), nbytes, std::move(keep_alive),
+                                   writable);
+}
+
+Shape contiguous_strides(const Shape& sizes) {
+  Shape strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i] > 0 ? sizes[i] : 1;
+  }
+  return strides;
+}
+
+int64_t shape_numel(const Shape& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::optional<int64_t> checked_numel(const Shape& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) return std::nullopt;
+    auto m = checked_mul(n, s);
+    if (!m) return std::nullopt;
+    n = *m;
+  }
+  return n;
+}
+
+std::string shape_string(const Shape& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
+Tensor Tensor::empty(DType dtype, const Shape& sizes) {
+  auto storage = Storage::allocate(static_cast<size_t>(shape_numel(sizes)) * dtype_size(dtype));
+  return Tensor(dtype, sizes, contiguous_strides(sizes), 0, std::move(storage));
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= sizes_[i];
+  }
+  return true;
+}
+
+Tensor Tensor::contiguous_copy() const {
+  Tensor out = empty(dtype_, sizes_);
+  const int64_t n = numel();
+  if (n == 0) return out;
+  const int esize = dtype_size(dtype_);
+  if (is_contiguous()) {
+    std::memcpy(out.raw_data(), raw_data(), static_cast<size_t>(n) * esize);
+    return out;
+  }
+  // Odometer walk over the strided source.
+  const int64_t rank = dim();
+  Shape index(rank, 0);
+  const std::byte* base = raw_data();
+  std::byte* dst = out.raw_data();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d) off += index[d] * strides_[d];
+    std::memcpy(dst + i * esize, base + off * esize, esize);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < sizes_[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+Result<void> check_view_in_bounds(const Tensor& t) {
+  auto numel = checked_numel(t.sizes());
+  SPLICE_CHECK_OR_RETURN(numel.has_value(), ErrorKind::kBadArchive,
+                         "tensor sizes {} are negative or overflow", shape_string(t.sizes()));
+  SPLICE_CHECK_OR_RETURN(t.offset() >= 0, ErrorKind::kBadArchive, "negative storage offset {}",
+                         t.offset());
+  if (*numel == 0) return ok_result();
+  // Highest element index addressed: offset + sum((size-1)*stride) for non-negative strides.
+  int64_t last = t.offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    SPLICE_CHECK_OR_RETURN(t.stride(d) >= 0, ErrorKind::kBadArchive, "negative stride {}",
+                           t.stride(d));
+    auto span = checked_mul(t.size(d) - 1, t.stride(d));
+    auto next = span ? checked_add(last, *span) : std::nullopt;
+    SPLICE_CHECK_OR_RETURN(next.has_value(), ErrorKind::kBadArchive,
+                           "tensor view {} overflows", shape_string(t.sizes()));
+    last = *next;
+  }
+  auto end_bytes = checked_mul(last + 1, dtype_size(t.dtype()));
+  SPLICE_CHECK_OR_RETURN(end_bytes && static_cast<uint64_t>(*end_bytes) <= t.storage()->nbytes(),
+                         ErrorKind::kBadArchive,
+                         "tensor view of sizes {} strides {} offset {} needs more than the {} "
+                         "bytes of its storage",
+                         shape_string(t.sizes()), shape_string(t.strides()), t.offset(),
+                         t.storage()->nbytes());
+  return ok_result();
+}
+
+}  // namespace splice
