@@ -80,6 +80,16 @@ class SymExpr {
 
   const SymNodePtr& node() const { return node_; }
 
+  // Additions to the lead's API.
+  // The canonical text (what to_string returns), cached in the node: no copy.
+  const std::string& text() const;
+  // Height of the tree (a constant or symbol is 1); parsers bound it.
+  int depth() const;
+  // Whether the op is a comparison, And, Or or Not (its value is 0 or 1).
+  bool is_boolean() const;
+  // Wraps a node built by sym.cc; SymNode is opaque elsewhere, so nothing else can make one.
+  static SymExpr from_node(SymNodePtr node);
+
  private:
   explicit SymExpr(SymNodePtr node) : node_(std::move(node)) {}
   SymNodePtr node_;
@@ -88,7 +98,9 @@ class SymExpr {
 SymExpr operator+(const SymExpr& a, const SymExpr& b);
 SymExpr operator-(const SymExpr& a, const SymExpr& b);
 SymExpr operator*(const SymExpr& a, const SymExpr& b);
+SymExpr operator-(const SymExpr& a);  // (-1)*a
 SymExpr floor_div(const SymExpr& a, const SymExpr& b);
+SymExpr ceil_div(const SymExpr& a, const SymExpr& b);
 SymExpr py_mod(const SymExpr& a, const SymExpr& b);
 SymExpr sym_max(const SymExpr& a, const SymExpr& b);
 SymExpr sym_min(const SymExpr& a, const SymExpr& b);
@@ -100,6 +112,9 @@ Result<SymExpr> parse_sym_expr(std::string_view text);
 // that makes an exact division is refused), Eq/Ne/StrictLessThan/LessThan/StrictGreaterThan/
 // GreaterThan, And/Or/Not, true/false. Anything else is a kBadArchive error naming it.
 Result<SymExpr> parse_srepr(std::string_view text);
+// Parser nesting limit (parentheses, calls, unary operators, tree height): deeper input is a
+// kBadArchive error rather than a stack overflow.
+inline constexpr int kSymMaxDepth = 200;
 
 // The allowed values of a symbol (range_constraints). An absent max means unbounded.
 struct SymRange {
