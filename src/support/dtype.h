@@ -1,25 +1,14 @@
 #pragma once
-// Element types splice knows, with the export schema's ScalarType numbering (pt2-format.md),
+// Tables over the element types splice knows, with the export schema's ScalarType numbering (pt2-format.md),
 // which differs from c10's.
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-namespace splice {
+#include "splice/dtype.h"
 
-enum class DType : uint8_t {
-  kUInt8,
-  kInt8,
-  kInt16,
-  kInt32,
-  kInt64,
-  kFloat16,
-  kFloat32,
-  kFloat64,
-  kBool,
-  kBFloat16,
-};
+namespace splice {
 
 inline constexpr DType kAllDTypes[] = {DType::kUInt8,   DType::kInt8,    DType::kInt16,
                                        DType::kInt32,   DType::kInt64,   DType::kFloat16,

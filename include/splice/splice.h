@@ -1,0 +1,131 @@
+#pragma once
+// splice's public C++ API: load a program saved with torch.export.save (.pt2) once, open
+// sessions on it, and run them on host tensors.
+//
+//   auto model = splice::Model::load("model.pt2");          // Result<Model>
+//   if (!model.ok()) { report(model.error()); }
+//   splice::Session session = model->open_session();
+//   float x[2 * 8] = {...};
+//   auto out = session.run({{"x", splice::TensorArg{x, splice::DType::kFloat32, {2, 8}}}});
+//   // out->outputs[0] is a HostTensor the caller owns.
+//
+// Threading: a Model is immutable once loaded and may be shared by any number of threads.
+// A Session holds the program's mutable state (its buffers, e.g. a KV cache) and must be used
+// by one thread at a time; different sessions of one model may run in parallel. Sessions of
+// one model share its weights (they are never copied per session).
+//
+// Errors: nothing here throws; every call that can fail returns Result<T> or Result<void>,
+// whose Error carries a category (exit_code() is 2 for bad input, 1 for internal errors) and a
+// message naming what is wrong.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "splice/dtype.h"
+#include "splice/error.h"
+
+namespace splice {
+
+namespace detail {
+struct ModelImpl;
+struct SessionState;
+}  // namespace detail
+
+// A caller's tensor: contiguous row-major memory of `dtype` with `shape`. splice reads it
+// during run() and keeps no pointer to it afterwards. If the program mutates this input
+// (a USER_INPUT_MUTATION), run() writes the new value back into `data`, which must then be
+// writable memory.
+struct TensorArg {
+  void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+};
+
+// A tensor splice returns: contiguous, owned by the caller (a plain value; copying it copies
+// the bytes).
+struct HostTensor {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> bytes;
+
+  int64_t numel() const;
+  template <typename T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
+  template <typename T>
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
+};
+
+// What one call returns. `outputs[N]` is the program's N-th user output (an int, float or bool
+// output as a 0-d int64/float64/bool tensor); `present[N]` is false where the program returns
+// None there. `mutated_inputs` holds, by input name, each user input the program mutates.
+struct RunResult {
+  std::vector<HostTensor> outputs;
+  std::vector<bool> present;
+  std::map<std::string, HostTensor> mutated_inputs;
+};
+
+// Describes one user input as `run` expects it.
+struct InputInfo {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<std::string> shape;  // each dim a number or a symbolic expression ("s0 + 1")
+  bool is_tensor = true;
+};
+
+struct LoadOptions {
+  int threads = 0;  // CPU threads for kernels; 0 = all cores
+};
+
+class Session;
+
+class Model {
+ public:
+  // Reads and verifies a .pt2 archive. Errors: unreadable file, bad archive, unsupported ops
+  // (all of them listed at once), non-tensor user inputs.
+  static Result<Model> load(const std::string& path, const LoadOptions& options = {});
+
+  std::vector<InputInfo> inputs() const;
+  // Fully qualified names of the program's buffers (its mutable state).
+  std::vector<std::string> state_names() const;
+  // A new session whose state starts as the archive's buffer values.
+  Session open_session() const;
+
+ private:
+  explicit Model(std::shared_ptr<const detail::ModelImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const detail::ModelImpl> impl_;
+  friend class Session;
+};
+
+class Session {
+ public:
+  // Runs one call with the program's user inputs by name. Buffers the program mutates keep
+  // their new values for the next call of this session.
+  Result<RunResult> run(const std::map<std::string, TensorArg>& inputs);
+
+  // The current value of buffer `name` (a copy the caller owns).
+  Result<HostTensor> state(const std::string& name) const;
+  // Replaces buffer `name`; its dtype and shape must be the buffer's.
+  Result<void> set_state(const std::string& name, const TensorArg& value);
+  // Restores every buffer to the archive's value.
+  void reset_state();
+
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+ private:
+  Session(std::shared_ptr<const detail::ModelImpl> model);
+  std::shared_ptr<const detail::ModelImpl> model_;
+  std::unique_ptr<detail::SessionState> state_;
+  friend class Model;
+};
+
+}  // namespace splice

@@ -1,0 +1,120 @@
+// Graph bookkeeping: owning values and nodes, program order, uses and replacement.
+#include "ir/graph.h"
+
+#include <algorithm>
+
+#include "ir/ops.h"
+
+namespace splice::ir {
+
+const char* value_kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor: return "Tensor";
+    case ValueKind::kSymInt: return "SymInt";
+    case ValueKind::kSymBool: return "SymBool";
+    case ValueKind::kSymFloat: return "SymFloat";
+  }
+  return "?";
+}
+
+std::string TensorType::to_string() const {
+  std::string s(dtype_name(dtype));
+  s += "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    s += sizes[i].to_string();
+  }
+  return s + "]";
+}
+
+const std::string& Node::target() const { return op_->target; }
+
+size_t Node::arg_index(std::string_view name) const {
+  auto i = op_->find_arg(name);
+  SPLICE_ASSERT(i.has_value());
+  return *i;
+}
+
+namespace {
+// Calls f(Value*&) for every value slot of an argument.
+template <typename F>
+void for_each_value(Arg& arg, F&& f) {
+  if (auto* v = std::get_if<Value*>(&arg.data)) {
+    f(*v);
+  } else if (auto* list = std::get_if<std::vector<Value*>>(&arg.data)) {
+    for (auto& e : *list) f(e);
+  } else if (auto* ints = std::get_if<std::vector<SymIntArg>>(&arg.data)) {
+    for (auto& e : *ints)
+      if (auto* ev = std::get_if<Value*>(&e)) f(*ev);
+  }
+}
+}  // namespace
+
+std::vector<Value*> Node::operands() const {
+  std::vector<Value*> result;
+  for (const Arg& a : args_) {
+    for_each_value(const_cast<Arg&>(a), [&](Value*& v) {
+      if (v != nullptr) result.push_back(v);
+    });
+  }
+  return result;
+}
+
+Value* Graph::add_value(std::string name, ValueKind kind) {
+  values_.push_back(std::make_unique<Value>(std::move(name), kind));
+  return values_.back().get();
+}
+
+Node* Graph::add_node(const OpSchema* op, std::string name) {
+  return insert_node(nullptr, op, std::move(name));
+}
+
+Node* Graph::insert_node(const Node* before, const OpSchema* op, std::string name) {
+  auto node = std::make_unique<Node>(op, std::move(name));
+  Node* raw = node.get();
+  auto it = std::find_if(nodes_.begin(), nodes_.end(),
+                         [&](const std::unique_ptr<Node>& n) { return n.get() == before; });
+  nodes_.insert(it, std::move(node));
+  return raw;
+}
+
+void Graph::erase_node(const Node* node) {
+  std::erase_if(nodes_, [&](const std::unique_ptr<Node>& n) { return n.get() == node; });
+}
+
+void Graph::replace_all_uses(Value* from, Value* to) {
+  for (auto& node : nodes_)
+    for (Arg& a : node->args())
+      for_each_value(a, [&](Value*& v) {
+        if (v == from) v = to;
+      });
+  for (Arg& a : outputs_)
+    for_each_value(a, [&](Value*& v) {
+      if (v == from) v = to;
+    });
+}
+
+Value* Graph::find_value(std::string_view name) const {
+  for (const auto& v : values_)
+    if (v->name() == name) return v.get();
+  return nullptr;
+}
+
+std::vector<Node*> Graph::users(const Value* v) const {
+  std::vector<Node*> result;
+  for (const auto& node : nodes_) {
+    auto ops = node->operands();
+    if (std::find(ops.begin(), ops.end(), v) != ops.end()) result.push_back(node.get());
+  }
+  return result;
+}
+
+std::string Graph::unique_name(const std::string& base) const {
+  if (find_value(base) == nullptr) return base;
+  for (int i = 1;; ++i) {
+    std::string candidate = base + "_" + std::to_string(i);
+    if (find_value(candidate) == nullptr) return candidate;
+  }
+}
+
+}  // namespace splice::ir

@@ -1,0 +1,66 @@
+#pragma once
+// Program: what the frontend produces and every later stage consumes — the graph, its
+// signature (what each graph input and output means), the ranges of its symbols and the
+// weights (parameters, buffers and constants by fully qualified name).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "tensor/tensor.h"
+
+namespace splice::ir {
+
+enum class InputKind {
+  kUserInput,
+  kParameter,
+  kBuffer,
+  kTensorConstant,
+  kConstantInput,  // a non-tensor value fixed at export
+  kCustomObj,
+  kToken,
+};
+
+struct InputSpec {
+  InputKind kind = InputKind::kUserInput;
+  Value* value = nullptr;    // the graph input (null for a constant input)
+  std::string target;        // FQN of the parameter/buffer/constant; name of a constant input
+  bool persistent = true;    // buffers only
+  Arg constant;              // kConstantInput only: its value
+};
+
+enum class OutputKind {
+  kUserOutput,
+  kBufferMutation,
+  kUserInputMutation,
+  kParameterMutation,
+  kLossOutput,
+  kToken,
+};
+
+struct OutputSpec {
+  OutputKind kind = OutputKind::kUserOutput;
+  std::string target;  // buffer FQN, mutated user input name or parameter FQN
+};
+
+// input_specs[i] describes graph.inputs()[i] (constant inputs have a null graph input);
+// output_specs[i] describes graph.outputs()[i].
+struct Signature {
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+};
+
+const char* input_kind_name(InputKind kind);
+const char* output_kind_name(OutputKind kind);
+
+struct Program {
+  Graph graph;
+  Signature signature;
+  std::map<std::string, SymRange, std::less<>> ranges;  // by symbol name
+  // Example values of symbols recorded at export (hints), used for reporting sizes.
+  std::map<std::string, int64_t, std::less<>> hints;
+  std::map<std::string, Tensor, std::less<>> weights;   // by FQN
+};
+
+}  // namespace splice::ir
