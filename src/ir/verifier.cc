@@ -1,0 +1,429 @@
+// The IR verifier (see verifier.h): one walk over the nodes in program order keeping the set of
+// values defined so far, with schema checks per argument and per output, then the signature
+// checks, then the per-op type rules, which live in one table keyed by target so that a rule
+// for a new op is one function and one line.
+#include "ir/verifier.h"
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ir/ops.h"
+#include "ir/printer.h"
+
+namespace splice::ir {
+
+namespace {
+
+std::string where(const Node& node) {
+  return fmt::format("node '{}' ({})", node.name(), node.target());
+}
+
+std::string describe_value(const Value* v) {
+  if (v == nullptr) return "None";
+  return fmt::format("{} {}", value_kind_name(v->kind()), format_value_name(v->name()));
+}
+
+std::string describe_arg(const Arg& arg) {
+  return std::visit(
+      [](const auto& d) -> std::string {
+        using T = std::decay_t<decltype(d)>;
+        if constexpr (std::is_same_v<T, Arg::None>)
+          return "None";
+        else if constexpr (std::is_same_v<T, bool>)
+          return "bool";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return "int";
+        else if constexpr (std::is_same_v<T, double>)
+          return "float";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "str";
+        else if constexpr (std::is_same_v<T, DType>)
+          return "ScalarType";
+        else if constexpr (std::is_same_v<T, Value*>)
+          return describe_value(d);
+        else if constexpr (std::is_same_v<T, std::vector<SymIntArg>>)
+          return "int list";
+        else if constexpr (std::is_same_v<T, std::vector<Value*>>)
+          return "Tensor list";
+        else if constexpr (std::is_same_v<T, std::vector<double>>)
+          return "float list";
+        else
+          return "bool list";
+      },
+      arg.data);
+}
+
+bool is_kind(const Value* v, ValueKind kind) { return v != nullptr && v->kind() == kind; }
+
+// Whether a single (non-list) argument fits `type`.
+bool scalar_fits(const Arg& arg, ArgType type) {
+  const Value* v = arg.is<Value*>() ? arg.as<Value*>() : nullptr;
+  switch (type) {
+    case ArgType::kTensor:
+      return is_kind(v, ValueKind::kTensor);
+    case ArgType::kInt:
+      return arg.is<int64_t>();
+    case ArgType::kSymInt:
+      return arg.is<int64_t>() || is_kind(v, ValueKind::kSymInt);
+    case ArgType::kFloat:
+      return arg.is<double>() || is_kind(v, ValueKind::kSymFloat);
+    case ArgType::kBool:
+      return arg.is<bool>() || is_kind(v, ValueKind::kSymBool);
+    case ArgType::kScalar:
+      return arg.is<bool>() || arg.is<int64_t>() || arg.is<double>() ||
+             is_kind(v, ValueKind::kSymInt) || is_kind(v, ValueKind::kSymFloat) ||
+             is_kind(v, ValueKind::kSymBool);
+    case ArgType::kScalarType:
+      return arg.is<DType>();
+    case ArgType::kLayout:
+    case ArgType::kDevice:
+    case ArgType::kMemoryFormat:
+    case ArgType::kString:
+      return arg.is<std::string>();
+    case ArgType::kGenerator:
+      return false;  // only None, handled by the caller
+  }
+  return false;
+}
+
+// Checks one argument against its schema; on a mismatch returns what was found instead.
+std::optional<std::string> arg_mismatch(const Arg& arg, const ArgSchema& schema) {
+  const std::string& ts = schema.type_string;
+  if (arg.is_none()) {
+    // `T?` and `T[]?` take None; `Tensor?[]` takes None elements, not a None list.
+    bool none_ok = schema.list ? (!ts.empty() && ts.back() == '?') : schema.optional;
+    if (none_ok) return std::nullopt;
+    return "None";
+  }
+  if (!schema.list) {
+    if (scalar_fits(arg, schema.type)) return std::nullopt;
+    return describe_arg(arg);
+  }
+  switch (schema.type) {
+    case ArgType::kTensor: {
+      if (!arg.is<std::vector<Value*>>()) return describe_arg(arg);
+      bool none_elements = ts.find("?[") != std::string::npos;
+      const auto& list = arg.as<std::vector<Value*>>();
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (list[i] == nullptr ? !none_elements : !list[i]->is_tensor())
+          return fmt::format("{} at element {}", describe_value(list[i]), i);
+      }
+      return std::nullopt;
+    }
+    case ArgType::kInt:
+    case ArgType::kSymInt: {
+      if (!arg.is<std::vector<SymIntArg>>()) return describe_arg(arg);
+      const auto& list = arg.as<std::vector<SymIntArg>>();
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (const auto* v = std::get_if<Value*>(&list[i])) {
+          if (schema.type == ArgType::kInt || !is_kind(*v, ValueKind::kSymInt))
+            return fmt::format("{} at element {}", describe_value(*v), i);
+        }
+      }
+      return std::nullopt;
+    }
+    case ArgType::kFloat:
+      if (arg.is<std::vector<double>>()) return std::nullopt;
+      return describe_arg(arg);
+    case ArgType::kBool:
+      if (arg.is<std::vector<bool>>()) return std::nullopt;
+      return describe_arg(arg);
+    default:
+      return describe_arg(arg);
+  }
+}
+
+// Whether an output value fits a return of type `type`.
+bool output_fits(const Value& v, ArgType type) {
+  switch (type) {
+    case ArgType::kTensor:
+      return v.is_tensor();
+    case ArgType::kSymInt:
+    case ArgType::kInt:
+      return v.kind() == ValueKind::kSymInt;
+    case ArgType::kFloat:
+      return v.kind() == ValueKind::kSymFloat;
+    case ArgType::kBool:
+      return v.kind() == ValueKind::kSymBool;
+    case ArgType::kScalar:
+      return !v.is_tensor();
+    default:
+      return true;
+  }
+}
+
+Error fail(std::string message) { return Error(ErrorKind::kBadArchive, std::move(message)); }
+
+Result<void> check_outputs(const Node& node, std::set<const Value*>& defined) {
+  const auto& returns = node.op().returns;
+  const auto& outputs = node.outputs();
+  std::optional<size_t> list_at;
+  for (size_t i = 0; i < returns.size(); ++i)
+    if (returns[i].list) list_at = i;
+  size_t fixed = list_at ? returns.size() - 1 : returns.size();
+  if (list_at ? outputs.size() < fixed : outputs.size() != fixed) {
+    return fail(fmt::format("{}: has {} outputs but the op returns {}{}", where(node),
+                            outputs.size(), list_at ? "at least " : "", fixed));
+  }
+  size_t extra = outputs.size() - fixed;  // elements of the Tensor[] return, if any
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value* v = outputs[i];
+    if (v == nullptr) continue;
+    const ReturnSchema& r = !list_at || i < *list_at ? returns[i]
+                            : i < *list_at + extra   ? returns[*list_at]
+                                                     : returns[i - extra + 1];
+    if (!output_fits(*v, r.type)) {
+      return fail(fmt::format("{}: output {} {} should be {}", where(node), i, describe_value(v),
+                              arg_type_name(r.type)));
+    }
+    if (!defined.insert(v).second) {
+      return fail(fmt::format("{}: value {} is produced more than once", where(node),
+                              format_value_name(v->name())));
+    }
+    if (v->producer() != &node) {
+      return fail(fmt::format("{}: output {} records {} as its producer", where(node),
+                              format_value_name(v->name()),
+                              v->producer() ? "node '" + v->producer()->name() + "'" : "none"));
+    }
+  }
+  return ok_result();
+}
+
+// Every value an argument or graph output reads (nulls left out).
+std::vector<const Value*> values_of(const Arg& arg) {
+  std::vector<const Value*> out;
+  if (const auto* v = std::get_if<Value*>(&arg.data)) {
+    if (*v) out.push_back(*v);
+  } else if (const auto* l = std::get_if<std::vector<Value*>>(&arg.data)) {
+    for (const Value* e : *l)
+      if (e) out.push_back(e);
+  } else if (const auto* s = std::get_if<std::vector<SymIntArg>>(&arg.data)) {
+    for (const SymIntArg& e : *s)
+      if (const auto* ev = std::get_if<Value*>(&e); ev && *ev) out.push_back(*ev);
+  }
+  return out;
+}
+
+// ---- per-op type rules ----
+
+const Value* tensor_arg(const Node& node, std::string_view name) {
+  const Arg& a = node.arg(name);
+  return a.is<Value*>() ? a.as<Value*>() : nullptr;
+}
+
+const Value* tensor_output(const Node& node) {
+  return node.outputs().empty() ? nullptr : node.output(0);
+}
+
+Result<void> expect_output_dtype(const Node& node, DType dtype, std::string_view why) {
+  const Value* out = tensor_output(node);
+  if (out == nullptr || !out->is_tensor() || out->type().dtype == dtype) return ok_result();
+  return fail(fmt::format("{}: output {} has dtype {} but {} is {}", where(node),
+                          format_value_name(out->name()), dtype_name(out->type().dtype), why,
+                          dtype_name(dtype)));
+}
+
+Result<void> rule_bool_output(const Node& node) {
+  return expect_output_dtype(node, DType::kBool, "a comparison's result");
+}
+
+Result<void> rule_same_dtype_as_self(const Node& node) {
+  const Value* self = tensor_arg(node, "self");
+  if (self == nullptr) return ok_result();
+  return expect_output_dtype(node, self->type().dtype,
+                             fmt::format("self ({})", format_value_name(self->name())));
+}
+
+Result<void> rule_slice_scatter(const Node& node) {
+  SPLICE_TRY(rule_same_dtype_as_self(node));
+  const Value* self = tensor_arg(node, "self");
+  const Value* src = tensor_arg(node, "src");
+  if (self == nullptr || src == nullptr) return ok_result();
+  const TensorType& st = self->type();
+  const TensorType& rt = src->type();
+  if (st.rank() != rt.rank()) {
+    return fail(fmt::format("{}: src {} has rank {} but self {} has rank {}", where(node),
+                            format_value_name(src->name()), rt.rank(),
+                            format_value_name(self->name()), st.rank()));
+  }
+  const Value* out = tensor_output(node);
+  if (out != nullptr && out->is_tensor() && out->type().rank() != st.rank()) {
+    return fail(fmt::format("{}: output {} has rank {} but self has rank {}", where(node),
+                            format_value_name(out->name()), out->type().rank(), st.rank()));
+  }
+  const Arg& dim_arg = node.arg("dim");
+  if (!dim_arg.is<int64_t>() || st.rank() == 0) return ok_result();
+  int64_t dim = dim_arg.as<int64_t>();
+  if (dim < -st.rank() || dim >= st.rank()) {
+    return fail(fmt::format("{}: dim {} is out of range for rank {}", where(node), dim, st.rank()));
+  }
+  if (dim < 0) dim += st.rank();
+  // Outside the sliced dimension src covers self exactly; only static sizes are compared.
+  for (int64_t d = 0; d < st.rank(); ++d) {
+    auto a = st.sizes[d].constant();
+    auto b = rt.sizes[d].constant();
+    if (d != dim && a && b && *a != *b) {
+      return fail(
+          fmt::format("{}: src size {} at dim {} differs from self's {}", where(node), *b, d, *a));
+    }
+  }
+  return ok_result();
+}
+
+using Rule = std::function<Result<void>(const Node&)>;
+
+const std::map<std::string, Rule, std::less<>>& rules() {
+  static const std::map<std::string, Rule, std::less<>> table = [] {
+    std::map<std::string, Rule, std::less<>> t;
+    for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+      t[fmt::format("aten.{}.Tensor", cmp)] = rule_bool_output;
+      t[fmt::format("aten.{}.Scalar", cmp)] = rule_bool_output;
+    }
+    for (const char* logical :
+         {"aten.logical_not.default", "aten.logical_and.default", "aten.logical_or.default"})
+      t[logical] = rule_bool_output;
+    t["aten.slice_scatter.default"] = rule_slice_scatter;
+    for (const char* write :
+         {"aten.select_scatter.default", "aten.index_put.default", "aten.index_copy.default"})
+      t[write] = rule_same_dtype_as_self;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+Result<void> check_node_types(const Node& node) {
+  const auto& table = rules();
+  auto it = table.find(node.target());
+  if (it == table.end()) return ok_result();
+  return it->second(node);
+}
+
+Result<void> verify_graph(const Graph& graph) {
+  // Everything the graph defines anywhere, to tell a use before the definition from a value
+  // that nothing defines.
+  std::set<const Value*> anywhere;
+  for (const Value* v : graph.inputs())
+    if (v) anywhere.insert(v);
+  for (const auto& node : graph.nodes())
+    for (const Value* v : node->outputs())
+      if (v) anywhere.insert(v);
+
+  std::set<const Value*> defined;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value* v = graph.inputs()[i];
+    if (v == nullptr) continue;
+    if (!defined.insert(v).second)
+      return fail(
+          fmt::format("graph input {} ({}) is listed twice", i, format_value_name(v->name())));
+    if (v->producer() != nullptr) {
+      return fail(fmt::format("graph input {} records node '{}' as its producer",
+                              format_value_name(v->name()), v->producer()->name()));
+    }
+  }
+
+  for (const auto& owned : graph.nodes()) {
+    const Node& node = *owned;
+    const OpSchema* op = find_op(node.target());
+    if (op == nullptr || op != &node.op())
+      return fail(fmt::format("{}: op is not in the op table", where(node)));
+    if (node.args().size() != op->args.size()) {
+      return fail(fmt::format("{}: has {} arguments but the schema has {}", where(node),
+                              node.args().size(), op->args.size()));
+    }
+    for (size_t i = 0; i < op->args.size(); ++i) {
+      if (auto got = arg_mismatch(node.args()[i], op->args[i])) {
+        return fail(fmt::format("{}: argument '{}' expects {}, got {}", where(node),
+                                op->args[i].name, op->args[i].type_string, *got));
+      }
+    }
+    for (const Arg& a : node.args()) {
+      for (const Value* v : values_of(a)) {
+        if (defined.count(v)) continue;
+        return fail(fmt::format("{}: value {} is {}", where(node), format_value_name(v->name()),
+                                anywhere.count(v) ? "used before it is defined"
+                                                  : "not defined by any node or graph input"));
+      }
+    }
+    SPLICE_TRY(check_outputs(node, defined));
+    SPLICE_TRY(check_node_types(node));
+  }
+
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const Arg& out = graph.outputs()[i];
+    if (out.is<Value*>() && out.as<Value*>() == nullptr)
+      return fail(fmt::format("graph output {} is a null value", i));
+    for (const Value* v : values_of(out)) {
+      if (!defined.count(v)) {
+        return fail(
+            fmt::format("graph output {}: value {} is not defined by any node or graph "
+                        "input",
+                        i, format_value_name(v->name())));
+      }
+    }
+  }
+  return ok_result();
+}
+
+Result<void> verify(const Program& program) {
+  const Graph& graph = program.graph;
+  SPLICE_TRY(verify_graph(graph));
+  const Signature& sig = program.signature;
+  if (sig.inputs.size() != graph.inputs().size()) {
+    return fail(fmt::format("signature has {} inputs but the graph has {}", sig.inputs.size(),
+                            graph.inputs().size()));
+  }
+  if (sig.outputs.size() != graph.outputs().size()) {
+    return fail(fmt::format("signature has {} outputs but the graph has {}", sig.outputs.size(),
+                            graph.outputs().size()));
+  }
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const InputSpec& in = sig.inputs[i];
+    const Value* gv = graph.inputs()[i];
+    std::string what = fmt::format("signature input {} ({})", i, input_kind_name(in.kind));
+    if (in.value != gv)
+      return fail(fmt::format("{}: its value is not the graph's input {}", what, i));
+    if (in.kind == InputKind::kConstantInput) {
+      if (gv != nullptr)
+        return fail(fmt::format("{}: a constant input has graph value {}", what,
+                                format_value_name(gv->name())));
+      continue;
+    }
+    if (gv == nullptr) return fail(fmt::format("{}: has no graph value", what));
+    bool weight = in.kind == InputKind::kParameter || in.kind == InputKind::kBuffer ||
+                  in.kind == InputKind::kTensorConstant;
+    if (weight && !gv->is_tensor())
+      return fail(fmt::format("{}: {} is not a tensor", what, describe_value(gv)));
+    if (weight && in.target.empty()) return fail(fmt::format("{}: names no weight", what));
+  }
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    const OutputSpec& out = sig.outputs[i];
+    std::optional<InputKind> wanted;
+    if (out.kind == OutputKind::kBufferMutation) wanted = InputKind::kBuffer;
+    if (out.kind == OutputKind::kParameterMutation) wanted = InputKind::kParameter;
+    if (out.kind == OutputKind::kUserInputMutation) wanted = InputKind::kUserInput;
+    if (!wanted) continue;
+    std::string what =
+        fmt::format("signature output {} ({} \"{}\")", i, output_kind_name(out.kind), out.target);
+    bool found = false;
+    for (const InputSpec& in : sig.inputs) {
+      if (in.kind != *wanted) continue;
+      found |= in.target == out.target ||
+               (in.kind == InputKind::kUserInput && in.value && in.value->name() == out.target);
+    }
+    if (!found)
+      return fail(fmt::format("{}: no {} input of that name", what, input_kind_name(*wanted)));
+    const Arg& g = graph.outputs()[i];
+    if (!g.is<Value*>() || !is_kind(g.as<Value*>(), ValueKind::kTensor))
+      return fail(fmt::format("{}: graph output is {}, not a tensor", what, describe_arg(g)));
+  }
+  for (const auto& [name, range] : program.ranges) {
+    if (range.max && *range.max < range.min)
+      return fail(fmt::format("symbol {} has an empty range {}", name, range.to_string()));
+  }
+  return ok_result();
+}
+
+}  // namespace splice::ir
