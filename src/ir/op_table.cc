@@ -66,6 +66,8 @@ std::vector<Entry> entries() {
       {"aten.arange.default", "(Scalar end, " + fk + ") -> Tensor"},
       {"aten.arange.start", "(Scalar start, Scalar end, " + fk + ") -> Tensor"},
       {"aten.arange.start_step", "(Scalar start, Scalar end, Scalar step=1, " + fk + ") -> Tensor"},
+      {"aten.fill.Scalar", "(Tensor self, Scalar value) -> Tensor"},
+      {"aten.fill.Tensor", "(Tensor self, Tensor value) -> Tensor"},
       {"aten.repeat.default", "(Tensor self, SymInt[] repeats) -> Tensor"},
       {"aten.repeat_interleave.self_int",
        "(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"},

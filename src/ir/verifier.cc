@@ -56,12 +56,21 @@ std::string describe_arg(const Arg& arg) {
 
 bool is_kind(const Value* v, ValueKind kind) { return v != nullptr && v->kind() == kind; }
 
+// A literal or symbolic Python number.
+bool is_number(const Arg& arg) {
+  if (arg.is<bool>() || arg.is<int64_t>() || arg.is<double>()) return true;
+  const Value* v = arg.is<Value*>() ? arg.as<Value*>() : nullptr;
+  return v != nullptr && !v->is_tensor();
+}
+
 // Whether a single (non-list) argument fits `type`.
 bool scalar_fits(const Arg& arg, ArgType type) {
   const Value* v = arg.is<Value*>() ? arg.as<Value*>() : nullptr;
   switch (type) {
     case ArgType::kTensor:
-      return is_kind(v, ValueKind::kTensor);
+      // A Python number where a tensor is expected (`x * 2` exports as mul.Tensor(x, 2)):
+      // PyTorch wraps it into a tensor that promotes like a scalar.
+      return is_kind(v, ValueKind::kTensor) || is_number(arg);
     case ArgType::kInt:
       return arg.is<int64_t>();
     case ArgType::kSymInt:

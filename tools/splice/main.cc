@@ -1,2 +1,45 @@
-// The splice command line: inspect | run (more to come).
-int main() { return 0; }
+// The splice command line. Subcommands live in their own files (inspect.cc, run.cc); this
+// file parses the command line and maps errors to exit codes: 0 success, 2 for anything the
+// user can fix (bad usage, unreadable file, bad archive, bad input), 1 for internal errors.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "tools/splice/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"splice: an ahead-of-time compiler and runtime for torch.export programs"};
+  app.require_subcommand(1);
+
+  splice::tools::InspectOptions inspect;
+  auto* inspect_cmd = app.add_subcommand("inspect", "Print a program's signature, symbols and IR");
+  inspect_cmd->add_option("model", inspect.model, "the .pt2 archive")->required();
+  inspect_cmd->add_flag("--no-graph", inspect.no_graph, "print only the signature and symbols");
+
+  splice::tools::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run a program on inputs from a safetensors file");
+  run_cmd->add_option("model", run.model, "the .pt2 archive")->required();
+  run_cmd->add_option("--inputs", run.inputs, "safetensors file of user inputs by name");
+  run_cmd->add_option("--outputs", run.outputs, "safetensors file to write outputs to");
+  run_cmd->add_option("--state-in", run.state_in, "safetensors file of buffer values");
+  run_cmd->add_option("--state-out", run.state_out, "write every buffer after the call here");
+  run_cmd->add_option("--device", run.device, "backend: cpu")->check(CLI::IsMember({"cpu"}));
+  run_cmd->add_option("--threads", run.threads, "CPU threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_flag("--print", run.print, "print the outputs");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  splice::Result<void> result = splice::ok_result();
+  if (*inspect_cmd) result = splice::tools::run_inspect(inspect);
+  if (*run_cmd) result = splice::tools::run_run(run);
+  if (!result.ok()) {
+    std::fprintf(stderr, "splice: error: %s\n", result.error().message().c_str());
+    return result.error().exit_code();
+  }
+  return 0;
+}

@@ -84,14 +84,13 @@ TEST(Verifier, ArgumentTypes) {
   Program p = base();
   Value* x = p.graph.inputs()[0];
   Value* n = p.graph.inputs()[2];
-  Value* size = node(p, "size")->output();
   std::vector<Case> cases = {
-      {"add_1", 1, Arg{int64_t{3}},
-       "node 'add_1' (aten.add.Tensor): argument 'other' expects Tensor, got int"},
+      {"add_1", 1, Arg{std::string("3")},
+       "node 'add_1' (aten.add.Tensor): argument 'other' expects Tensor, got str"},
       {"add_1", 1, Arg{Arg::None{}},
        "node 'add_1' (aten.add.Tensor): argument 'other' expects Tensor, got None"},
-      {"add_1", 1, Arg{n},
-       "node 'add_1' (aten.add.Tensor): argument 'other' expects Tensor, got SymInt %n"},
+      {"add_1", 1, Arg{std::vector<double>{1.0}},
+       "node 'add_1' (aten.add.Tensor): argument 'other' expects Tensor, got float list"},
       {"add_1", 2, Arg{std::string("1")},
        "node 'add_1' (aten.add.Tensor): argument 'alpha' expects Scalar, got str"},
       {"slice", 1, Arg{n},
@@ -115,8 +114,8 @@ TEST(Verifier, ArgumentTypes) {
       {"split_with_sizes", 1, Arg{std::vector<double>{2.0}},
        "node 'a' (aten.split_with_sizes.default): argument 'split_sizes' expects SymInt[], "
        "got float list"},
-      {"size", 0, Arg{size},
-       "node 'size' (aten.sym_size.int): argument 'self' expects Tensor, got SymInt %size"},
+      {"size", 0, Arg{std::string("size")},
+       "node 'size' (aten.sym_size.int): argument 'self' expects Tensor, got str"},
   };
   for (const Case& c : cases) {
     Program q = base();
@@ -321,5 +320,24 @@ TEST(Verifier, SliceScatterShapes) {
   EXPECT_TRUE(verify(r).ok()) << verify(r).error().message();
 }
 
+}  // namespace
+}  // namespace splice::ir
+
+namespace splice::ir {
+namespace {
+// `x * 2` exports as mul.Tensor(x, 2): a Python number (literal or symbolic) where a tensor
+// is expected is a wrapped number, which the verifier must accept.
+TEST(Verifier, WrappedNumbersAcceptedForTensorArguments) {
+  for (Arg number : {Arg{int64_t{3}}, Arg{2.5}, Arg{true}}) {
+    Program p = base();
+    node(p, "add_1")->args()[1] = number;
+    auto r = verify(p);
+    EXPECT_TRUE(r.ok()) << r.error().message();
+  }
+  Program p = base();
+  node(p, "add_1")->args()[1] = Arg{p.graph.inputs()[2]};  // SymInt %n
+  auto r = verify(p);
+  EXPECT_TRUE(r.ok()) << r.error().message();
+}
 }  // namespace
 }  // namespace splice::ir

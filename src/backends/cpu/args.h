@@ -1,0 +1,106 @@
+#pragma once
+// Typed access to a kernel's argument list, and the small helpers every kernel file shares
+// (dim wrapping, checked allocation, error prefixes). Every accessor error names the op and
+// the argument position, so a malformed plan step is reported rather than crashing.
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/cpu/registry.h"
+#include "support/error.h"
+#include "tensor/scalar.h"
+#include "tensor/tensor.h"
+
+// Returns an Error of `kind` prefixed with the op name (a local `op` must be in scope).
+#define KCHECK(cond, kind, fmt_str, ...) \
+  SPLICE_CHECK_OR_RETURN(cond, kind, "{}: " fmt_str, op __VA_OPT__(, ) __VA_ARGS__)
+
+namespace splice::cpu {
+
+using Outputs = std::vector<Tensor>;
+// The signature of the kernels behind the registry: the op name comes first so shared
+// implementations can name the exact overload in their errors.
+using OpKernel = Result<Outputs> (*)(std::string_view op, std::span<const KernelArg> args);
+
+class Args {
+ public:
+  Args(std::string_view op, std::span<const KernelArg> args) : op_(op), args_(args) {}
+
+  size_t size() const { return args_.size(); }
+  // Whether argument i is absent (past the end) or None.
+  bool is_none(size_t i) const;
+
+  Result<Tensor> tensor(size_t i) const;
+  Result<int64_t> integer(size_t i) const;
+  Result<std::optional<int64_t>> opt_integer(size_t i) const;
+  Result<bool> boolean(size_t i) const;
+  // A missing or None argument reads as `fallback`.
+  Result<bool> boolean_or(size_t i, bool fallback) const;
+  Result<Scalar> scalar(size_t i) const;
+  Result<Scalar> scalar_or(size_t i, Scalar fallback) const;
+  Result<std::optional<DType>> opt_dtype(size_t i) const;
+  // int[] argument; a single int is accepted as a one-element list (int[1] dims).
+  Result<std::vector<int64_t>> int_list(size_t i) const;
+  Result<std::optional<std::vector<int64_t>>> opt_int_list(size_t i) const;
+  Result<std::vector<Tensor>> tensor_list(size_t i) const;
+  Result<std::vector<std::optional<Tensor>>> opt_tensor_list(size_t i) const;
+  Result<std::optional<std::string>> opt_string(size_t i) const;
+
+ private:
+  Error bad(size_t i, std::string_view expected) const;
+  std::string_view op_;
+  std::span<const KernelArg> args_;
+};
+
+// dim normalised into [0, rank) (a 0-d tensor accepts -1 and 0 like PyTorch's wrap_scalar).
+Result<int64_t> wrap_dim(std::string_view op, int64_t dim, int64_t rank);
+// A new contiguous zero-filled tensor, after checking sizes are >= 0 and bytes don't overflow.
+Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes);
+// A 0-d tensor of `dtype` holding s converted as c10 converts it.
+Tensor scalar_to_tensor(const Scalar& s, DType dtype);
+// A tensor's single element as a double (for tests and scalar-like reads); t.numel() == 1.
+double item_as_double(const Tensor& t);
+
+// A compile-time op name usable as a template argument, so each registered target gets its
+// own KernelFn that passes the name to a shared implementation.
+template <size_t N>
+struct OpName {
+  char chars[N];
+  constexpr OpName(const char (&s)[N]) { std::copy_n(s, N, chars); }  // NOLINT: implicit
+  constexpr std::string_view view() const { return std::string_view(chars, N - 1); }
+};
+
+template <OpName kName, OpKernel kImpl>
+Result<Outputs> bound_kernel(std::span<const KernelArg> args) {
+  return kImpl(kName.view(), args);
+}
+
+struct KernelEntry {
+  std::string_view target;
+  KernelFn fn;
+};
+
+template <OpName kName, OpKernel kImpl>
+constexpr KernelEntry entry() {
+  return {kName.view(), &bound_kernel<kName, kImpl>};
+}
+
+// Each op family file's table (registry.cc merges them).
+std::span<const KernelEntry> view_kernels();
+std::span<const KernelEntry> copy_kernels();
+std::span<const KernelEntry> factory_kernels();
+std::span<const KernelEntry> binary_kernels();
+std::span<const KernelEntry> unary_kernels();
+std::span<const KernelEntry> compare_kernels();
+std::span<const KernelEntry> reduce_kernels();
+std::span<const KernelEntry> matmul_kernels();
+std::span<const KernelEntry> cat_kernels();
+std::span<const KernelEntry> scatter_kernels();
+std::span<const KernelEntry> index_kernels();
+
+}  // namespace splice::cpu

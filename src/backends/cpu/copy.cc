@@ -1,0 +1,52 @@
+// Copy ops: clone, lift_fresh_copy, _to_copy (dtype conversion) and the functional
+// copy(self, src) = src broadcast to self's shape and cast to self's dtype. Results are new
+// contiguous tensors.
+#include "backends/cpu/args.h"
+#include "backends/cpu/cast.h"
+#include "backends/cpu/iter.h"
+
+namespace splice::cpu {
+
+namespace {
+
+Result<Outputs> clone(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  return Outputs{self.contiguous_copy()};
+}
+
+Result<Outputs> to_copy(std::string_view op, std::span<const KernelArg> args) {
+  // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(1));
+  return Outputs{cast_copy(self, dtype.value_or(self.dtype()))};
+}
+
+Result<Outputs> copy(std::string_view op, std::span<const KernelArg> args) {
+  // copy(self, src, non_blocking=False)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor src, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(Shape b, broadcast_shapes(op, self.sizes(), src.sizes()));
+  KCHECK(b == self.sizes(), ErrorKind::kShapeMismatch,
+         "src of shape {} does not broadcast to self's shape {}", shape_string(src.sizes()),
+         shape_string(self.sizes()));
+  Tensor out = Tensor::empty(self.dtype(), self.sizes());
+  copy_cast_into(out, broadcast_to(src, self.sizes()));
+  return Outputs{out};
+}
+
+}  // namespace
+
+std::span<const KernelEntry> copy_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten.clone.default", clone>(),
+      entry<"aten.lift_fresh_copy.default", clone>(),
+      entry<"aten._to_copy.default", to_copy>(),
+      entry<"aten.copy.default", copy>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu

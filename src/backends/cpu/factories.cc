@@ -1,0 +1,186 @@
+// Factory ops: empty*/zeros*/ones*/full*/scalar_tensor/arange. Results are new contiguous
+// tensors (empty_strided/empty_permuted ignore the requested layout: the values are
+// unspecified and every later kernel reads through strides). Layout/device/pin_memory/
+// memory_format arguments are ignored. dtype inference follows PyTorch: full() takes the fill
+// value's type (bool, int64, or the default float32); arange uses int64 when every bound is
+// an int, float32 otherwise.
+#include <cmath>
+
+#include "backends/cpu/args.h"
+#include "backends/cpu/cast.h"
+#include "backends/cpu/dispatch.h"
+
+namespace splice::cpu {
+
+namespace {
+
+DType scalar_default_dtype(const Scalar& s) {
+  if (s.is_bool()) return DType::kBool;
+  if (s.is_int()) return DType::kInt64;
+  return DType::kFloat32;
+}
+
+void fill(const Tensor& t, const Scalar& value) {
+  const Tensor v = scalar_to_tensor(value, t.dtype());
+  dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T x = *v.data<T>();
+    T* p = t.data<T>();
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = x;
+  });
+}
+
+// Shared body: sizes from arg 0 or from a tensor's sizes; dtype from an optional argument.
+Result<Outputs> make_filled(std::string_view op, const Shape& sizes, DType dtype,
+                            std::optional<Scalar> value) {
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, sizes));
+  if (value) fill(out, *value);
+  return Outputs{out};
+}
+
+// empty.memory_format / zeros / ones / empty_permuted / empty_strided:
+// (size, [extra int[]], *, dtype, layout, device, pin_memory, ...)
+template <int kFill, int kDTypeArg>
+Result<Outputs> sized(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Shape sizes, a.int_list(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(kDTypeArg));
+  std::optional<Scalar> value;
+  if (kFill >= 0) value = Scalar(static_cast<int64_t>(kFill));
+  return make_filled(op, sizes, dtype.value_or(DType::kFloat32), value);
+}
+
+// empty_like / zeros_like / ones_like: (self, *, dtype, layout, device, pin_memory, mf)
+template <int kFill>
+Result<Outputs> like(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(1));
+  std::optional<Scalar> value;
+  if (kFill >= 0) value = Scalar(static_cast<int64_t>(kFill));
+  return make_filled(op, self.sizes(), dtype.value_or(self.dtype()), value);
+}
+
+Result<Outputs> full(std::string_view op, std::span<const KernelArg> args) {
+  // full(size, fill_value, *, dtype, layout, device, pin_memory)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Shape sizes, a.int_list(0));
+  SPLICE_ASSIGN_OR_RETURN(Scalar value, a.scalar(1));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(2));
+  return make_filled(op, sizes, dtype.value_or(scalar_default_dtype(value)), value);
+}
+
+Result<Outputs> full_like(std::string_view op, std::span<const KernelArg> args) {
+  // full_like(self, fill_value, *, dtype, layout, device, pin_memory, memory_format)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Scalar value, a.scalar(1));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(2));
+  return make_filled(op, self.sizes(), dtype.value_or(self.dtype()), value);
+}
+
+Result<Outputs> scalar_tensor(std::string_view op, std::span<const KernelArg> args) {
+  // scalar_tensor(s, *, dtype, layout, device, pin_memory): dtype defaults to float32.
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Scalar value, a.scalar(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(1));
+  return make_filled(op, {}, dtype.value_or(DType::kFloat32), value);
+}
+
+Result<Outputs> arange_impl(std::string_view op, const Scalar& start, const Scalar& end,
+                            const Scalar& step, std::optional<DType> dtype_opt) {
+  const bool all_int = !start.is_double() && !end.is_double() && !step.is_double();
+  const DType dtype = dtype_opt.value_or(all_int ? DType::kInt64 : DType::kFloat32);
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  KCHECK(st != 0, ErrorKind::kBadInput, "step must be nonzero");
+  KCHECK(std::isfinite(s) && std::isfinite(e), ErrorKind::kBadInput, "unsupported range: {} -> {}",
+         s, e);
+  KCHECK((st > 0 && e >= s) || (st < 0 && e <= s), ErrorKind::kBadInput,
+         "upper bound and larger bound inconsistent with step sign ({} -> {} step {})", s, e, st);
+  int64_t n;
+  if (all_int) {
+    // Exact integer ceil((end - start) / step), as PyTorch computes it for int64 bounds.
+    const __int128 span = static_cast<__int128>(end.to_int()) - start.to_int();
+    const __int128 stp = step.to_int();
+    const __int128 q = (span + stp - (stp > 0 ? 1 : -1)) / stp;
+    KCHECK(q >= 0 && q <= (static_cast<__int128>(1) << 40), ErrorKind::kBadInput,
+           "arange of {} elements is too large", static_cast<int64_t>(q));
+    n = static_cast<int64_t>(q);
+  } else {
+    const double size = std::ceil((e - s) / st);
+    KCHECK(size >= 0 && size <= 1099511627776.0, ErrorKind::kBadInput,
+           "arange of {} elements is too large", size);
+    n = static_cast<int64_t>(size);
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, {n}));
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = out.data<T>();
+    if constexpr (is_float_v<T>) {
+      // PyTorch's CPU arange computes start + i * step in double (its accumulate type).
+      for (int64_t i = 0; i < n; ++i) p[i] = cast_value<T>(s + static_cast<double>(i) * st);
+    } else {
+      if (all_int) {
+        for (int64_t i = 0; i < n; ++i) {
+          const uint64_t v = static_cast<uint64_t>(start.to_int()) +
+                             static_cast<uint64_t>(i) * static_cast<uint64_t>(step.to_int());
+          p[i] = cast_value<T>(static_cast<int64_t>(v));
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) p[i] = cast_value<T>(s + static_cast<double>(i) * st);
+      }
+    }
+  });
+  return Outputs{out};
+}
+
+Result<Outputs> arange(std::string_view op, std::span<const KernelArg> args) {
+  // arange(end, *, dtype, layout, device, pin_memory)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Scalar end, a.scalar(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(1));
+  return arange_impl(op, Scalar(int64_t{0}), end, Scalar(int64_t{1}), dtype);
+}
+
+Result<Outputs> arange_start(std::string_view op, std::span<const KernelArg> args) {
+  // arange.start(start, end, *, dtype, layout, device, pin_memory)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Scalar start, a.scalar(0));
+  SPLICE_ASSIGN_OR_RETURN(Scalar end, a.scalar(1));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(2));
+  return arange_impl(op, start, end, Scalar(int64_t{1}), dtype);
+}
+
+Result<Outputs> arange_start_step(std::string_view op, std::span<const KernelArg> args) {
+  // arange.start_step(start, end, step=1, *, dtype, layout, device, pin_memory)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Scalar start, a.scalar(0));
+  SPLICE_ASSIGN_OR_RETURN(Scalar end, a.scalar(1));
+  SPLICE_ASSIGN_OR_RETURN(Scalar step, a.scalar_or(2, Scalar(int64_t{1})));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(3));
+  return arange_impl(op, start, end, step, dtype);
+}
+
+}  // namespace
+
+std::span<const KernelEntry> factory_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten.empty.memory_format", sized<-1, 1>>(),
+      entry<"aten.empty_permuted.default", sized<-1, 2>>(),
+      entry<"aten.empty_strided.default", sized<-1, 2>>(),
+      entry<"aten.zeros.default", sized<0, 1>>(),
+      entry<"aten.ones.default", sized<1, 1>>(),
+      entry<"aten.full.default", full>(),
+      entry<"aten.empty_like.default", like<-1>>(),
+      entry<"aten.zeros_like.default", like<0>>(),
+      entry<"aten.ones_like.default", like<1>>(),
+      entry<"aten.full_like.default", full_like>(),
+      entry<"aten.scalar_tensor.default", scalar_tensor>(),
+      entry<"aten.arange.default", arange>(),
+      entry<"aten.arange.start", arange_start>(),
+      entry<"aten.arange.start_step", arange_start_step>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu

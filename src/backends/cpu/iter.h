@@ -1,0 +1,81 @@
+#pragma once
+// Strided iteration and broadcasting shared by the kernels: for_each_offset walks a shape and
+// hands the callback one element offset per operand (each operand with its own strides, 0 on
+// broadcast dims), innermost dim fastest.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "support/error.h"
+#include "tensor/tensor.h"
+
+namespace splice::cpu {
+
+template <size_t N, typename F>
+void for_each_offset(const Shape& shape, const std::array<const int64_t*, N>& strides, F&& fn) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  for (int64_t s : shape)
+    if (s <= 0) return;
+  std::array<int64_t, N> base{};
+  if (rank == 0) {
+    fn(base);
+    return;
+  }
+  Shape index(rank, 0);
+  const int64_t inner = shape[rank - 1];
+  std::array<int64_t, N> inner_stride;
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k][rank - 1];
+  while (true) {
+    std::array<int64_t, N> off = base;
+    for (int64_t i = 0; i < inner; ++i) {
+      fn(off);
+      for (size_t k = 0; k < N; ++k) off[k] += inner_stride[k];
+    }
+    int64_t d = rank - 2;
+    for (; d >= 0; --d) {
+      ++index[d];
+      for (size_t k = 0; k < N; ++k) base[k] += strides[k][d];
+      if (index[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) base[k] -= strides[k][d] * shape[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// The broadcast of two shapes (numpy rules), or kShapeMismatch naming op and both shapes.
+Result<Shape> broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
+// t's strides aligned to `shape` (which t broadcasts to): 0 on new or size-1-expanded dims.
+Shape broadcast_strides(const Tensor& t, const Shape& shape);
+// t viewed with `shape` through broadcast_strides (no copy).
+Tensor broadcast_to(const Tensor& t, const Shape& shape);
+
+}  // namespace splice::cpu
+
+namespace splice::cpu {
+
+// out[i] = fn(a[i], b[i]) over out's shape, with a and b broadcast to it; element types are
+// the template arguments (callers have already converted the operands' dtypes).
+template <typename TO, typename TA, typename TB, typename F>
+void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F&& fn) {
+  const Shape sa = broadcast_strides(a, out.sizes());
+  const Shape sb = broadcast_strides(b, out.sizes());
+  TO* po = out.data<TO>();
+  const TA* pa = a.data<TA>();
+  const TB* pb = b.data<TB>();
+  for_each_offset<3>(out.sizes(), {out.strides().data(), sa.data(), sb.data()},
+                     [&](const std::array<int64_t, 3>& o) { po[o[0]] = fn(pa[o[1]], pb[o[2]]); });
+}
+
+// out[i] = fn(a[i]) with a broadcast to out's shape.
+template <typename TO, typename TA, typename F>
+void unary_loop(const Tensor& out, const Tensor& a, F&& fn) {
+  const Shape sa = broadcast_strides(a, out.sizes());
+  TO* po = out.data<TO>();
+  const TA* pa = a.data<TA>();
+  for_each_offset<2>(out.sizes(), {out.strides().data(), sa.data()},
+                     [&](const std::array<int64_t, 2>& o) { po[o[0]] = fn(pa[o[1]]); });
+}
+
+}  // namespace splice::cpu

@@ -1,0 +1,323 @@
+// Binary pointwise arithmetic: add/sub (with alpha), mul, div (true, trunc, floor), pow, and
+// where/logical_and/logical_or. Operands broadcast; the result dtype is PyTorch's
+// result_type (true division of integers gives float32); inputs are converted to that dtype
+// and the op computes in its opmath type (float for f16/bf16, rounded once). As in PyTorch's
+// mul/div kernels, a 0-d second operand of a 16-bit float op keeps its original value in
+// float instead of being rounded to 16 bits first.
+#include <cmath>
+
+#include "backends/cpu/args.h"
+#include "backends/cpu/cast.h"
+#include "backends/cpu/dispatch.h"
+#include "backends/cpu/iter.h"
+#include "backends/cpu/promotion.h"
+
+namespace splice::cpu {
+
+namespace {
+
+enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kPow };
+
+// A tensor or a Python number operand.
+struct Operand {
+  std::optional<Tensor> tensor;
+  Scalar scalar;
+
+  PromotionOperand promotion() const {
+    return tensor ? promotion_operand(*tensor) : promotion_operand(scalar);
+  }
+  Tensor as(DType d) const { return tensor ? to_dtype(*tensor, d) : scalar_to_tensor(scalar, d); }
+  Shape shape() const { return tensor ? tensor->sizes() : Shape{}; }
+  bool is_zero_dim() const { return !tensor || tensor->dim() == 0; }
+  double value() const { return tensor ? item_as_double(*tensor) : scalar.to_double(); }
+};
+
+template <typename T>
+T wrap_add(T a, T b) {
+  return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+template <typename T>
+T wrap_mul(T a, T b) {
+  return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+// Integer power by squaring with wraparound; negative exponents as PyTorch's powi.
+template <typename T>
+T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+  }
+  T result = 1;
+  while (exp) {
+    if (exp & 1) result = wrap_mul(result, base);
+    exp = static_cast<T>(exp >> 1);
+    base = wrap_mul(base, base);
+  }
+  return result;
+}
+
+// PyTorch's div_floor for floating types (c10::div_floor_floating).
+template <typename T>
+T div_floor_float(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
+  T floordiv;
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > T(0.5)) floordiv += T(1);
+  } else {
+    floordiv = std::copysign(T(0), a / b);
+  }
+  return floordiv;
+}
+
+Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Operand& b,
+                     const Scalar& alpha) {
+  const PromotionOperand ops[] = {a.promotion(), b.promotion()};
+  const DType common = result_type(ops);
+  DType compute = common;
+  if (kind == BinOp::kDiv && !is_floating(common)) compute = DType::kFloat32;
+  if (kind == BinOp::kAdd) {
+    KCHECK(!(is_integral(common) || common == DType::kBool) || !alpha.is_double(),
+           ErrorKind::kBadInput,
+           "for integral input tensors, argument alpha must not be a floating point number");
+    KCHECK(common != DType::kBool || alpha.is_bool(), ErrorKind::kBadInput,
+           "boolean alpha only supported for boolean results");
+  }
+  KCHECK(
+      common != DType::kBool || (kind == BinOp::kAdd || kind == BinOp::kMul || kind == BinOp::kDiv),
+      ErrorKind::kBadInput, "not implemented for bool tensors");
+  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, a.shape(), b.shape()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, compute, shape));
+  const Tensor ta = a.as(compute);
+  const Tensor tb = b.as(compute);
+  const bool b_original = (kind == BinOp::kMul || kind == BinOp::kDiv) && b.is_zero_dim() &&
+                          (compute == DType::kFloat16 || compute == DType::kBFloat16);
+  const double b_value = b_original ? b.value() : 0.0;
+  bool divided_by_zero = false;
+  dispatch_dtype(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    if constexpr (std::is_same_v<T, bool>) {
+      const bool al = alpha.to_bool();
+      binary_loop<bool, bool, bool>(out, ta, tb, [&](bool x, bool y) {
+        return kind == BinOp::kAdd ? (x || (al && y)) : (x && y);
+      });
+    } else if constexpr (is_int_v<T>) {
+      const T al = cast_value<T>(alpha.to_int());
+      binary_loop<T, T, T>(out, ta, tb, [&](T x, T y) -> T {
+        switch (kind) {
+          case BinOp::kAdd:
+            return wrap_add(x, wrap_mul(al, y));
+          case BinOp::kMul:
+            return wrap_mul(x, y);
+          case BinOp::kPow:
+            return int_pow(x, y);
+          default:
+            break;
+        }
+        if (y == 0) {
+          divided_by_zero = true;
+          return 0;
+        }
+        if constexpr (std::is_signed_v<T>) {
+          if (y == -1) return wrap_mul(x, T(-1));  // avoids INT_MIN / -1
+        }
+        T q = static_cast<T>(x / y);
+        if (kind == BinOp::kDivFloor && x % y != 0 && ((x < 0) != (y < 0))) q = q - 1;
+        return q;
+      });
+    } else {
+      const M al = static_cast<M>(alpha.to_double());
+      const M bv = static_cast<M>(b_value);
+      binary_loop<T, T, T>(out, ta, tb, [&](T xs, T ys) -> T {
+        const M x = to_opmath(xs);
+        const M y = b_original ? bv : to_opmath(ys);
+        M r = M(0);
+        switch (kind) {
+          case BinOp::kAdd:
+            r = alpha.to_double() == 1.0 ? x + y : x + al * y;
+            break;
+          case BinOp::kMul:
+            r = x * y;
+            break;
+          case BinOp::kDiv:
+            r = x / y;
+            break;
+          case BinOp::kDivTrunc:
+            r = std::trunc(x / y);
+            break;
+          case BinOp::kDivFloor:
+            r = div_floor_float(x, y);
+            break;
+          case BinOp::kPow:
+            r = std::pow(x, y);
+            break;
+        }
+        return from_opmath<T>(r);
+      });
+    }
+  });
+  KCHECK(!divided_by_zero, ErrorKind::kBadInput, "integer division by zero (ZeroDivisionError)");
+  return out;
+}
+
+Operand tensor_operand(Tensor t) { return Operand{std::move(t), Scalar()}; }
+Operand scalar_operand(Scalar s) { return Operand{std::nullopt, s}; }
+
+// A tensor operand, or a Python number export passed where a tensor is expected (a wrapped
+// number, `x * 2` → mul.Tensor(x, 2)), which promotes like a scalar.
+Result<Operand> read_operand(const Args& a, size_t i) {
+  if (auto s = a.scalar(i); s.ok()) return scalar_operand(*s);
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, a.tensor(i));
+  return tensor_operand(t);
+}
+
+// add/sub .Tensor(self, other, *, alpha=1) and .Scalar(self, other, alpha=1).
+template <bool kNegate, bool kScalarOther>
+Result<Outputs> add_like(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  Operand other;
+  if constexpr (kScalarOther) {
+    SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
+    other = scalar_operand(s);
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, 1));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Scalar alpha, a.scalar_or(2, Scalar(int64_t{1})));
+  if constexpr (kNegate) {
+    const PromotionOperand ops[] = {promotion_operand(self), other.promotion()};
+    KCHECK(result_type(ops) != DType::kBool, ErrorKind::kBadInput,
+           "subtraction with two bool tensors is not supported; use logical_xor");
+    if (alpha.is_double())
+      alpha = Scalar(-alpha.to_double());
+    else
+      alpha = Scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(alpha.to_int())));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, BinOp::kAdd, tensor_operand(self), other, alpha));
+  return Outputs{out};
+}
+
+// mul/div/pow with a tensor or scalar second operand; div modes read arg 2.
+template <BinOp kKind, bool kScalarOther>
+Result<Outputs> binary(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  Operand other;
+  if constexpr (kScalarOther) {
+    SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
+    other = scalar_operand(s);
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, 1));
+  }
+  BinOp kind = kKind;
+  if (kKind == BinOp::kDivTrunc) {  // the *_mode overloads: rounding_mode picks the op
+    SPLICE_ASSIGN_OR_RETURN(auto mode, a.opt_string(2));
+    if (!mode)
+      kind = BinOp::kDiv;
+    else if (*mode == "floor")
+      kind = BinOp::kDivFloor;
+    else
+      KCHECK(*mode == "trunc", ErrorKind::kBadInput,
+             "rounding_mode must be None, 'trunc' or 'floor', got '{}'", *mode);
+  }
+  if (kKind == BinOp::kPow && kScalarOther) {
+    KCHECK(!(is_integral(self.dtype()) && other.scalar.is_int() && other.scalar.to_int() < 0),
+           ErrorKind::kBadInput, "integers to negative integer powers are not allowed");
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor out,
+                          arith(op, kind, tensor_operand(self), other, Scalar(int64_t{1})));
+  return Outputs{out};
+}
+
+Result<Outputs> pow_scalar(std::string_view op, std::span<const KernelArg> args) {
+  // pow.Scalar(Scalar self, Tensor exponent)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Scalar self, a.scalar(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor exponent, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, BinOp::kPow, scalar_operand(self),
+                                            tensor_operand(exponent), Scalar(int64_t{1})));
+  return Outputs{out};
+}
+
+
+// where.self / ScalarSelf / ScalarOther / Scalar: (condition, self, other), each of self and
+// other a tensor or a number.
+Result<Outputs> where(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor cond, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, 1));
+  SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 2));
+  KCHECK(cond.dtype() == DType::kBool || cond.dtype() == DType::kUInt8, ErrorKind::kBadInput,
+         "condition must be a bool tensor, got {}", dtype_name(cond.dtype()));
+  const PromotionOperand ops[] = {x.promotion(), y.promotion()};
+  const DType dtype = result_type(ops);
+  SPLICE_ASSIGN_OR_RETURN(Shape s1, broadcast_shapes(op, cond.sizes(), x.shape()));
+  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, s1, y.shape()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, shape));
+  const Tensor tc = to_dtype(cond, DType::kBool), tx = x.as(dtype), ty = y.as(dtype);
+  const Shape sc = broadcast_strides(tc, shape), sx = broadcast_strides(tx, shape),
+              sy = broadcast_strides(ty, shape);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* po = out.data<T>();
+    const bool* pc = tc.data<bool>();
+    const T* px = tx.data<T>();
+    const T* py = ty.data<T>();
+    for_each_offset<4>(
+        shape, {out.strides().data(), sc.data(), sx.data(), sy.data()},
+        [&](const std::array<int64_t, 4>& o) { po[o[0]] = pc[o[1]] ? px[o[2]] : py[o[3]]; });
+  });
+  return Outputs{out};
+}
+
+template <bool kAnd>
+Result<Outputs> logical(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor x, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor y, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, x.sizes(), y.sizes()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, DType::kBool, shape));
+  // Truth is decided in each operand's own dtype (NaN is true), as PyTorch does.
+  const Tensor bx = to_dtype(x, DType::kBool), by = to_dtype(y, DType::kBool);
+  binary_loop<bool, bool, bool>(out, bx, by,
+                                [](bool p, bool q) { return kAnd ? (p && q) : (p || q); });
+  return Outputs{out};
+}
+
+}  // namespace
+
+std::span<const KernelEntry> binary_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten.add.Tensor", add_like<false, false>>(),
+      entry<"aten.add.Scalar", add_like<false, true>>(),
+      entry<"aten.sub.Tensor", add_like<true, false>>(),
+      entry<"aten.sub.Scalar", add_like<true, true>>(),
+      entry<"aten.mul.Tensor", binary<BinOp::kMul, false>>(),
+      entry<"aten.mul.Scalar", binary<BinOp::kMul, true>>(),
+      entry<"aten.div.Tensor", binary<BinOp::kDiv, false>>(),
+      entry<"aten.div.Scalar", binary<BinOp::kDiv, true>>(),
+      entry<"aten.div.Tensor_mode", binary<BinOp::kDivTrunc, false>>(),
+      entry<"aten.div.Scalar_mode", binary<BinOp::kDivTrunc, true>>(),
+      entry<"aten.floor_divide.default", binary<BinOp::kDivFloor, false>>(),
+      entry<"aten.pow.Tensor_Tensor", binary<BinOp::kPow, false>>(),
+      entry<"aten.pow.Tensor_Scalar", binary<BinOp::kPow, true>>(),
+      entry<"aten.pow.Scalar", pow_scalar>(),
+      entry<"aten.where.self", where>(),
+      entry<"aten.where.ScalarSelf", where>(),
+      entry<"aten.where.ScalarOther", where>(),
+      entry<"aten.where.Scalar", where>(),
+      entry<"aten.logical_and.default", logical<true>>(),
+      entry<"aten.logical_or.default", logical<false>>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu

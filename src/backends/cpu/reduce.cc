@@ -1,0 +1,169 @@
+// Reductions: sum, mean, any (full and over dims, keepdim). Each input element is added into
+// its output slot (reduced dims get output stride 0). Accumulators: wrapping uint64 for
+// integers; double for every float type, which stays within rounding of PyTorch's cascade
+// float sums and matches its double accumulation for float64. mean = sum rounded to the
+// dtype, then divided in the dtype's opmath (what PyTorch's CPU mean does: sum_out().div_()).
+#include "backends/cpu/args.h"
+#include "backends/cpu/cast.h"
+#include "backends/cpu/dispatch.h"
+#include "backends/cpu/iter.h"
+
+namespace splice::cpu {
+
+namespace {
+
+struct ReducePlan {
+  Shape out_shape;
+  Shape acc_strides;  // per input dim: 0 on reduced dims, else the contiguous output stride
+  int64_t count = 1;  // elements reduced into each output
+};
+
+// dims: nullopt = every dim; an empty list is every dim for sum/mean but no dim for any
+// (PyTorch's any/all treat dim=[] as a no-op reduction).
+Result<ReducePlan> plan_reduce(std::string_view op, const Tensor& self,
+                               const std::optional<std::vector<int64_t>>& dims, bool keepdim,
+                               bool empty_means_all = true) {
+  const int64_t rank = self.dim();
+  std::vector<bool> reduced(rank, !dims || (dims->empty() && empty_means_all));
+  if (dims) {
+    for (int64_t d : *dims) {
+      SPLICE_ASSIGN_OR_RETURN(int64_t w, wrap_dim(op, d, rank));
+      if (rank == 0) continue;
+      KCHECK(!reduced[w] || dims->empty(), ErrorKind::kBadInput, "dim {} appears twice", w);
+      reduced[w] = true;
+    }
+  }
+  ReducePlan plan;
+  Shape kept_dims;  // input dim of each output dim (or -1 for a kept size-1 reduced dim)
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      plan.count *= self.size(d);
+      if (keepdim) {
+        plan.out_shape.push_back(1);
+        kept_dims.push_back(-1);
+      }
+    } else {
+      plan.out_shape.push_back(self.size(d));
+      kept_dims.push_back(d);
+    }
+  }
+  const Shape out_strides = contiguous_strides(plan.out_shape);
+  plan.acc_strides.assign(rank, 0);
+  for (size_t i = 0; i < kept_dims.size(); ++i)
+    if (kept_dims[i] >= 0) plan.acc_strides[kept_dims[i]] = out_strides[i];
+  return plan;
+}
+
+// Sums `in` (already in the output dtype) into out per the plan; mean divides.
+template <typename T>
+void sum_into(const Tensor& out, const Tensor& in, const ReducePlan& plan, bool mean) {
+  const int64_t n = out.numel();
+  const T* pin = in.data<T>();
+  T* po = out.data<T>();
+  const std::array<const int64_t*, 2> strides = {in.strides().data(), plan.acc_strides.data()};
+  if constexpr (is_float_v<T>) {
+    std::vector<double> acc(n, 0.0);
+    for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+      acc[o[1]] += static_cast<double>(to_opmath(pin[o[0]]));
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      const T s = cast_value<T>(acc[i]);
+      if (mean) {
+        using M = opmath_t<T>;
+        po[i] = from_opmath<T>(to_opmath(s) / static_cast<M>(plan.count));
+      } else {
+        po[i] = s;
+      }
+    }
+  } else {
+    std::vector<uint64_t> acc(n, 0);
+    for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+      acc[o[1]] += static_cast<uint64_t>(static_cast<int64_t>(pin[o[0]]));
+    });
+    for (int64_t i = 0; i < n; ++i) po[i] = cast_value<T>(static_cast<int64_t>(acc[i]));
+  }
+}
+
+Result<Outputs> sum_mean(std::string_view op, const Tensor& self,
+                         const std::optional<std::vector<int64_t>>& dims, bool keepdim,
+                         std::optional<DType> dtype_arg, bool mean) {
+  DType dtype = self.dtype();
+  if (dtype_arg) {
+    dtype = *dtype_arg;
+  } else if (!is_floating(dtype)) {
+    KCHECK(!mean, ErrorKind::kBadInput,
+           "mean could not infer the output dtype: the input must be floating point, got {}",
+           dtype_name(dtype));
+    dtype = DType::kInt64;
+  }
+  KCHECK(!mean || is_floating(dtype), ErrorKind::kBadInput,
+         "mean needs a floating point dtype, got {}", dtype_name(dtype));
+  SPLICE_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, self, dims, keepdim));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, plan.out_shape));
+  const Tensor in = to_dtype(self, dtype);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    sum_into<T>(out, in, plan, mean);
+  });
+  return Outputs{out};
+}
+
+template <bool kMean>
+Result<Outputs> reduce_all(std::string_view op, std::span<const KernelArg> args) {
+  // sum.default / mean.default(self, *, dtype=None)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(1));
+  return sum_mean(op, self, std::nullopt, false, dtype, kMean);
+}
+
+template <bool kMean>
+Result<Outputs> reduce_dims(std::string_view op, std::span<const KernelArg> args) {
+  // sum.dim_IntList / mean.dim(self, int[1]? dim, bool keepdim=False, *, dtype=None)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, a.opt_int_list(1));
+  SPLICE_ASSIGN_OR_RETURN(bool keepdim, a.boolean_or(2, false));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(3));
+  return sum_mean(op, self, dims, keepdim, dtype, kMean);
+}
+
+// any.default(self) / any.dim(self, int dim, keepdim) / any.dims(self, int[]? dim, keepdim).
+Result<Outputs> any(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  std::optional<std::vector<int64_t>> dims;
+  bool keepdim = false;
+  if (a.size() > 1) {
+    SPLICE_ASSIGN_OR_RETURN(dims, a.opt_int_list(1));
+    SPLICE_ASSIGN_OR_RETURN(keepdim, a.boolean_or(2, false));
+  }
+  SPLICE_ASSIGN_OR_RETURN(ReducePlan plan,
+                          plan_reduce(op, self, dims, keepdim, /*empty_means_all=*/false));
+  // PyTorch keeps uint8 for uint8 inputs; every other dtype gives bool.
+  const DType dtype = self.dtype() == DType::kUInt8 ? DType::kUInt8 : DType::kBool;
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, DType::kBool, plan.out_shape));
+  const Tensor in = to_dtype(self, DType::kBool);
+  bool* po = out.data<bool>();
+  const bool* pin = in.data<bool>();
+  for_each_offset<2>(in.sizes(), {in.strides().data(), plan.acc_strides.data()},
+                     [&](const std::array<int64_t, 2>& o) { po[o[1]] = po[o[1]] || pin[o[0]]; });
+  return Outputs{to_dtype(out, dtype)};
+}
+
+}  // namespace
+
+std::span<const KernelEntry> reduce_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten.sum.default", reduce_all<false>>(),
+      entry<"aten.sum.dim_IntList", reduce_dims<false>>(),
+      entry<"aten.mean.default", reduce_all<true>>(),
+      entry<"aten.mean.dim", reduce_dims<true>>(),
+      entry<"aten.any.default", any>(),
+      entry<"aten.any.dim", any>(),
+      entry<"aten.any.dims", any>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu

@@ -1,0 +1,50 @@
+// The target → kernel table: merges each op family's entries once, sorted by target, and
+// answers find_kernel by binary search. No mutable global state besides the thread count.
+#include "backends/cpu/registry.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "backends/cpu/args.h"
+
+namespace splice::cpu {
+
+namespace {
+
+const std::vector<KernelEntry>& all_entries() {
+  static const std::vector<KernelEntry> entries = [] {
+    std::vector<KernelEntry> v;
+    for (auto table : {view_kernels(), copy_kernels(), factory_kernels(), binary_kernels(),
+                       unary_kernels(), compare_kernels(), reduce_kernels(), matmul_kernels(),
+                       cat_kernels(), scatter_kernels(), index_kernels()}) {
+      v.insert(v.end(), table.begin(), table.end());
+    }
+    std::sort(v.begin(), v.end(),
+              [](const KernelEntry& a, const KernelEntry& b) { return a.target < b.target; });
+    return v;
+  }();
+  return entries;
+}
+
+std::atomic<int> g_num_threads{1};
+
+}  // namespace
+
+KernelFn find_kernel(std::string_view target) {
+  const auto& v = all_entries();
+  auto it = std::lower_bound(v.begin(), v.end(), target,
+                             [](const KernelEntry& e, std::string_view t) { return e.target < t; });
+  if (it == v.end() || it->target != target) return nullptr;
+  return it->fn;
+}
+
+std::vector<std::string> kernel_targets() {
+  std::vector<std::string> out;
+  for (const KernelEntry& e : all_entries()) out.emplace_back(e.target);
+  return out;
+}
+
+void set_num_threads(int n) { g_num_threads.store(n < 1 ? 1 : n); }
+int num_threads() { return g_num_threads.load(); }
+
+}  // namespace splice::cpu

@@ -1,0 +1,282 @@
+// View ops: view/_unsafe_view/reshape, permute, transpose, t, unsqueeze, squeeze, expand,
+// slice, select, alias. They return views that share the input's storage (reshape copies only
+// when no view can express the new shape, as PyTorch does); the runtime never writes into
+// them.
+#include <algorithm>
+#include <limits>
+
+#include "backends/cpu/args.h"
+#include "support/checked_math.h"
+
+namespace splice::cpu {
+
+namespace {
+
+// Sizes with one -1 inferred from numel (PyTorch's infer_size).
+Result<Shape> infer_size(std::string_view op, const Shape& requested, int64_t numel) {
+  Shape out = requested;
+  int64_t known = 1;
+  std::optional<size_t> infer_at;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      KCHECK(!infer_at, ErrorKind::kShapeMismatch, "only one dimension can be inferred in {}",
+             shape_string(requested));
+      infer_at = i;
+      continue;
+    }
+    KCHECK(out[i] >= 0, ErrorKind::kShapeMismatch, "invalid size {} in {}", out[i],
+           shape_string(requested));
+    auto k = checked_mul(known, out[i]);
+    KCHECK(k.has_value(), ErrorKind::kShapeMismatch, "sizes {} overflow", shape_string(requested));
+    known = *k;
+  }
+  if (infer_at) {
+    KCHECK(known != 0 && numel % known == 0, ErrorKind::kShapeMismatch,
+           "shape {} is invalid for input of size {}", shape_string(requested), numel);
+    out[*infer_at] = numel / known;
+  } else {
+    KCHECK(known == numel, ErrorKind::kShapeMismatch, "shape {} is invalid for input of size {}",
+           shape_string(requested), numel);
+  }
+  return out;
+}
+
+// Strides for viewing (old sizes, old strides) as new_sizes without copying, or nullopt
+// (PyTorch's computeStride: merge runs of dims that are contiguous with each other).
+std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strides,
+                                  const Shape& new_sizes) {
+  if (old_sizes.empty()) return contiguous_strides(new_sizes);
+  if (shape_numel(old_sizes) == 0) {
+    if (old_sizes == new_sizes) return old_strides;
+    return contiguous_strides(new_sizes);
+  }
+  Shape new_strides(new_sizes.size(), 0);
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  int64_t chunk_base_stride = old_strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(old_sizes.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= old_sizes[tensor_d];
+    if (tensor_d == 0 || (old_sizes[tensor_d - 1] != 1 &&
+                          old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
+        new_strides[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_sizes[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = old_strides[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return new_strides;
+}
+
+Result<Outputs> view_impl(std::string_view op, std::span<const KernelArg> args, bool may_copy) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape requested, a.int_list(1));
+  SPLICE_ASSIGN_OR_RETURN(Shape sizes, infer_size(op, requested, self.numel()));
+  if (auto strides = view_strides(self.sizes(), self.strides(), sizes)) {
+    return Outputs{self.view_as(sizes, *strides, self.offset())};
+  }
+  KCHECK(may_copy, ErrorKind::kShapeMismatch,
+         "view size {} is not compatible with input sizes {} and strides {}; use reshape",
+         shape_string(sizes), shape_string(self.sizes()), shape_string(self.strides()));
+  Tensor copy = self.contiguous_copy();
+  return Outputs{copy.view_as(sizes, contiguous_strides(sizes), 0)};
+}
+
+Result<Outputs> view(std::string_view op, std::span<const KernelArg> args) {
+  return view_impl(op, args, false);
+}
+Result<Outputs> reshape(std::string_view op, std::span<const KernelArg> args) {
+  return view_impl(op, args, true);
+}
+
+Result<Outputs> permute(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape dims, a.int_list(1));
+  const int64_t rank = self.dim();
+  KCHECK(static_cast<int64_t>(dims.size()) == rank, ErrorKind::kShapeMismatch,
+         "got {} dims for a tensor of rank {}", dims.size(), rank);
+  Shape sizes(rank), strides(rank);
+  std::vector<bool> seen(rank, false);
+  for (int64_t i = 0; i < rank; ++i) {
+    SPLICE_ASSIGN_OR_RETURN(int64_t d, wrap_dim(op, dims[i], rank));
+    KCHECK(!seen[d], ErrorKind::kBadInput, "dim {} repeats in {}", d, shape_string(dims));
+    seen[d] = true;
+    sizes[i] = self.size(d);
+    strides[i] = self.stride(d);
+  }
+  return Outputs{self.view_as(sizes, strides, self.offset())};
+}
+
+Tensor transposed(const Tensor& self, int64_t d0, int64_t d1) {
+  Shape sizes = self.sizes(), strides = self.strides();
+  if (self.dim() > 0) {
+    std::swap(sizes[d0], sizes[d1]);
+    std::swap(strides[d0], strides[d1]);
+  }
+  return self.view_as(sizes, strides, self.offset());
+}
+
+Result<Outputs> transpose(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t d0, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(int64_t d1, a.integer(2));
+  SPLICE_ASSIGN_OR_RETURN(d0, wrap_dim(op, d0, self.dim()));
+  SPLICE_ASSIGN_OR_RETURN(d1, wrap_dim(op, d1, self.dim()));
+  return Outputs{transposed(self, d0, d1)};
+}
+
+Result<Outputs> t(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  KCHECK(self.dim() <= 2, ErrorKind::kShapeMismatch, "expects a tensor with <= 2 dims, got {}",
+         self.dim());
+  if (self.dim() < 2) return Outputs{self};
+  return Outputs{transposed(self, 0, 1)};
+}
+
+Result<Outputs> unsqueeze(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  const int64_t rank = self.dim();
+  KCHECK(dim >= -rank - 1 && dim <= rank, ErrorKind::kOutOfRange,
+         "dim {} is out of range for unsqueezing a tensor of rank {} (expected [{}, {}])", dim,
+         rank, -rank - 1, rank);
+  if (dim < 0) dim += rank + 1;
+  Shape sizes = self.sizes(), strides = self.strides();
+  const int64_t new_stride = dim >= rank ? 1 : sizes[dim] * strides[dim];
+  sizes.insert(sizes.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, new_stride);
+  return Outputs{self.view_as(sizes, strides, self.offset())};
+}
+
+// Removes the size-1 dims among `dims` (all dims when `dims` is empty and all_dims is set).
+Tensor squeezed(const Tensor& self, const std::vector<bool>& drop) {
+  Shape sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (drop[d] && self.size(d) == 1) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  return self.view_as(sizes, strides, self.offset());
+}
+
+Result<Outputs> squeeze_dims(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape dims, a.int_list(1));
+  std::vector<bool> drop(self.dim(), false);
+  for (int64_t d : dims) {
+    SPLICE_ASSIGN_OR_RETURN(int64_t w, wrap_dim(op, d, self.dim()));
+    if (self.dim() > 0) drop[w] = true;
+  }
+  return Outputs{squeezed(self, drop)};
+}
+
+Result<Outputs> squeeze_all(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  return Outputs{squeezed(self, std::vector<bool>(self.dim(), true))};
+}
+
+Result<Outputs> expand(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape size, a.int_list(1));
+  const int64_t rank = static_cast<int64_t>(size.size());
+  KCHECK(rank >= self.dim(), ErrorKind::kShapeMismatch,
+         "the expanded size {} has fewer dims than the tensor's sizes {}", shape_string(size),
+         shape_string(self.sizes()));
+  const int64_t lead = rank - self.dim();
+  Shape sizes(rank), strides(rank, 0);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < lead) {
+      KCHECK(size[i] >= 0, ErrorKind::kShapeMismatch,
+             "the expanded size {} has -1 or a negative size in a new leading dim",
+             shape_string(size));
+      sizes[i] = size[i];
+      continue;
+    }
+    const int64_t s = self.size(i - lead);
+    const int64_t want = size[i] == -1 ? s : size[i];
+    KCHECK(want == s || (s == 1 && want >= 0), ErrorKind::kShapeMismatch,
+           "the expanded size {} must match the existing size {} at dim {} (sizes {})", want, s, i,
+           shape_string(self.sizes()));
+    sizes[i] = want;
+    strides[i] = (s == 1 && want != 1) ? 0 : self.stride(i - lead);
+  }
+  return Outputs{self.view_as(sizes, strides, self.offset())};
+}
+
+Result<Outputs> slice(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(auto start_opt, a.opt_integer(2));
+  SPLICE_ASSIGN_OR_RETURN(auto end_opt, a.opt_integer(3));
+  SPLICE_ASSIGN_OR_RETURN(auto step_opt, a.opt_integer(4));
+  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "cannot slice a 0-d tensor");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
+  const int64_t step = step_opt.value_or(1);
+  KCHECK(step >= 1, ErrorKind::kOutOfRange, "slice step must be positive, got {}", step);
+  const int64_t size = self.size(dim);
+  int64_t start = start_opt.value_or(0), end = end_opt.value_or(size);
+  if (start < 0) start = start < -size ? 0 : start + size;
+  if (end < 0) end = end < -size ? 0 : end + size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  Shape sizes = self.sizes(), strides = self.strides();
+  sizes[dim] = (end - start + step - 1) / step;
+  strides[dim] *= step;
+  return Outputs{self.view_as(sizes, strides, self.offset() + start * self.stride(dim))};
+}
+
+Result<Outputs> select(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(int64_t index, a.integer(2));
+  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "cannot select from a 0-d tensor");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
+  const int64_t size = self.size(dim);
+  KCHECK(index >= -size && index < size, ErrorKind::kOutOfRange,
+         "index {} is out of range for dim {} of size {}", index, dim, size);
+  if (index < 0) index += size;
+  Shape sizes = self.sizes(), strides = self.strides();
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  return Outputs{self.view_as(sizes, strides, self.offset() + index * self.stride(dim))};
+}
+
+Result<Outputs> alias(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  return Outputs{self};
+}
+
+}  // namespace
+
+std::span<const KernelEntry> view_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten.view.default", view>(),           entry<"aten._unsafe_view.default", reshape>(),
+      entry<"aten.reshape.default", reshape>(),     entry<"aten.permute.default", permute>(),
+      entry<"aten.transpose.int", transpose>(),     entry<"aten.t.default", t>(),
+      entry<"aten.unsqueeze.default", unsqueeze>(), entry<"aten.squeeze.dim", squeeze_dims>(),
+      entry<"aten.squeeze.dims", squeeze_dims>(),   entry<"aten.squeeze.default", squeeze_all>(),
+      entry<"aten.expand.default", expand>(),       entry<"aten.slice.Tensor", slice>(),
+      entry<"aten.select.int", select>(),           entry<"aten.alias.default", alias>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu

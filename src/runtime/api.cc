@@ -1,0 +1,139 @@
+// The public API (include/splice/splice.h) over the loader and the interpreter: Model owns
+// the prepared program, Session owns buffer state, and tensors cross the boundary as
+// caller-owned contiguous copies (so no output ever aliases an input, a buffer or another
+// output).
+#include <cstring>
+
+#include "backends/cpu/registry.h"
+#include "frontend/pt2/loader.h"
+#include "runtime/interpreter.h"
+#include "splice/splice.h"
+
+namespace splice {
+
+namespace {
+
+HostTensor to_host(const Tensor& t) {
+  HostTensor h;
+  h.dtype = t.dtype();
+  h.shape = t.sizes();
+  Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
+  h.bytes.resize(c.nbytes());
+  if (!h.bytes.empty()) std::memcpy(h.bytes.data(), c.raw_data(), c.nbytes());
+  return h;
+}
+
+// A Tensor that views the caller's memory without copying it; the runtime never writes
+// into its inputs, so borrowing is safe for the length of a call.
+Result<Tensor> borrow(const std::string& name, const TensorArg& arg) {
+  auto numel = checked_numel(arg.shape);
+  if (!numel)
+    return make_error(ErrorKind::kBadInput, "input '{}' has an invalid shape {}", name,
+                      shape_string(arg.shape));
+  size_t nbytes = static_cast<size_t>(*numel) * dtype_size(arg.dtype);
+  if (arg.data == nullptr && nbytes > 0)
+    return make_error(ErrorKind::kBadInput, "input '{}' has no data", name);
+  auto storage = Storage::borrow(arg.data, nbytes, nullptr, false);
+  return Tensor(arg.dtype, arg.shape, contiguous_strides(arg.shape), 0, std::move(storage));
+}
+
+}  // namespace
+
+int64_t HostTensor::numel() const { return shape_numel(shape); }
+
+Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(path));
+  if (options.threads > 0) cpu::set_num_threads(options.threads);
+  SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
+                          runtime::prepare(std::move(program), options.threads));
+  return Model(std::make_shared<const detail::ModelImpl>(std::move(impl)));
+}
+
+std::vector<InputInfo> Model::inputs() const {
+  std::vector<InputInfo> result;
+  for (size_t i : impl_->user_inputs) {
+    const ir::Value* v = impl_->program.signature.inputs[i].value;
+    InputInfo info;
+    info.name = v->name();
+    info.dtype = v->type().dtype;
+    for (const auto& d : v->type().sizes) info.shape.push_back(d.to_string());
+    result.push_back(std::move(info));
+  }
+  return result;
+}
+
+std::vector<std::string> Model::state_names() const {
+  std::vector<std::string> names;
+  for (const auto& spec : impl_->program.signature.inputs)
+    if (spec.kind == ir::InputKind::kBuffer) names.push_back(spec.target);
+  return names;
+}
+
+Session Model::open_session() const { return Session(impl_); }
+
+Session::Session(std::shared_ptr<const detail::ModelImpl> model)
+    : model_(std::move(model)), state_(std::make_unique<detail::SessionState>()) {
+  reset_state();
+}
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+void Session::reset_state() {
+  state_->buffers.clear();
+  for (const auto& spec : model_->program.signature.inputs) {
+    if (spec.kind != ir::InputKind::kBuffer) continue;
+    auto it = model_->program.weights.find(spec.target);
+    // Buffers are read-only views of the archive; the interpreter never writes them, and a
+    // mutation replaces the session's tensor, so sessions share the archive's bytes.
+    if (it != model_->program.weights.end()) state_->buffers[spec.target] = it->second;
+  }
+}
+
+Result<HostTensor> Session::state(const std::string& name) const {
+  auto it = state_->buffers.find(name);
+  if (it == state_->buffers.end())
+    return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
+  return to_host(it->second);
+}
+
+Result<void> Session::set_state(const std::string& name, const TensorArg& value) {
+  auto it = state_->buffers.find(name);
+  if (it == state_->buffers.end())
+    return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
+  if (value.dtype != it->second.dtype() || value.shape != it->second.sizes())
+    return make_error(ErrorKind::kBadInput,
+                      "state '{}' is {}{}, the buffer is {}{}", name, dtype_name(value.dtype),
+                      shape_string(value.shape), dtype_name(it->second.dtype()),
+                      shape_string(it->second.sizes()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor borrowed, borrow(name, value));
+  it->second = borrowed.contiguous_copy();
+  return ok_result();
+}
+
+Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
+  runtime::TensorMap bound;
+  for (const auto& [name, arg] : inputs) {
+    SPLICE_ASSIGN_OR_RETURN(Tensor t, borrow(name, arg));
+    bound.emplace(name, std::move(t));
+  }
+  SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs,
+                          runtime::execute(*model_, bound, state_->buffers));
+  RunResult result;
+  for (auto& o : outs.user_outputs) {
+    result.present.push_back(o.has_value());
+    result.outputs.push_back(o ? to_host(*o) : HostTensor{});
+  }
+  for (auto& [name, t] : outs.mutated_inputs) {
+    HostTensor h = to_host(t);
+    auto it = inputs.find(name);
+    if (it != inputs.end() && it->second.data != nullptr && h.bytes.size() > 0 &&
+        it->second.dtype == h.dtype && it->second.shape == h.shape)
+      std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
+    result.mutated_inputs.emplace(name, std::move(h));
+  }
+  for (auto& [name, t] : outs.new_buffers) state_->buffers[name] = std::move(t);
+  return result;
+}
+
+}  // namespace splice

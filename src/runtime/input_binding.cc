@@ -1,0 +1,133 @@
+// Input checking and symbol binding. Symbols are bound first from dims that are a bare
+// symbol (s0), then every dim — constant, symbol or expression — is checked against the
+// actual size, so `x: f32[s0, 2*s0]` with a mismatched second dim is reported.
+#include "runtime/input_binding.h"
+
+namespace splice::runtime {
+
+namespace {
+
+struct Bound {
+  const ir::Value* value;
+  std::string label;  // "input 'x'", "buffer 'kc'"
+  Tensor tensor;
+};
+
+Result<void> check_dtype_rank(const Bound& b) {
+  const ir::TensorType& type = b.value->type();
+  if (b.tensor.dtype() != type.dtype)
+    return make_error(ErrorKind::kBadInput, "{} has dtype {}, the program expects {}", b.label,
+                      dtype_name(b.tensor.dtype()), dtype_name(type.dtype));
+  if (b.tensor.dim() != type.rank())
+    return make_error(ErrorKind::kBadInput, "{} has shape {} (rank {}), the program expects {}",
+                      b.label, shape_string(b.tensor.sizes()), b.tensor.dim(), type.to_string());
+  return ok_result();
+}
+
+}  // namespace
+
+std::string describe_expected(const ir::Program& program, const ir::Value& value) {
+  std::string s = value.type().to_string();
+  std::string ranges;
+  std::set<std::string> seen;
+  for (const auto& dim : value.type().sizes) {
+    for (const auto& sym : dim.free_symbols()) {
+      if (!seen.insert(sym).second) continue;
+      auto it = program.ranges.find(sym);
+      if (it == program.ranges.end()) continue;
+      ranges += (ranges.empty() ? " with " : ", ") + sym + " in " + it->second.to_string();
+    }
+  }
+  return s + ranges;
+}
+
+Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::Program& program,
+                                                                     const TensorMap& user_inputs,
+                                                                     const TensorMap& buffers,
+                                                                     SymBindings& symbols) {
+  std::vector<Bound> bound;
+  std::set<std::string, std::less<>> known_user_inputs;
+  const auto& specs = program.signature.inputs;
+  for (const ir::InputSpec& spec : specs) {
+    const ir::Value* v = spec.value;
+    if (v == nullptr || !v->is_tensor()) continue;
+    switch (spec.kind) {
+      case ir::InputKind::kUserInput: {
+        known_user_inputs.insert(v->name());
+        auto it = user_inputs.find(v->name());
+        if (it == user_inputs.end())
+          return make_error(ErrorKind::kBadInput, "missing input '{}' (expected {})", v->name(),
+                            describe_expected(program, *v));
+        bound.push_back({v, fmt::format("input '{}'", v->name()), it->second});
+        break;
+      }
+      case ir::InputKind::kParameter:
+      case ir::InputKind::kTensorConstant: {
+        auto it = program.weights.find(spec.target);
+        if (it == program.weights.end())
+          return make_error(ErrorKind::kBadArchive, "the archive has no weight '{}'",
+                            spec.target);
+        bound.push_back({v, fmt::format("weight '{}'", spec.target), it->second});
+        break;
+      }
+      case ir::InputKind::kBuffer: {
+        auto it = buffers.find(spec.target);
+        if (it == buffers.end())
+          return make_error(ErrorKind::kInternal, "no state for buffer '{}'", spec.target);
+        bound.push_back({v, fmt::format("buffer '{}'", spec.target), it->second});
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (const auto& [name, tensor] : user_inputs) {
+    if (!known_user_inputs.count(name)) {
+      std::string expected;
+      for (const auto& n : known_user_inputs) expected += (expected.empty() ? "" : ", ") + n;
+      return make_error(ErrorKind::kBadInput, "unknown input '{}' (the program's inputs: {})",
+                        name, expected);
+    }
+  }
+
+  for (const Bound& b : bound) SPLICE_TRY(check_dtype_rank(b));
+  // Bind bare symbols from the first dim that names them.
+  for (const Bound& b : bound) {
+    const auto& sizes = b.value->type().sizes;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d].op() != SymOp::kSymbol) continue;
+      const std::string& name = sizes[d].symbol_name();
+      if (symbols.count(name)) continue;
+      int64_t actual = b.tensor.size(static_cast<int64_t>(d));
+      auto range = program.ranges.find(name);
+      if (range != program.ranges.end() && !range->second.contains(actual))
+        return make_error(ErrorKind::kBadInput,
+                          "{} has shape {}: dim {} is {}, but the program allows {} in {} "
+                          "(expected {})",
+                          b.label, shape_string(b.tensor.sizes()), d, actual, name,
+                          range->second.to_string(), describe_expected(program, *b.value));
+      symbols[name] = actual;
+    }
+  }
+  // Check every dim against its expected size.
+  for (const Bound& b : bound) {
+    const auto& sizes = b.value->type().sizes;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      auto expected = sizes[d].evaluate(symbols);
+      if (!expected.ok())
+        return make_error(ErrorKind::kBadInput, "{}: cannot check dim {} ({}): {}", b.label, d,
+                          sizes[d].to_string(), expected.error().message());
+      int64_t actual = b.tensor.size(static_cast<int64_t>(d));
+      if (*expected != actual)
+        return make_error(ErrorKind::kBadInput,
+                          "{} has shape {}, the program expects {} (dim {} should be {})",
+                          b.label, shape_string(b.tensor.sizes()),
+                          describe_expected(program, *b.value), d, *expected);
+    }
+  }
+  std::vector<std::pair<const ir::Value*, Tensor>> result;
+  for (Bound& b : bound) result.emplace_back(b.value, std::move(b.tensor));
+  return result;
+}
+
+}  // namespace splice::runtime

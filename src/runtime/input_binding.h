@@ -1,0 +1,29 @@
+#pragma once
+// Binding a call's tensors to the graph inputs: user inputs by name, parameters and constants
+// from the weights, buffers from the session state. Every symbol that a tensor dim defines is
+// bound from the actual sizes and checked against its range; every other dim is checked
+// against its (constant or symbolic) expected size.
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/program.h"
+
+namespace splice::runtime {
+
+using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+// The tensor for each graph input value. Errors (kBadInput / kOutOfRange) name the input,
+// what the program expects and what was given.
+Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::Program& program,
+                                                                     const TensorMap& user_inputs,
+                                                                     const TensorMap& buffers,
+                                                                     SymBindings& symbols);
+
+// "f32[s0, 8] with s0 in [2, 64]": what an input must look like, for messages and inspect.
+std::string describe_expected(const ir::Program& program, const ir::Value& value);
+
+}  // namespace splice::runtime

@@ -1,0 +1,45 @@
+#pragma once
+// Reading and writing safetensors files: the format of the conformance cases' recorded inputs,
+// outputs and state (tests/cases), and of the state files `splice run` loads and saves.
+//
+// Layout: an 8-byte little-endian header length N, N bytes of a JSON object
+// {name: {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, "__metadata__": {...}},
+// then the data area, which the offsets (relative to its start) address.
+//
+// Files are untrusted: every length and offset is checked with overflow-safe arithmetic
+// before use; errors are ErrorKind::kBadInput (the file is a user's input or state file) and
+// name the file and the tensor key. Reading copies each tensor into owned, contiguous
+// storage, so the result stays valid and writable after the file changes.
+
+#include <cstddef>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "support/error.h"
+#include "tensor/tensor.h"
+
+namespace splice {
+
+// Reads every tensor of the file at `path` (the `__metadata__` entry is ignored). A file that
+// cannot be read is ErrorKind::kIo.
+Result<std::map<std::string, Tensor>> read_safetensors(const std::string& path);
+
+// Parses a whole safetensors file held in memory. `name` labels the bytes in error messages
+// (read_safetensors passes the path).
+Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byte> bytes,
+                                                        std::string_view name = "<memory>");
+
+// Serialises tensors to safetensors bytes: header keys sorted by name, data in the same order,
+// each tensor's elements contiguous (a non-contiguous view is copied first), the header padded
+// with spaces to a multiple of 8 bytes. An undefined tensor or a name that is not valid UTF-8
+// (JSON cannot hold it) is ErrorKind::kBadUsage.
+Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& tensors);
+
+// serialize_safetensors into the file at `path`, written to `path + ".tmp"` first and renamed,
+// so an interrupted write never leaves a half-written state file. I/O failures are kIo.
+Result<void> write_safetensors(const std::string& path,
+                               const std::map<std::string, Tensor>& tensors);
+
+}  // namespace splice

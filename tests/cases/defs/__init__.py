@@ -1,0 +1,1 @@
+"""Case definitions by theme; importing a module registers its cases (see registry.py)."""

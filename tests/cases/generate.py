@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Generates splice's conformance cases: exported programs plus PyTorch's eager results.
+
+For each registered case (tests/cases/defs/*.py) and each export form it writes
+<out>/<case>.<form>/:
+  model.pt2                   torch.export.save of the program exported on --device, then
+                              ep.run_decompositions() (form "default") or
+                              ep.run_decompositions({}) (form "keep")
+  call{k}.inputs.safetensors  the user inputs of call k, keyed by the program's input names
+  call{k}.outputs.safetensors output.N for user output N (None outputs omitted; ints, floats
+                              and bools as 0-d int64/float64/bool), and mutated.NAME for each
+                              user input NAME the program mutates (its value after the call)
+  call{k}.state.safetensors   every buffer (fully qualified name) after call k
+  case.json                   calls, form, export device, torch version, dtypes and notes
+
+The reference values come from the ORIGINAL module run eagerly on CPU (a fresh deep copy per
+form, so buffers persist across its calls exactly as a KV cache does), never from the
+exported program. Needs torch (2.11), safetensors and numpy; splice's build and tests do not.
+
+  python3 tests/cases/generate.py --out tests/cases [--only 'kv_*'] [--device cuda]
+"""
+
+import argparse
+import copy
+import fnmatch
+import json
+import os
+import shutil
+import sys
+import traceback
+import warnings
+import zlib
+
+import torch
+import torch.utils._pytree as pytree
+from safetensors.torch import save_file
+from torch.export.graph_signature import InputKind, OutputKind
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from defs import core_ops, state, writes  # noqa: E402,F401  (registers the cases)
+from defs.registry import CASES  # noqa: E402
+
+FORMS = ("default", "keep")
+
+# torch 2.11 warns about its own pytree internals once per export; keep one line per case.
+warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+
+
+def case_seed(name):
+    # crc32, unlike hash(), does not change between Python processes.
+    return zlib.crc32(name.encode("utf-8"))
+
+
+def export_program(mod, args, dynamic_shapes, device, form):
+    mod = copy.deepcopy(mod).to(device)
+    args = tuple(a.to(device) for a in args)
+    ep = torch.export.export(mod, args, dynamic_shapes=dynamic_shapes, strict=False)
+    return ep.run_decompositions() if form == "default" else ep.run_decompositions({})
+
+
+def as_saved(t):
+    # safetensors wants contiguous tensors that share no memory (outputs may alias).
+    return t.detach().to("cpu").contiguous().clone()
+
+
+def output_leaf_tensor(leaf, position):
+    if isinstance(leaf, torch.Tensor):
+        return as_saved(leaf)
+    if isinstance(leaf, bool):  # before int: bool is an int subclass
+        return torch.tensor(leaf, dtype=torch.bool)
+    if isinstance(leaf, int):
+        return torch.tensor(leaf, dtype=torch.int64)
+    if isinstance(leaf, float):
+        return torch.tensor(leaf, dtype=torch.float64)
+    raise TypeError(f"output {position} is a {type(leaf).__name__}; cases return tensors, "
+                    "ints, floats, bools or None")
+
+
+def dtype_notes(outputs, case_notes):
+    kinds = sorted({str(t.dtype).replace("torch.", "") for t in outputs.values()})
+    low = [k for k in kinds if k in ("float16", "bfloat16")]
+    notes = "integer and bool outputs compare exactly; float outputs with their dtype's tolerance"
+    if low:
+        notes += f"; {', '.join(low)} outputs are computed per op in float and rounded per op"
+    return f"{case_notes}; {notes}" if case_notes else notes
+
+
+def generate_form(c, mod, calls, dynamic_shapes, device, form, out_dir):
+    tmp_dir = os.path.join(out_dir, f"{c.name}.{form}.tmp")
+    try:
+        write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
+    ep = export_program(mod, calls[0], dynamic_shapes, device, form)
+    sig = ep.graph_signature
+    input_names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
+    num_user_outputs = sum(1 for s in sig.output_specs if s.kind == OutputKind.USER_OUTPUT)
+    mutated = [s.target for s in sig.output_specs if s.kind == OutputKind.USER_INPUT_MUTATION]
+    if len(input_names) != len(calls[0]):
+        raise RuntimeError(f"the program has {len(input_names)} user inputs {input_names}, "
+                           f"the case gives {len(calls[0])}")
+
+    final_dir = os.path.join(out_dir, f"{c.name}.{form}")
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    os.makedirs(tmp_dir)
+    torch.export.save(ep, os.path.join(tmp_dir, "model.pt2"))
+
+    eager = copy.deepcopy(mod).to("cpu")
+    torch.manual_seed(case_seed(c.name))
+    output_dtypes = {}
+    first_outputs = {}
+    for k, inputs in enumerate(calls):
+        save_file({n: as_saved(t) for n, t in zip(input_names, inputs)},
+                  os.path.join(tmp_dir, f"call{k}.inputs.safetensors"))
+        args = tuple(t.clone() for t in inputs)  # the module may mutate its inputs
+        with torch.no_grad():
+            result = eager(*args)
+        leaves, _ = pytree.tree_flatten(result)
+        if len(leaves) != num_user_outputs:
+            raise RuntimeError(f"eager returned {len(leaves)} output leaves, the program has "
+                               f"{num_user_outputs} user outputs")
+        outputs = {f"output.{i}": output_leaf_tensor(leaf, i)
+                   for i, leaf in enumerate(leaves) if leaf is not None}
+        for name in mutated:
+            outputs[f"mutated.{name}"] = as_saved(args[input_names.index(name)])
+        save_file(outputs, os.path.join(tmp_dir, f"call{k}.outputs.safetensors"))
+        buffers = {n: as_saved(b) for n, b in eager.named_buffers()}
+        save_file(buffers, os.path.join(tmp_dir, f"call{k}.state.safetensors"))
+        output_dtypes.update({n: str(t.dtype).replace("torch.", "") for n, t in outputs.items()})
+        if k == 0:
+            first_outputs = outputs
+
+    info = {
+        "case": c.name,
+        "calls": len(calls),
+        "form": form,
+        "export_device": device,
+        "torch_version": torch.__version__,
+        "dynamic": dynamic_shapes is not None,
+        "inputs": input_names,
+        "outputs": num_user_outputs,
+        "mutated_inputs": mutated,
+        "buffers": [n for n, _ in eager.named_buffers()],
+        "output_dtypes": output_dtypes,
+        "tolerance_dtype_notes": dtype_notes(first_outputs, c.notes),
+    }
+    with open(os.path.join(tmp_dir, "case.json"), "w") as f:
+        json.dump(info, f, indent=2, sort_keys=True)
+        f.write("\n")
+    shutil.rmtree(final_dir, ignore_errors=True)
+    os.rename(tmp_dir, final_dir)
+    print(f"wrote {c.name}.{form}: {len(calls)} call(s), inputs {input_names}, "
+          f"{num_user_outputs} output(s)" + (f", mutates {mutated}" if mutated else "") +
+          (f", buffers {info['buffers']}" if info["buffers"] else ""), flush=True)
+
+
+def generate_case(c, device, forms, out_dir):
+    torch.manual_seed(case_seed(c.name))
+    mod, calls, dynamic_shapes = c.fn()
+    calls = [tuple(call) for call in calls]
+    if len(calls) != c.calls:
+        raise RuntimeError(f"declared calls={c.calls} but gives inputs for {len(calls)} calls")
+    for call in calls:
+        for t in call:
+            if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+                raise TypeError("case inputs must be CPU tensors")
+    mod.eval()
+    for form in forms:
+        generate_form(c, mod, calls, dynamic_shapes, device, form, out_dir)
+
+
+def selected(name, patterns):
+    if not patterns:
+        return True
+    for p in patterns:
+        if any(ch in p for ch in "*?[") and fnmatch.fnmatch(name, p):
+            return True
+        if not any(ch in p for ch in "*?[") and p in name:
+            return True
+    return False
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=here, help="output folder (default: tests/cases)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated case name globs or substrings")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                        help="device to export on (reference outputs are always CPU eager)")
+    parser.add_argument("--forms", default=",".join(FORMS),
+                        help="comma-separated export forms: default, keep")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = parser.parse_args()
+
+    forms = [f for f in args.forms.split(",") if f]
+    for f in forms:
+        if f not in FORMS:
+            parser.error(f"unknown form {f!r} (known: {', '.join(FORMS)})")
+    patterns = [p for p in args.only.split(",") if p]
+    names = [n for n in sorted(CASES) if selected(n, patterns)]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    if not names:
+        parser.error(f"no case matches --only {args.only!r}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda but torch sees no CUDA device")
+
+    os.makedirs(args.out, exist_ok=True)
+    failures = []
+    for name in names:
+        try:
+            generate_case(CASES[name], args.device, forms, args.out)
+        except Exception as e:  # one bad case must not lose the others
+            traceback.print_exc()
+            print(f"FAILED {name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                  flush=True)
+            failures.append(name)
+    print(f"{len(names) - len(failures)} of {len(names)} cases written to {args.out} "
+          f"(forms {', '.join(forms)}, export device {args.device}, torch {torch.__version__})")
+    if failures:
+        print("failed: " + ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

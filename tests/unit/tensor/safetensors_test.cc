@@ -1,0 +1,338 @@
+// Tests for the safetensors reader/writer: round trips of every dtype (0-d, empty and
+// non-contiguous tensors included), the exact bytes written, a file laid out as the Python
+// `safetensors` library writes it, and every kind of corrupt file with its message.
+#include "tensor/safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace splice {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::path(::testing::TempDir()) / ("splice_st_" + name)).string();
+}
+
+template <typename T>
+Tensor make_tensor(DType dtype, const Shape& sizes, const std::vector<T>& values) {
+  Tensor t = Tensor::empty(dtype, sizes);
+  EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
+  EXPECT_EQ(sizeof(T), static_cast<size_t>(dtype_size(dtype)));
+  if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
+  return t;
+}
+
+std::vector<uint8_t> tensor_bytes(const Tensor& t) {
+  const Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
+  const auto* p = reinterpret_cast<const uint8_t*>(c.raw_data());
+  return std::vector<uint8_t>(p, p + c.nbytes());
+}
+
+// A file from a header text and a data area, with the 8-byte little-endian length prefix.
+std::string make_file(const std::string& header, const std::string& data = "") {
+  std::string out(8, '\0');
+  const uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);
+  return out + header + data;
+}
+
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
+
+// Parses `file` expecting failure; returns the message.
+std::string parse_error(const std::string& file, ErrorKind kind = ErrorKind::kBadInput) {
+  auto r = parse_safetensors(as_bytes(file), "state.safetensors");
+  EXPECT_FALSE(r.ok());
+  if (r.ok()) return "";
+  EXPECT_EQ(r.error().kind(), kind) << r.error().message();
+  return r.error().message();
+}
+
+void expect_contains(const std::string& message, const std::string& part) {
+  EXPECT_NE(message.find(part), std::string::npos) << "'" << message << "' lacks '" << part << "'";
+}
+
+TEST(Safetensors, RoundTripsEveryDType) {
+  std::map<std::string, Tensor> tensors;
+  for (DType dtype : kAllDTypes) {
+    Tensor t = Tensor::empty(dtype, {2, 3});
+    auto* p = reinterpret_cast<uint8_t*>(t.raw_data());
+    for (size_t i = 0; i < t.nbytes(); ++i) {
+      p[i] = dtype == DType::kBool ? static_cast<uint8_t>(i % 2) : static_cast<uint8_t>(i * 37 + 1);
+    }
+    tensors.emplace(std::string("t_") + std::string(dtype_name(dtype)), t);
+  }
+  const std::string path = temp_path("every_dtype.safetensors");
+  ASSERT_TRUE(write_safetensors(path, tensors).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  auto read = read_safetensors(path);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  ASSERT_EQ(read->size(), std::size(kAllDTypes));
+  for (const auto& [key, t] : tensors) {
+    const Tensor& r = read->at(key);
+    EXPECT_EQ(r.dtype(), t.dtype()) << key;
+    EXPECT_EQ(r.sizes(), (Shape{2, 3})) << key;
+    EXPECT_EQ(r.strides(), (Shape{3, 1})) << key;
+    EXPECT_EQ(tensor_bytes(r), tensor_bytes(t)) << key;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Safetensors, RoundTripsZeroDimAndEmptyTensors) {
+  std::map<std::string, Tensor> tensors;
+  tensors["scalar"] = make_tensor<double>(DType::kFloat64, {}, {3.5});
+  tensors["empty_rows"] = make_tensor<int32_t>(DType::kInt32, {0, 4}, {});
+  tensors["empty_cols"] = make_tensor<uint16_t>(DType::kBFloat16, {3, 0}, {});
+  tensors["flag"] = make_tensor<uint8_t>(DType::kBool, {}, {1});
+  auto bytes = serialize_safetensors(tensors);
+  ASSERT_TRUE(bytes.ok());
+  auto read = parse_safetensors(as_bytes(*bytes));
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  ASSERT_EQ(read->size(), 4u);
+  EXPECT_EQ(read->at("scalar").dim(), 0);
+  EXPECT_EQ(read->at("scalar").dtype(), DType::kFloat64);
+  EXPECT_EQ(*read->at("scalar").data<double>(), 3.5);
+  EXPECT_EQ(read->at("flag").dim(), 0);
+  EXPECT_EQ(*read->at("flag").data<uint8_t>(), 1);
+  EXPECT_EQ(read->at("empty_rows").sizes(), (Shape{0, 4}));
+  EXPECT_EQ(read->at("empty_rows").dtype(), DType::kInt32);
+  EXPECT_EQ(read->at("empty_cols").sizes(), (Shape{3, 0}));
+  EXPECT_EQ(read->at("empty_cols").dtype(), DType::kBFloat16);
+}
+
+TEST(Safetensors, WritesNonContiguousViewsInLogicalOrder) {
+  // base = [[0, 1, 2], [3, 4, 5]]; its transpose is [[0, 3], [1, 4], [2, 5]].
+  Tensor base = make_tensor<float>(DType::kFloat32, {2, 3}, {0, 1, 2, 3, 4, 5});
+  std::map<std::string, Tensor> tensors;
+  tensors["transposed"] = base.view_as({3, 2}, {1, 3}, 0);
+  tensors["column"] = base.view_as({2}, {3}, 2);  // base[:, 2] = [2, 5]
+  auto bytes = serialize_safetensors(tensors);
+  ASSERT_TRUE(bytes.ok());
+  auto read = parse_safetensors(as_bytes(*bytes));
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  const Tensor& t = read->at("transposed");
+  EXPECT_EQ(t.sizes(), (Shape{3, 2}));
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(std::vector<float>(t.data<float>(), t.data<float>() + 6),
+            (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  const Tensor& c = read->at("column");
+  EXPECT_EQ(std::vector<float>(c.data<float>(), c.data<float>() + 2), (std::vector<float>{2, 5}));
+}
+
+TEST(Safetensors, WritesSortedSpacePaddedHeader) {
+  std::map<std::string, Tensor> tensors;
+  tensors["b"] = make_tensor<int64_t>(DType::kInt64, {1}, {7});
+  tensors["a"] = make_tensor<float>(DType::kFloat32, {2}, {1.0f, 2.0f});
+  auto bytes = serialize_safetensors(tensors);
+  ASSERT_TRUE(bytes.ok());
+  const std::string json = R"({"a":{"data_offsets":[0,8],"dtype":"F32","shape":[2]},)"
+                           R"("b":{"data_offsets":[8,16],"dtype":"I64","shape":[1]}})";
+  ASSERT_EQ(json.size(), 108u);
+  const std::string header = json + std::string(4, ' ');  // 112 = 14 * 8
+  std::string data(16, '\0');
+  const float a[2] = {1.0f, 2.0f};
+  const int64_t b = 7;
+  std::memcpy(data.data(), a, 8);
+  std::memcpy(data.data() + 8, &b, 8);
+  EXPECT_EQ(*bytes, make_file(header, data));
+}
+
+// The layout the Python `safetensors` library (Rust core, 0.4 and later) writes for
+// save_file({"b": torch.tensor([1, 2]), "a": torch.arange(6.).reshape(2, 3)},
+// metadata={"format": "pt"}): __metadata__ first, tensors ordered by dtype (I64 before F32)
+// then name, fields in the order dtype/shape/data_offsets, header space-padded to 8 bytes.
+TEST(Safetensors, ReadsTheLayoutPythonSafetensorsWrites) {
+  std::string json = R"({"__metadata__":{"format":"pt"},)"
+                     R"("b":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
+                     R"("a":{"dtype":"F32","shape":[2,3],"data_offsets":[16,40]}})";
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string data(40, '\0');
+  const int64_t b[2] = {1, 2};
+  const float a[6] = {0, 1, 2, 3, 4, 5};
+  std::memcpy(data.data(), b, 16);
+  std::memcpy(data.data() + 16, a, 24);
+  const std::string path = temp_path("python_layout.safetensors");
+  {
+    std::ofstream f(path, std::ios::binary);
+    const std::string file = make_file(json, data);
+    f.write(file.data(), static_cast<std::streamsize>(file.size()));
+  }
+  auto read = read_safetensors(path);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  ASSERT_EQ(read->size(), 2u);  // __metadata__ is not a tensor
+  const Tensor& ta = read->at("a");
+  EXPECT_EQ(ta.dtype(), DType::kFloat32);
+  EXPECT_EQ(ta.sizes(), (Shape{2, 3}));
+  EXPECT_EQ(std::vector<float>(ta.data<float>(), ta.data<float>() + 6),
+            (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  const Tensor& tb = read->at("b");
+  EXPECT_EQ(tb.dtype(), DType::kInt64);
+  EXPECT_EQ(tb.data<int64_t>()[0], 1);
+  EXPECT_EQ(tb.data<int64_t>()[1], 2);
+  std::filesystem::remove(path);
+}
+
+TEST(Safetensors, ReadCopiesIntoOwnedWritableStorage) {
+  std::string file = make_file(R"({"x":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})",
+                               std::string("\x05\x00\x00\x00", 4));
+  auto read = parse_safetensors(as_bytes(file));
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  file[file.size() - 4] = '\x09';  // the source changes after reading
+  const Tensor& x = read->at("x");
+  EXPECT_EQ(x.data<int32_t>()[0], 5);
+  EXPECT_TRUE(x.storage()->writable());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(x.raw_data()) % 64, 0u);
+}
+
+TEST(Safetensors, RejectsTruncatedHeaderLength) {
+  const std::string m = parse_error(std::string("\x10\x00\x00", 3));
+  expect_contains(m, "state.safetensors: truncated safetensors file: 3 bytes");
+}
+
+TEST(Safetensors, RejectsHeaderLengthPastTheEnd) {
+  std::string file = make_file(R"({})");
+  file[0] = '\x40';  // claims 64 header bytes; 2 follow
+  const std::string m = parse_error(file);
+  expect_contains(m, "header length 64 runs past the end of the file (10 bytes, 2 after");
+  std::string huge(8, '\xff');
+  expect_contains(parse_error(huge), "header length 18446744073709551615 runs past the end");
+}
+
+TEST(Safetensors, RejectsBadJson) {
+  expect_contains(parse_error(make_file(R"({"x": {"dtype": )")),
+                  "state.safetensors: the 16-byte header is not valid JSON");
+  expect_contains(parse_error(make_file(R"([1, 2])")), "the header is a JSON array, not an object");
+  expect_contains(parse_error(make_file(R"({"x": 3})")),
+                  "tensor 'x': header entry is a JSON number, not an object");
+  expect_contains(parse_error(make_file(R"({"x": {"shape": [1], "data_offsets": [0, 4]}})")),
+                  "tensor 'x': missing or non-string \"dtype\"");
+  expect_contains(parse_error(make_file(R"({"x": {"dtype": "F32", "data_offsets": [0, 4]}})")),
+                  "tensor 'x': missing or non-array \"shape\"");
+  expect_contains(parse_error(make_file(R"({"x": {"dtype": "F32", "shape": [1]}})", "abcd")),
+                  "tensor 'x': \"data_offsets\" is not a pair");
+  expect_contains(
+      parse_error(make_file(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})")),
+      "tensor 'x': \"data_offsets\" is not a pair");
+}
+
+TEST(Safetensors, RejectsOffsetsOutsideTheDataArea) {
+  const std::string m = parse_error(
+      make_file(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})", "12345678"));
+  expect_contains(m,
+                  "state.safetensors: tensor 'w': data_offsets [4, 12] lie outside the data area "
+                  "of 8 bytes");
+  expect_contains(
+      parse_error(make_file(R"({"w": {"dtype": "F32", "shape": [0], "data_offsets": [8, 4]}})",
+                            "12345678")),
+      "tensor 'w': data_offsets [8, 4] end before they begin");
+  expect_contains(parse_error(make_file(
+                      R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 0]}})", "1234")),
+                  "tensor 'w': data_offsets [-4,0] are not non-negative integers");
+  expect_contains(
+      parse_error(make_file(
+          R"({"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 18446744073709551615]}})",
+          "1")),
+      "are not non-negative integers");
+}
+
+TEST(Safetensors, RejectsSizeMismatch) {
+  const std::string m = parse_error(
+      make_file(R"({"k": {"dtype": "F16", "shape": [2, 3], "data_offsets": [0, 8]}})", "12345678"));
+  expect_contains(m,
+                  "tensor 'k': data_offsets [0, 8] hold 8 bytes, but shape [2, 3] of F16 needs 12");
+  // A shape whose byte count overflows int64 is caught before any comparison.
+  expect_contains(
+      parse_error(make_file(
+          R"({"k": {"dtype": "F64", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})",
+          "12345678")),
+      "tensor 'k': shape [4611686018427387904, 4] of F64 overflows");
+}
+
+TEST(Safetensors, RejectsBadShapes) {
+  expect_contains(
+      parse_error(make_file(R"({"s": {"dtype": "I8", "shape": [-1], "data_offsets": [0, 0]}})")),
+      "tensor 's': shape entry 0 (-1) is not a non-negative integer");
+  expect_contains(
+      parse_error(make_file(R"({"s": {"dtype": "I8", "shape": [1.5], "data_offsets": [0, 0]}})")),
+      "shape entry 0 (1.5) is not a non-negative integer");
+  std::string rank65 = "[1";
+  for (int i = 1; i < 65; ++i) rank65 += ",1";
+  rank65 += "]";
+  expect_contains(
+      parse_error(make_file(
+          R"({"s": {"dtype": "I8", "shape": )" + rank65 + R"(, "data_offsets": [0, 1]}})", "x")),
+      "tensor 's' has rank 65, more than the 64 splice accepts");
+}
+
+TEST(Safetensors, RejectsUnknownDTypeNamingKeyAndDType) {
+  const std::string m = parse_error(make_file(
+      R"({"layers.0.scale": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}})", "x"));
+  expect_contains(m, "state.safetensors: tensor 'layers.0.scale' has unsupported dtype 'F8_E4M3'");
+  expect_contains(m, "F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL");
+}
+
+TEST(Safetensors, RejectsBoolBytesOtherThanZeroOrOne) {
+  expect_contains(
+      parse_error(make_file(R"({"m": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}})",
+                            std::string("\x01\x00\x02", 3))),
+      "tensor 'm': bool element 2 has byte value 2");
+}
+
+TEST(Safetensors, ReadNamesTheFile) {
+  const std::string path = temp_path("bad_json.safetensors");
+  {
+    std::ofstream f(path, std::ios::binary);
+    const std::string file = make_file("{nope}");
+    f.write(file.data(), static_cast<std::streamsize>(file.size()));
+  }
+  auto r = read_safetensors(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kBadInput);
+  expect_contains(r.error().message(), path + ": the 6-byte header is not valid JSON");
+  std::filesystem::remove(path);
+
+  auto missing = read_safetensors(temp_path("does_not_exist.safetensors"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind(), ErrorKind::kIo);
+}
+
+TEST(Safetensors, WriteRejectsWhatTheFormatCannotHold) {
+  std::map<std::string, Tensor> undefined{{"u", Tensor()}};
+  auto r1 = serialize_safetensors(undefined);
+  ASSERT_FALSE(r1.ok());
+  EXPECT_EQ(r1.error().kind(), ErrorKind::kBadUsage);
+  expect_contains(r1.error().message(), "tensor 'u': it is undefined");
+
+  std::map<std::string, Tensor> reserved{{"__metadata__", Tensor::empty(DType::kInt8, {1})}};
+  auto r2 = serialize_safetensors(reserved);
+  ASSERT_FALSE(r2.ok());
+  expect_contains(r2.error().message(), "the name is reserved");
+
+  std::map<std::string, Tensor> bad_name{{"x\xff", Tensor::empty(DType::kInt8, {1})}};
+  auto r3 = serialize_safetensors(bad_name);
+  ASSERT_FALSE(r3.ok());
+  expect_contains(r3.error().message(), "not valid UTF-8");
+
+  // A valid non-ASCII name is fine.
+  std::map<std::string, Tensor> utf8{{"caf\xc3\xa9", Tensor::empty(DType::kInt8, {1})}};
+  auto r4 = serialize_safetensors(utf8);
+  ASSERT_TRUE(r4.ok());
+  auto back = parse_safetensors(as_bytes(*r4));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->count("caf\xc3\xa9"), 1u);
+
+  auto r5 = write_safetensors(temp_path("no_such_dir/x.safetensors"), utf8);
+  ASSERT_FALSE(r5.ok());
+  EXPECT_EQ(r5.error().kind(), ErrorKind::kIo);
+  expect_contains(r5.error().message(), "cannot create");
+}
+
+}  // namespace
+}  // namespace splice

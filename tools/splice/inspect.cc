@@ -1,0 +1,52 @@
+// `splice inspect MODEL.pt2`: the signature (user input names exactly as `splice run`
+// expects them, with their expected dtype and shape), the symbols with their ranges, the
+// weights, and the whole program as text IR.
+#include <cstdio>
+
+#include "frontend/pt2/loader.h"
+#include "ir/printer.h"
+#include "runtime/input_binding.h"
+#include "tools/splice/commands.h"
+
+namespace splice::tools {
+
+Result<void> run_inspect(const InspectOptions& options) {
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(options.model));
+  std::string out;
+  out += "# inputs (names for `splice run --inputs`)\n";
+  for (const auto& spec : program.signature.inputs) {
+    if (spec.kind != ir::InputKind::kUserInput || spec.value == nullptr) continue;
+    if (spec.value->is_tensor())
+      out += fmt::format("#   {}: {}\n", spec.value->name(),
+                         runtime::describe_expected(program, *spec.value));
+    else
+      out += fmt::format("#   {}: {} (not a tensor: `splice run` cannot pass it)\n",
+                         spec.value->name(), ir::value_kind_name(spec.value->kind()));
+  }
+  out += "# outputs\n";
+  size_t user_index = 0;
+  for (const auto& spec : program.signature.outputs) {
+    if (spec.kind == ir::OutputKind::kUserOutput || spec.kind == ir::OutputKind::kLossOutput)
+      out += fmt::format("#   output.{}\n", user_index++);
+    else if (spec.kind == ir::OutputKind::kUserInputMutation)
+      out += fmt::format("#   mutated.{}\n", spec.target);
+    else if (spec.kind == ir::OutputKind::kBufferMutation)
+      out += fmt::format("#   (state) {}\n", spec.target);
+  }
+  if (!program.weights.empty()) {
+    out += fmt::format("# weights and buffers: {}\n", program.weights.size());
+    for (const auto& [name, t] : program.weights)
+      out += fmt::format("#   {}: {}{}\n", name, dtype_name(t.dtype()), shape_string(t.sizes()));
+  }
+  if (options.no_graph) {
+    out += "# symbols\n";
+    for (const auto& [name, range] : program.ranges)
+      out += fmt::format("#   {}: {}\n", name, range.to_string());
+  } else {
+    out += ir::print_program(program);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return ok_result();
+}
+
+}  // namespace splice::tools
