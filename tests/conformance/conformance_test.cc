@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
+#include "frontend/pt2/zip_reader.h"
+#include "ir/ops.h"
 #include "splice/splice.h"
 #include "tensor/safetensors.h"
 #include "tests/conformance/compare.h"
@@ -38,7 +43,26 @@ TensorMap read_or_fail(const fs::path& p) {
   return r.ok() ? std::move(*r) : TensorMap{};
 }
 
+// A case may record that one call must fail (PyTorch raised there): {"expect_error":
+// {"call": K, "message_contains": "..."}} in case.json.
+struct ExpectedError {
+  int call = -1;
+  std::string message_contains;
+};
+
+ExpectedError expected_error(const fs::path& dir) {
+  ExpectedError e;
+  std::ifstream in(dir / "case.json");
+  if (!in) return e;
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("expect_error") || !j["expect_error"].is_object()) return e;
+  e.call = j["expect_error"].value("call", -1);
+  e.message_contains = j["expect_error"].value("message_contains", "");
+  return e;
+}
+
 void run_case(const fs::path& dir) {
+  const ExpectedError expect_error = expected_error(dir);
   auto model = Model::load((dir / "model.pt2").string());
   ASSERT_TRUE(model.ok()) << model.error().message();
   Session session = model->open_session();
@@ -51,6 +75,13 @@ void run_case(const fs::path& dir) {
     std::map<std::string, TensorArg> args;
     for (auto& [name, t] : inputs) args.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
     auto result = session.run(args);
+    if (k == expect_error.call) {
+      ASSERT_FALSE(result.ok()) << "PyTorch raised at this call; splice did not";
+      EXPECT_EQ(result.error().exit_code(), 2) << result.error().message();
+      EXPECT_NE(result.error().message().find(expect_error.message_contains), std::string::npos)
+          << result.error().message();
+      continue;
+    }
     ASSERT_TRUE(result.ok()) << result.error().message();
 
     TensorMap actual;
@@ -84,6 +115,32 @@ void run_case(const fs::path& dir) {
       }
     }
   }
+}
+
+// Every op of the op table must appear in at least one case's program, so no op ships
+// without a PyTorch-recorded conformance check.
+TEST(OpCoverage, EveryOpOfTheTableHasACase) {
+  std::set<std::string> seen;
+  for (const auto& e : fs::directory_iterator(cases_dir())) {
+    fs::path pt2 = e.path() / "model.pt2";
+    if (!fs::exists(pt2)) continue;
+    auto zip = pt2::ZipArchive::open(pt2.string());
+    ASSERT_TRUE(zip.ok()) << zip.error().message();
+    auto prefix = zip->archive_prefix();
+    ASSERT_TRUE(prefix.ok());
+    auto text = zip->read_text(*prefix + "models/model.json");
+    ASSERT_TRUE(text.ok());
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    for (const auto& node : j["graph_module"]["graph"]["nodes"]) {
+      std::string target = node.value("target", "");
+      if (target.rfind("torch.ops.", 0) == 0) target = target.substr(10);
+      seen.insert(target);
+    }
+  }
+  std::string missing;
+  for (const ir::OpSchema* op : ir::all_ops())
+    if (!seen.count(op->target)) missing += "\n  " + op->target;
+  EXPECT_TRUE(missing.empty()) << "ops of the op table without a case in tests/cases:" << missing;
 }
 
 class CaseTest : public ::testing::Test {

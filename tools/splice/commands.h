@@ -22,6 +22,7 @@ struct RunOptions {
   std::string device = "cpu";
   int threads = 0;
   bool print = false;
+  std::string compare;  // a safetensors file of expected outputs to print side by side
 };
 Result<void> run_run(const RunOptions& options);
 

@@ -40,6 +40,7 @@ Result<void> run_inspect(const InspectOptions& options) {
   }
   if (options.no_graph) {
     out += "# symbols\n";
+    if (program.ranges.empty()) out += "#   (none: every shape is static)\n";
     for (const auto& [name, range] : program.ranges)
       out += fmt::format("#   {}: {}\n", name, range.to_string());
   } else {

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "CPU threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--print", run.print, "print the outputs");
+  run_cmd->add_option("--compare", run.compare,
+                      "print each output next to the same key of this safetensors file "
+                      "(e.g. PyTorch's outputs) with the largest difference");
 
   try {
     app.parse(argc, argv);

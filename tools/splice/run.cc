@@ -56,7 +56,10 @@ Result<void> run_run(const RunOptions& options) {
   for (const auto& [name, h] : result.mutated_inputs)
     out.emplace(fmt::format("mutated.{}", name), tensor_of(h));
   if (!options.outputs.empty()) SPLICE_TRY(write_safetensors(options.outputs, out));
-  if (options.print || options.outputs.empty()) {
+  if (!options.compare.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(auto expected, read_safetensors(options.compare));
+    std::printf("%s", format_comparison(out, expected).c_str());
+  } else if (options.print || options.outputs.empty()) {
     for (const auto& [name, t] : out) std::printf("%s = %s\n", name.c_str(), format_tensor(t).c_str());
   }
   if (!options.state_out.empty()) {

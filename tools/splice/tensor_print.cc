@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "backends/cpu/cast.h"
 #include "support/dtype.h"
 
@@ -23,6 +26,32 @@ std::string format_tensor(const Tensor& t, int max_values) {
   }
   if (n > max_values) s += ", ...";
   return s + "]";
+}
+
+std::string format_comparison(const std::map<std::string, Tensor>& actual,
+                              const std::map<std::string, Tensor>& expected) {
+  std::string s;
+  for (const auto& [name, a] : actual) {
+    s += fmt::format("{}\n  splice:  {}\n", name, format_tensor(a));
+    auto it = expected.find(name);
+    if (it == expected.end()) {
+      s += "  (no such key in the comparison file)\n";
+      continue;
+    }
+    const Tensor& e = it->second;
+    s += fmt::format("  PyTorch: {}\n", format_tensor(e));
+    if (e.sizes() != a.sizes()) {
+      s += "  shapes differ\n";
+      continue;
+    }
+    Tensor x = cpu::cast_copy(a, DType::kFloat64), y = cpu::cast_copy(e, DType::kFloat64);
+    double worst = 0;
+    for (int64_t i = 0; i < x.numel(); ++i)
+      worst = std::max(worst, std::fabs(x.data<double>()[i] - y.data<double>()[i]));
+    s += fmt::format("  max |splice - PyTorch| = {:.3g}{}\n", worst,
+                     e.dtype() == a.dtype() ? "" : " (dtypes differ)");
+  }
+  return s;
 }
 
 }  // namespace splice::tools
