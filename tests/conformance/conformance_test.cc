@@ -10,7 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/pt2/loader.h"
 #include "frontend/pt2/zip_reader.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "ir/ops.h"
 #include "splice/splice.h"
 #include "tensor/safetensors.h"
@@ -141,6 +145,26 @@ TEST(OpCoverage, EveryOpOfTheTableHasACase) {
   for (const ir::OpSchema* op : ir::all_ops())
     if (!seen.count(op->target)) missing += "\n  " + op->target;
   EXPECT_TRUE(missing.empty()) << "ops of the op table without a case in tests/cases:" << missing;
+}
+
+// Every generated archive loads, verifies, and round-trips through the text IR:
+// print(parse(print(P))) == print(P).
+TEST(TextIr, EveryCaseRoundTrips) {
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(cases_dir())) {
+    fs::path pt2 = e.path() / "model.pt2";
+    if (!fs::exists(pt2)) continue;
+    auto program = pt2::load_program(pt2.string());
+    ASSERT_TRUE(program.ok()) << program.error().message();
+    std::string text = ir::print_program(*program);
+    auto reparsed = ir::parse_program(text);
+    ASSERT_TRUE(reparsed.ok()) << pt2 << ": " << reparsed.error().message();
+    auto verified = ir::verify(*reparsed);
+    EXPECT_TRUE(verified.ok()) << pt2 << ": " << verified.error().message();
+    EXPECT_EQ(ir::print_program(*reparsed), text) << pt2;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
 }
 
 class CaseTest : public ::testing::Test {
