@@ -7,6 +7,7 @@
 #include "frontend/pt2/schema.h"
 #include "frontend/pt2/zip_reader.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 #include "support/checked_math.h"
 
 namespace splice::pt2 {
@@ -146,7 +147,7 @@ class WeightLoader {
 
 Result<ir::Program> load_program(const std::string& path) {
   auto zip = ZipArchive::open(path);
-  if (!zip.ok()) return zip.error().with_context(path);
+  if (!zip.ok()) return zip.error();  // its errors already name the file
   auto result = [&]() -> Result<ir::Program> {
     SPLICE_ASSIGN_OR_RETURN(std::string prefix, zip->archive_prefix());
     if (const ZipEntry* fmt_entry = zip->find(prefix + "archive_format")) {
@@ -163,6 +164,8 @@ Result<ir::Program> load_program(const std::string& path) {
     if (!ep.ok()) return ep.error().with_context(entry);
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, import_program(*ep));
     SPLICE_TRY(WeightLoader(*zip, prefix).load(program));
+    // Canonical writes (src/passes): later stages only ever see the passes' output.
+    SPLICE_TRY(passes::run_pipeline(program));
     SPLICE_TRY(ir::verify(program));
     return program;
   }();

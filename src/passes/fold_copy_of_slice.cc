@@ -1,0 +1,106 @@
+// fold_copy_of_slice: export writes `y[:, a:b] = s` as `copy(slice(y, ...), s)` feeding a
+// slice_scatter. The functional copy(dst, src) is `src` broadcast to dst's shape and converted
+// to dst's dtype (write-semantics.md §1): dst only supplies a shape and a dtype. This pass
+// replaces the copy by exactly that — src itself, or an aten._to_copy and/or aten.expand of
+// it — so the slice that fed it (often a slice of the write's own base) disappears and the
+// planner sees the producer of the written values directly.
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+
+namespace splice::passes {
+
+namespace {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+// The expand sizes that broadcast `src` to `dst` (empty when the shapes are already equal),
+// or nullopt when that is not provable statically. A dim that `src` has with the same size
+// keeps it (-1); a new or size-1 dim takes dst's size, which must be a constant.
+// Examples: src f32[] → dst f32[4, 3]: [4, 3]; src [s0, 1] → dst [s0, 3]: [-1, 3];
+// src [4, 3] → dst [4, 3]: {}; src [s1, 3] → dst [s0, 3]: nullopt.
+std::optional<std::vector<ir::SymIntArg>> expand_sizes(const ir::TensorType& src,
+                                                       const ir::TensorType& dst) {
+  const int64_t offset = dst.rank() - src.rank();
+  if (offset < 0) return std::nullopt;
+  std::vector<ir::SymIntArg> sizes;
+  bool needs_expand = offset > 0;
+  for (int64_t d = 0; d < dst.rank(); ++d) {
+    if (d >= offset && src.sizes[d - offset] == dst.sizes[d]) {
+      std::optional<int64_t> c = dst.sizes[d].constant();
+      sizes.push_back(c ? *c : int64_t{-1});
+      continue;
+    }
+    if (d >= offset && src.sizes[d - offset].constant() != 1) return std::nullopt;
+    std::optional<int64_t> c = dst.sizes[d].constant();
+    if (!c) return std::nullopt;
+    sizes.push_back(*c);
+    needs_expand = true;
+  }
+  if (!needs_expand) return std::vector<ir::SymIntArg>{};
+  return sizes;
+}
+
+bool fold(ir::Graph& graph, Node* copy) {
+  Value* dst = tensor_arg(*copy, "self");
+  Value* src = tensor_arg(*copy, "src");
+  Value* out = copy->output();
+  // A wrapped Python number as src: nothing to name as the written value.
+  if (dst == nullptr || src == nullptr || out == nullptr) return false;
+  // Only copies into a view of a write's base, the form export produces for slice writes;
+  // a copy into another tensor is left to later stages.
+  if (producer_if(dst, "aten.slice.Tensor") == nullptr &&
+      producer_if(dst, "aten.select.int") == nullptr)
+    return false;
+  // The copy's result must be dst's shape and dtype, or the archive disagrees with itself.
+  if (!(out->type() == dst->type())) return false;
+  auto sizes = expand_sizes(src->type(), dst->type());
+  // Not provably broadcastable (e.g. s1 into s0): the copy kernel checks it at run time.
+  if (!sizes) return false;
+
+  Value* value = src;
+  // Convert before broadcasting: the conversion then touches src's elements only.
+  if (src->type().dtype != dst->type().dtype) {
+    ir::TensorType cast_type{dst->type().dtype, src->type().sizes};
+    value = insert_tensor_node(graph, copy, "aten._to_copy.default", {Arg{src}},
+                               {{"dtype", Arg{dst->type().dtype}}}, std::move(cast_type),
+                               fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype)));
+  }
+  if (!sizes->empty()) {
+    value = insert_tensor_node(graph, copy, "aten.expand.default", {Arg{value}, Arg{*sizes}}, {},
+                               dst->type(), value->name() + "_expand");
+  }
+  graph.replace_all_uses(out, value);
+  out->set_producer(nullptr);
+  graph.erase_node(copy);
+  erase_dead_producers(graph, dst);
+  return true;
+}
+
+class FoldCopyOfSlice final : public Pass {
+ public:
+  std::string_view name() const override { return "fold_copy_of_slice"; }
+  std::string_view description() const override {
+    return "Replaces copy(dst, src) whose dst is a slice or select (the form export gives "
+           "`y[a:b] = s`) by what it computes: src converted to dst's dtype (aten._to_copy) and "
+           "broadcast to dst's shape (aten.expand), or src itself when both already match. The "
+           "slice that only supplied the shape and dtype is erased when nothing else reads it. "
+           "It applies only when the broadcast is provable from the recorded shapes (equal "
+           "sizes, or size-1/new dims against constant sizes).";
+  }
+  Result<bool> run(ir::Program& program) override {
+    bool changed = false;
+    for (Node* node : node_snapshot(program.graph)) {
+      if (node->target() != "aten.copy.default") continue;
+      changed |= fold(program.graph, node);
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_fold_copy_of_slice() { return std::make_unique<FoldCopyOfSlice>(); }
+
+}  // namespace splice::passes

@@ -1,0 +1,203 @@
+// Shared pass helpers (pass_util.h): argument and size queries, Python slice arithmetic, and
+// the graph edits the write rewrites are made of.
+#include "passes/pass_util.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/ops.h"
+
+namespace splice::passes {
+
+using ir::Arg;
+using ir::Graph;
+using ir::Node;
+using ir::Value;
+
+std::string node_label(const Node& node) {
+  return fmt::format("node '{}' ({})", node.name(), node.target());
+}
+
+std::string shape_string(const std::vector<SymExpr>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    s += sizes[i].to_string();
+  }
+  return s + "]";
+}
+
+Value* tensor_arg(const Node& node, std::string_view name) {
+  auto index = node.op().find_arg(name);
+  if (!index) return nullptr;
+  const Arg& a = node.arg(*index);
+  if (!a.is<Value*>()) return nullptr;
+  Value* v = a.as<Value*>();
+  return v != nullptr && v->is_tensor() ? v : nullptr;
+}
+
+std::optional<int64_t> constant_int(const Arg& arg) {
+  if (arg.is<int64_t>()) return arg.as<int64_t>();
+  // A SymInt value whose recorded expression folded to a constant is a constant too.
+  if (arg.is<Value*>()) {
+    const Value* v = arg.as<Value*>();
+    if (v != nullptr && v->kind() == ir::ValueKind::kSymInt && v->expr())
+      return v->expr()->constant();
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> static_size(const ir::TensorType& type, int64_t dim) {
+  if (dim < 0 || dim >= type.rank()) return std::nullopt;
+  return type.sizes[dim].constant();
+}
+
+std::optional<int64_t> wrap_dim(int64_t dim, int64_t rank) {
+  if (dim < -rank || dim >= rank) return std::nullopt;
+  return dim < 0 ? dim + rank : dim;
+}
+
+SliceBounds python_slice_bounds(std::optional<int64_t> start, std::optional<int64_t> end,
+                                int64_t size) {
+  int64_t s = start.value_or(0);
+  int64_t e = end.value_or(size);
+  // size >= 0 and the bound is negative, so adding cannot overflow.
+  if (s < 0) s += size;
+  if (e < 0) e += size;
+  s = std::clamp<int64_t>(s, 0, size);
+  e = std::clamp<int64_t>(e, s, size);
+  return {s, e};
+}
+
+int64_t slice_length(const SliceBounds& bounds, int64_t step) {
+  const int64_t n = bounds.end - bounds.start;  // in [0, size]: no overflow below
+  return n == 0 ? 0 : (n - 1) / step + 1;
+}
+
+bool is_graph_output(const Graph& graph, const Value* v) {
+  for (const Arg& out : graph.outputs()) {
+    if (out.is<Value*>() && out.as<Value*>() == v) return true;
+    if (out.is<std::vector<Value*>>()) {
+      const auto& list = out.as<std::vector<Value*>>();
+      if (std::find(list.begin(), list.end(), v) != list.end()) return true;
+    }
+  }
+  return false;
+}
+
+bool is_used(const Graph& graph, const Value* v) {
+  return is_graph_output(graph, v) || !graph.users(v).empty();
+}
+
+Node* producer_if(const Value* v, std::string_view target) {
+  if (v == nullptr || v->producer() == nullptr) return nullptr;
+  return v->producer()->target() == target ? v->producer() : nullptr;
+}
+
+namespace {
+
+// Fills a full argument list for `op`: positional ones, then named ones, then defaults.
+std::vector<Arg> build_args(const ir::OpSchema& op, std::vector<Arg> positional,
+                            const NamedArgs& named) {
+  SPLICE_ASSERT(positional.size() <= op.args.size());
+  std::vector<std::optional<Arg>> slots(op.args.size());
+  for (size_t i = 0; i < positional.size(); ++i) slots[i] = std::move(positional[i]);
+  for (const auto& [name, value] : named) {
+    auto index = op.find_arg(name);
+    SPLICE_ASSERT(index.has_value());
+    slots[*index] = value;
+  }
+  std::vector<Arg> args;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i]) {
+      SPLICE_ASSERT(op.args[i].default_value.has_value());
+      slots[i] = *op.args[i].default_value;
+    }
+    args.push_back(std::move(*slots[i]));
+  }
+  return args;
+}
+
+const ir::OpSchema* op_or_die(std::string_view target) {
+  const ir::OpSchema* op = ir::find_op(target);
+  SPLICE_ASSERT(op != nullptr);
+  return op;
+}
+
+// Ops a write rewrite can orphan and that have no effect besides their result. Ops that bind
+// symbols (_local_scalar_dense, sym_size) or check things are deliberately absent.
+bool is_erasable(const Node& node) {
+  static const std::set<std::string, std::less<>> kPure = {
+      "aten.slice.Tensor",
+      "aten.select.int",
+      "aten.view.default",
+      "aten.reshape.default",
+      "aten._unsafe_view.default",
+      "aten.unsqueeze.default",
+      "aten.expand.default",
+      "aten.arange.default",
+      "aten.arange.start",
+      "aten.arange.start_step",
+      "aten.eq.Scalar",
+      "aten.eq.Tensor",
+      "aten.copy.default",
+      "aten._to_copy.default",
+      "aten.clone.default",
+  };
+  return kPure.count(node.target()) > 0;
+}
+
+}  // namespace
+
+Value* insert_tensor_node(Graph& graph, const Node* before, std::string_view target,
+                          std::vector<Arg> positional, const NamedArgs& named, ir::TensorType type,
+                          const std::string& base_name) {
+  const ir::OpSchema* op = op_or_die(target);
+  std::string name = graph.unique_name(base_name);
+  Node* node = graph.insert_node(before, op, name);
+  node->args() = build_args(*op, std::move(positional), named);
+  Value* out = graph.add_value(name, ir::ValueKind::kTensor);
+  out->set_type(std::move(type));
+  out->set_producer(node);
+  node->outputs().push_back(out);
+  return out;
+}
+
+Node* replace_node(Graph& graph, Node* old, std::string_view target, std::vector<Arg> positional,
+                   const NamedArgs& named) {
+  const ir::OpSchema* op = op_or_die(target);
+  Node* node = graph.insert_node(old, op, old->name());
+  node->args() = build_args(*op, std::move(positional), named);
+  node->outputs() = old->outputs();
+  for (Value* v : node->outputs())
+    if (v != nullptr) v->set_producer(node);
+  graph.erase_node(old);
+  return node;
+}
+
+void erase_dead_producers(Graph& graph, const Value* v) {
+  std::vector<const Value*> work = {v};
+  while (!work.empty()) {
+    const Value* cur = work.back();
+    work.pop_back();
+    Node* node = cur == nullptr ? nullptr : cur->producer();
+    if (node == nullptr || !is_erasable(*node)) continue;
+    bool used = std::any_of(node->outputs().begin(), node->outputs().end(),
+                            [&](const Value* out) { return out && is_used(graph, out); });
+    if (used) continue;
+    std::vector<Value*> operands = node->operands();
+    for (Value* out : node->outputs())
+      if (out) out->set_producer(nullptr);
+    graph.erase_node(node);
+    work.insert(work.end(), operands.begin(), operands.end());
+  }
+}
+
+std::vector<Node*> node_snapshot(const Graph& graph) {
+  std::vector<Node*> nodes;
+  nodes.reserve(graph.nodes().size());
+  for (const auto& n : graph.nodes()) nodes.push_back(n.get());
+  return nodes;
+}
+
+}  // namespace splice::passes

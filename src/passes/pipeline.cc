@@ -1,0 +1,45 @@
+// The default pass pipeline: the pass order and the verifier run after each change.
+#include "passes/pipeline.h"
+
+#include "ir/verifier.h"
+
+namespace splice::passes {
+
+std::vector<std::unique_ptr<Pass>> default_passes() {
+  std::vector<std::unique_ptr<Pass>> passes;
+  // Bounds first, so every later pass sees non-negative dims and constant bounds in range.
+  passes.push_back(make_normalize_slice_bounds());
+  passes.push_back(make_select_scatter_to_slice_scatter());
+  passes.push_back(make_where_mask_to_select_write());
+  // After the where-mask rewrite, whose true branch is often a copy of a select.
+  passes.push_back(make_fold_copy_of_slice());
+  passes.push_back(make_validate_writes());
+  // Last: every slice_scatter exists by now, and its src shape has been validated.
+  passes.push_back(make_insert_write_casts());
+  return passes;
+}
+
+std::unique_ptr<Pass> find_pass(std::string_view name) {
+  for (auto& pass : default_passes())
+    if (pass->name() == name) return std::move(pass);
+  return nullptr;
+}
+
+Result<void> run_pipeline(ir::Program& program) {
+  // Passes rely on what the verifier checks (argument variants, def-before-use), and an
+  // imported archive is untrusted.
+  auto input_ok = ir::verify(program);
+  if (!input_ok.ok()) return input_ok.error().with_context("verifier before the passes");
+  for (const auto& pass : default_passes()) {
+    auto changed = pass->run(program);
+    if (!changed.ok()) return changed.error().with_context(fmt::format("pass '{}'", pass->name()));
+    if (!*changed) continue;
+    auto verified = ir::verify(program);
+    if (!verified.ok()) {
+      return verified.error().with_context(fmt::format("verifier after pass '{}'", pass->name()));
+    }
+  }
+  return ok_result();
+}
+
+}  // namespace splice::passes
