@@ -37,10 +37,12 @@ from safetensors.torch import save_file
 from torch.export.graph_signature import InputKind, OutputKind
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defs import core_ops, state, writes  # noqa: E402,F401  (registers the cases)
+from defs import core_ops, explicit_overloads, models, ops_more, state, write_edges, writes  # noqa: E402,F401,E501
 from defs.registry import CASES  # noqa: E402
 
 FORMS = ("default", "keep")
+# The recorded programs and results come from this PyTorch release (schema 8.17).
+PINNED_TORCH = "2.11.0"
 
 # torch 2.11 warns about its own pytree internals once per export; keep one line per case.
 warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
@@ -56,6 +58,25 @@ def export_program(mod, args, dynamic_shapes, device, form):
     args = tuple(a.to(device) for a in args)
     ep = torch.export.export(mod, args, dynamic_shapes=dynamic_shapes, strict=False)
     return ep.run_decompositions() if form == "default" else ep.run_decompositions({})
+
+
+def export_and_save(mod, args, dynamic_shapes, device, form, path):
+    """Exports and saves the program; returns (ep, note). torch 2.11 cannot serialize a
+    _scaled_dot_product_cudnn_attention node (CUDA, f16/bf16 with a mask): such a program is
+    exported again with cuDNN attention disabled (flash, efficient or math instead)."""
+    ep = export_program(mod, args, dynamic_shapes, device, form)
+    try:
+        torch.export.save(ep, path)
+        return ep, ""
+    except Exception as e:
+        if device != "cuda" or "cudnn" not in str(e):
+            raise
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
+                      SDPBackend.MATH]):
+        ep = export_program(mod, args, dynamic_shapes, device, form)
+    torch.export.save(ep, path)
+    return ep, "exported with cuDNN attention disabled (torch cannot serialize it)"
 
 
 def as_saved(t):
@@ -85,8 +106,13 @@ def dtype_notes(outputs, case_notes):
     return f"{case_notes}; {notes}" if case_notes else notes
 
 
+def case_dir_name(c, form, device):
+    # CUDA exports get their own folders so they sit beside the CPU ones.
+    return f"{c.name}.{form}" + ("" if device == "cpu" else f".{device}")
+
+
 def generate_form(c, mod, calls, dynamic_shapes, device, form, out_dir):
-    tmp_dir = os.path.join(out_dir, f"{c.name}.{form}.tmp")
+    tmp_dir = os.path.join(out_dir, case_dir_name(c, form, device) + ".tmp")
     try:
         write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir)
     finally:
@@ -94,7 +120,10 @@ def generate_form(c, mod, calls, dynamic_shapes, device, form, out_dir):
 
 
 def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
-    ep = export_program(mod, calls[0], dynamic_shapes, device, form)
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    os.makedirs(tmp_dir)
+    ep, export_note = export_and_save(mod, calls[0], dynamic_shapes, device, form,
+                                      os.path.join(tmp_dir, "model.pt2"))
     sig = ep.graph_signature
     input_names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
     num_user_outputs = sum(1 for s in sig.output_specs if s.kind == OutputKind.USER_OUTPUT)
@@ -103,19 +132,20 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
         raise RuntimeError(f"the program has {len(input_names)} user inputs {input_names}, "
                            f"the case gives {len(calls[0])}")
 
-    final_dir = os.path.join(out_dir, f"{c.name}.{form}")
-    shutil.rmtree(tmp_dir, ignore_errors=True)
-    os.makedirs(tmp_dir)
-    torch.export.save(ep, os.path.join(tmp_dir, "model.pt2"))
+    final_dir = os.path.join(out_dir, case_dir_name(c, form, device))
 
     eager = copy.deepcopy(mod).to("cpu")
     torch.manual_seed(case_seed(c.name))
     output_dtypes = {}
     first_outputs = {}
+    expected_error = None
     for k, inputs in enumerate(calls):
         save_file({n: as_saved(t) for n, t in zip(input_names, inputs)},
                   os.path.join(tmp_dir, f"call{k}.inputs.safetensors"))
         args = tuple(t.clone() for t in inputs)  # the module may mutate its inputs
+        if c.expect_error is not None and k == c.expect_error[0]:
+            expected_error = expect_eager_error(eager, args, k, c.expect_error[1])
+            continue  # no outputs or state: the call must fail
         with torch.no_grad():
             result = eager(*args)
         leaves, _ = pytree.tree_flatten(result)
@@ -145,16 +175,35 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
         "mutated_inputs": mutated,
         "buffers": [n for n, _ in eager.named_buffers()],
         "output_dtypes": output_dtypes,
-        "tolerance_dtype_notes": dtype_notes(first_outputs, c.notes),
+        "tolerance_dtype_notes": dtype_notes(first_outputs, "; ".join(
+            n for n in (c.notes, export_note) if n)),
     }
+    if expected_error is not None:
+        info["expect_error"] = expected_error
     with open(os.path.join(tmp_dir, "case.json"), "w") as f:
         json.dump(info, f, indent=2, sort_keys=True)
         f.write("\n")
     shutil.rmtree(final_dir, ignore_errors=True)
     os.rename(tmp_dir, final_dir)
-    print(f"wrote {c.name}.{form}: {len(calls)} call(s), inputs {input_names}, "
+    print(f"wrote {case_dir_name(c, form, device)}: {len(calls)} call(s), inputs {input_names}, "
           f"{num_user_outputs} output(s)" + (f", mutates {mutated}" if mutated else "") +
-          (f", buffers {info['buffers']}" if info["buffers"] else ""), flush=True)
+          (f", buffers {info['buffers']}" if info["buffers"] else "") +
+          (f", call {expected_error['call']} fails" if expected_error else ""), flush=True)
+
+
+def expect_eager_error(eager, args, k, message_contains):
+    """Runs call k, which must raise; returns case.json's "expect_error" entry."""
+    try:
+        with torch.no_grad():
+            eager(*args)
+    except Exception as e:  # torch._check raises RuntimeError; others are checked by text
+        message = str(e)
+        if message_contains not in message:
+            raise RuntimeError(f"call {k} raised {type(e).__name__}: {message!r}, expected a "
+                               f"message containing {message_contains!r}") from e
+        return {"call": k, "message_contains": message_contains,
+                "eager_message": message.splitlines()[0] if message else type(e).__name__}
+    raise RuntimeError(f"call {k} was expected to fail (expect_error) but eager returned")
 
 
 def generate_case(c, device, forms, out_dir):
@@ -194,7 +243,12 @@ def main():
     parser.add_argument("--forms", default=",".join(FORMS),
                         help="comma-separated export forms: default, keep")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--any-torch", action="store_true",
+                        help=f"allow a torch other than the pinned {PINNED_TORCH}")
     args = parser.parse_args()
+    if not torch.__version__.startswith(PINNED_TORCH) and not args.any_torch:
+        parser.error(f"the cases are pinned to torch=={PINNED_TORCH} (found {torch.__version__}); "
+                     "pass --any-torch to generate with another version anyway")
 
     forms = [f for f in args.forms.split(",") if f]
     for f in forms:

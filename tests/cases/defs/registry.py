@@ -16,22 +16,33 @@ CASES = {}
 
 
 class Case:
-    def __init__(self, name, fn, calls, notes):
+    def __init__(self, name, fn, calls, notes, expect_error=None):
         self.name = name
         self.fn = fn
         self.calls = calls
         self.notes = notes
+        self.expect_error = expect_error
 
 
-def case(name, calls=1, notes=""):
-    """Registers the decorated function as case `name`, run for `calls` calls (1-3)."""
+def case(name, calls=1, notes="", expect_error=None):
+    """Registers the decorated function as case `name`, run for `calls` calls (1-3).
+
+    expect_error=(k, "substring"): eager PyTorch raises on call k (the last call), with a
+    message containing "substring" (a failed torch._check, say); the generator records the
+    expected error for that call instead of outputs and state.
+    """
 
     def register(fn):
         if name in CASES:
             raise ValueError(f"case {name!r} is defined twice")
         if not 1 <= calls <= 3:
             raise ValueError(f"case {name!r}: calls must be 1..3, got {calls}")
-        CASES[name] = Case(name, fn, calls, notes)
+        if expect_error is not None and not (
+                isinstance(expect_error, tuple) and len(expect_error) == 2
+                and expect_error[0] == calls - 1 and expect_error[0] >= 1):
+            raise ValueError(f"case {name!r}: expect_error must be (last call >= 1, "
+                             f"'substring'), got {expect_error!r}")
+        CASES[name] = Case(name, fn, calls, notes, expect_error)
         return fn
 
     return register
