@@ -102,5 +102,11 @@ std::span<const KernelEntry> matmul_kernels();
 std::span<const KernelEntry> cat_kernels();
 std::span<const KernelEntry> scatter_kernels();
 std::span<const KernelEntry> index_kernels();
+std::span<const KernelEntry> nn_kernels();
+std::span<const KernelEntry> attention_kernels();
+std::span<const KernelEntry> gather_scatter_kernels();
+std::span<const KernelEntry> minmax_kernels();
+std::span<const KernelEntry> extrema_kernels();
+std::span<const KernelEntry> repeat_kernels();
 
 }  // namespace splice::cpu

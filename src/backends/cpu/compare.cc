@@ -1,5 +1,6 @@
 // Comparisons eq/ne/lt/le/gt/ge (.Tensor and .Scalar): both operands are converted to their
 // result_type (so an int tensor compared with 2.5 compares in float32) and the result is bool.
+// Either operand of a .Tensor overload may be a wrapped Python number.
 #include "backends/cpu/args.h"
 #include "backends/cpu/cast.h"
 #include "backends/cpu/dispatch.h"
@@ -31,24 +32,39 @@ bool compare(Cmp c, M x, M y) {
   return false;
 }
 
+// One side of a comparison: a tensor, or a Python number (the .Scalar overloads' other, or a
+// wrapped number in either position of a .Tensor overload: `x == 2`, `2 < x`).
+struct Side {
+  std::optional<Tensor> tensor;
+  Scalar scalar;
+
+  PromotionOperand promotion() const {
+    return tensor ? promotion_operand(*tensor) : promotion_operand(scalar);
+  }
+  Tensor as(DType d) const { return tensor ? to_dtype(*tensor, d) : scalar_to_tensor(scalar, d); }
+};
+
+Result<Side> read_side(const Args& a, size_t i, bool scalar_only) {
+  if (auto number = a.scalar(i); scalar_only || number.ok()) {
+    SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(i));
+    return Side{std::nullopt, s};
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, a.tensor(i));
+  return Side{t, Scalar()};
+}
+
 template <Cmp kCmp, bool kScalarOther>
 Result<Outputs> compare_op(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  Tensor other;
-  DType common;
-  // The .Tensor overloads may also get a wrapped Python number (`x == 2`).
-  if (auto number = a.scalar(1); kScalarOther || number.ok()) {
-    SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
-    common = result_type(self, s);
-    other = scalar_to_tensor(s, common);
-  } else {
-    SPLICE_ASSIGN_OR_RETURN(other, a.tensor(1));
-    common = result_type(self, other);
-  }
-  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, self.sizes(), other.sizes()));
+  SPLICE_ASSIGN_OR_RETURN(Side lhs, read_side(a, 0, false));
+  SPLICE_ASSIGN_OR_RETURN(Side rhs, read_side(a, 1, kScalarOther));
+  KCHECK(lhs.tensor || rhs.tensor, ErrorKind::kBadInput,
+         "expects a tensor operand, got two numbers");
+  const PromotionOperand ops[] = {lhs.promotion(), rhs.promotion()};
+  const DType common = result_type(ops);
+  const Tensor x = lhs.as(common), y = rhs.as(common);
+  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, x.sizes(), y.sizes()));
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, DType::kBool, shape));
-  const Tensor x = to_dtype(self, common), y = to_dtype(other, common);
   dispatch_dtype(common, [&](auto tag) {
     using T = typename decltype(tag)::type;
     binary_loop<bool, T, T>(out, x, y,

@@ -1,10 +1,13 @@
-// Factory ops: empty*/zeros*/ones*/full*/scalar_tensor/arange. Results are new contiguous
+// Factory ops: empty*/zeros*/ones*/full*/scalar_tensor/arange, and the functional fill
+// (a new tensor of self's shape and dtype holding the value, checked like c10's
+// checked_convert). Results are new contiguous
 // tensors (empty_strided/empty_permuted ignore the requested layout: the values are
 // unspecified and every later kernel reads through strides). Layout/device/pin_memory/
 // memory_format arguments are ignored. dtype inference follows PyTorch: full() takes the fill
 // value's type (bool, int64, or the default float32); arange uses int64 when every bound is
 // an int, float32 otherwise.
 #include <cmath>
+#include <limits>
 
 #include "backends/cpu/args.h"
 #include "backends/cpu/cast.h"
@@ -161,6 +164,61 @@ Result<Outputs> arange_start_step(std::string_view op, std::span<const KernelArg
   return arange_impl(op, start, end, step, dtype);
 }
 
+// Whether c10::checked_convert accepts `value` for `dtype` (Tensor.fill_ raises "value cannot
+// be converted to type ... without overflow" otherwise): a float target takes inf/NaN but no
+// finite value (float or int) beyond its max (65504 for half); a negative int may wrap into
+// uint8 down to -255; bool takes 0 or 1.
+bool fill_value_fits(const Scalar& value, DType dtype) {
+  if (value.is_bool() || dtype == DType::kFloat64) return true;
+  return dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using L = std::numeric_limits<std::conditional_t<is_reduced_float_v<T>, float, T>>;
+    double lowest = static_cast<double>(L::lowest()), max = static_cast<double>(L::max());
+    if constexpr (std::is_same_v<T, Half>) {
+      lowest = -65504.0;
+      max = 65504.0;
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      max = 3.3895313892515355e38;
+      lowest = -max;
+    }
+    if (value.is_double()) {
+      const double v = value.to_double();
+      if (is_float_v<T> && (std::isinf(v) || std::isnan(v))) return true;
+      return v >= lowest && v <= max;  // NaN into an integer fails here too
+    }
+    const int64_t v = value.to_int();
+    if constexpr (std::is_same_v<T, int64_t>) return true;
+    if constexpr (std::is_same_v<T, uint8_t>) return v >= -255 && v <= 255;
+    return static_cast<double>(v) >= lowest && static_cast<double>(v) <= max;
+  });
+}
+
+// fill.Scalar(self, value) / fill.Tensor(self, value): value (a 0-d tensor is read as its
+// Python number, like value.item()) converted to self's dtype, in self's shape.
+template <bool kTensorValue>
+Result<Outputs> fill_like(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  Scalar value;
+  if constexpr (kTensorValue) {
+    SPLICE_ASSIGN_OR_RETURN(Tensor v, a.tensor(1));
+    KCHECK(v.dim() == 0, ErrorKind::kShapeMismatch,
+           "fill only supports a 0-dimension value tensor, got one with {} dimensions", v.dim());
+    if (is_floating(v.dtype()))
+      value = Scalar(item_as_double(v));
+    else if (v.dtype() == DType::kBool)
+      value = Scalar(item_as_double(v) != 0.0);
+    else
+      value = Scalar(*to_dtype(v, DType::kInt64).data<int64_t>());
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(value, a.scalar(1));
+  }
+  KCHECK(fill_value_fits(value, self.dtype()), ErrorKind::kOutOfRange,
+         "value {} cannot be converted to type {} without overflow", value.to_double(),
+         dtype_name(self.dtype()));
+  return make_filled(op, self.sizes(), self.dtype(), value);
+}
+
 }  // namespace
 
 std::span<const KernelEntry> factory_kernels() {
@@ -176,6 +234,8 @@ std::span<const KernelEntry> factory_kernels() {
       entry<"aten.ones_like.default", like<1>>(),
       entry<"aten.full_like.default", full_like>(),
       entry<"aten.scalar_tensor.default", scalar_tensor>(),
+      entry<"aten.fill.Scalar", fill_like<false>>(),
+      entry<"aten.fill.Tensor", fill_like<true>>(),
       entry<"aten.arange.default", arange>(),
       entry<"aten.arange.start", arange_start>(),
       entry<"aten.arange.start_step", arange_start_step>(),

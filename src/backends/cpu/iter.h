@@ -1,12 +1,14 @@
 #pragma once
 // Strided iteration and broadcasting shared by the kernels: for_each_offset walks a shape and
 // hands the callback one element offset per operand (each operand with its own strides, 0 on
-// broadcast dims), innermost dim fastest.
+// broadcast dims), innermost dim fastest. binary_loop/unary_loop take a flat, multi-threaded
+// path when every operand is contiguous with the output's sizes.
 
 #include <array>
 #include <cstdint>
 #include <string_view>
 
+#include "backends/cpu/parallel.h"
 #include "support/error.h"
 #include "tensor/tensor.h"
 
@@ -55,10 +57,25 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape);
 
 namespace splice::cpu {
 
+// Whether a has out's sizes and both are contiguous, so element i of each is at offset i.
+inline bool same_contiguous(const Tensor& out, const Tensor& a) {
+  return a.sizes() == out.sizes() && a.is_contiguous() && out.is_contiguous();
+}
+
 // out[i] = fn(a[i], b[i]) over out's shape, with a and b broadcast to it; element types are
 // the template arguments (callers have already converted the operands' dtypes).
 template <typename TO, typename TA, typename TB, typename F>
 void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F&& fn) {
+  if (same_contiguous(out, a) && same_contiguous(out, b)) {
+    // Flat fast path, split across threads when big (fn must be safe to call concurrently).
+    TO* po = out.data<TO>();
+    const TA* pa = a.data<TA>();
+    const TB* pb = b.data<TB>();
+    parallel_for(out.numel(), kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = fn(pa[i], pb[i]);
+    });
+    return;
+  }
   const Shape sa = broadcast_strides(a, out.sizes());
   const Shape sb = broadcast_strides(b, out.sizes());
   TO* po = out.data<TO>();
@@ -71,6 +88,14 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F&& fn) {
 // out[i] = fn(a[i]) with a broadcast to out's shape.
 template <typename TO, typename TA, typename F>
 void unary_loop(const Tensor& out, const Tensor& a, F&& fn) {
+  if (same_contiguous(out, a)) {
+    TO* po = out.data<TO>();
+    const TA* pa = a.data<TA>();
+    parallel_for(out.numel(), kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = fn(pa[i]);
+    });
+    return;
+  }
   const Shape sa = broadcast_strides(a, out.sizes());
   TO* po = out.data<TO>();
   const TA* pa = a.data<TA>();

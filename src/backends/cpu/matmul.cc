@@ -1,5 +1,7 @@
-// Matrix products: mm, bmm and addmm. float32/float64 go through OpenBLAS (cblas_sgemm /
-// cblas_dgemm) on contiguous copies; f16/bf16 are widened to float, multiplied by sgemm and
+// Matrix products: mm, bmm, addmm, matmul (every rank combination of torch.matmul) and linear.
+// float32/float64 go through OpenBLAS (cblas_sgemm / cblas_dgemm) on contiguous copies (a 2-D
+// right operand that is a transposed contiguous matrix, like linear's weight.T, is passed to
+// BLAS as transposed instead of copied); f16/bf16 are widened to float, multiplied by sgemm and
 // rounded once; integer types use plain loops with wraparound accumulation (PyTorch's integer
 // GEMM accumulates in the element type, which wraps the same way mod 2^n).
 #include <cblas.h>
@@ -13,24 +15,27 @@ namespace splice::cpu {
 
 namespace {
 
-// One [m,k] x [k,n] product; a, b, c are contiguous (c is [m,n], overwritten).
+// One [m,k] x [k,n] product; a, b, c are contiguous (c is [m,n], overwritten). With tb, b
+// holds the product's right operand transposed: a contiguous [n,k] matrix.
 template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb = false) {
+  const auto b_trans = tb ? CblasTrans : CblasNoTrans;
+  const int64_t ldb = tb ? k : n;
   if constexpr (std::is_same_v<T, float>) {
     if (m && n && k)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0f, a, k, b, ldb, 0.0f, c, n);
     else
       for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
   } else if constexpr (std::is_same_v<T, double>) {
     if (m && n && k)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0, a, k, b, ldb, 0.0, c, n);
     else
       for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
   } else if constexpr (is_reduced_float_v<T>) {
     std::vector<float> fa(m * k), fb(k * n), fc(m * n);
     for (int64_t i = 0; i < m * k; ++i) fa[i] = static_cast<float>(a[i]);
     for (int64_t i = 0; i < k * n; ++i) fb[i] = static_cast<float>(b[i]);
-    gemm<float>(m, n, k, fa.data(), fb.data(), fc.data());
+    gemm<float>(m, n, k, fa.data(), fb.data(), fc.data(), tb);
     for (int64_t i = 0; i < m * n; ++i) c[i] = T(fc[i]);
   } else {
     for (int64_t i = 0; i < m; ++i) {
@@ -38,7 +43,7 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
         uint64_t acc = 0;
         for (int64_t p = 0; p < k; ++p)
           acc += static_cast<uint64_t>(static_cast<int64_t>(a[i * k + p])) *
-                 static_cast<uint64_t>(static_cast<int64_t>(b[p * n + j]));
+                 static_cast<uint64_t>(static_cast<int64_t>(tb ? b[j * k + p] : b[p * n + j]));
         c[i * n + j] = static_cast<T>(acc);
       }
     }
@@ -57,13 +62,15 @@ Result<Tensor> batched(std::string_view op, const Tensor& a, const Tensor& b, in
          "matrix dims {}x{}x{} exceed the BLAS limit", m, k, n);
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, a.dtype(), out_shape));
   const Tensor ca = a.is_contiguous() ? a : a.contiguous_copy();
-  const Tensor cb = b.is_contiguous() ? b : b.contiguous_copy();
+  // A 2-D b that is the transpose of a contiguous [n,k] matrix goes to BLAS as is.
+  const bool tb = !b.is_contiguous() && b.dim() == 2 && b.stride(0) == 1 && b.stride(1) == k;
+  const Tensor cb = b.is_contiguous() || tb ? b : b.contiguous_copy();
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
       for (int64_t i = 0; i < batch; ++i)
         gemm<T>(m, n, k, ca.data<T>() + i * m * k, cb.data<T>() + i * k * n,
-                out.data<T>() + i * m * n);
+                out.data<T>() + i * m * n, tb);
     }
   });
   return out;
@@ -134,13 +141,114 @@ Result<Outputs> addmm(std::string_view op, std::span<const KernelArg> args) {
   return Outputs{p};
 }
 
+// torch.matmul for every rank combination: a 1-D left operand is a row [1,k] and a 1-D right
+// operand a column [k,1], their unit dim dropped from the result; a 2-D right operand is
+// multiplied with the left one's leading dims folded into rows (one GEMM, as PyTorch folds);
+// otherwise the batch dims broadcast and each batch is one GEMM.
+Result<Tensor> matmul_impl(std::string_view op, const Tensor& x, const Tensor& y) {
+  KCHECK(x.dim() >= 1 && y.dim() >= 1, ErrorKind::kShapeMismatch,
+         "both arguments need to be at least 1-D, got shapes {} and {}", shape_string(x.sizes()),
+         shape_string(y.sizes()));
+  const Tensor a =
+      x.dim() == 1 ? x.view_as({1, x.size(0)}, {x.size(0) * x.stride(0), x.stride(0)}, x.offset())
+                   : x;
+  const Tensor b = y.dim() == 1 ? y.view_as({y.size(0), 1}, {y.stride(0), 1}, y.offset()) : y;
+  const int64_t m = a.size(a.dim() - 2), k = a.size(a.dim() - 1);
+  const int64_t n = b.size(b.dim() - 1);
+  KCHECK(b.size(b.dim() - 2) == k, ErrorKind::kShapeMismatch,
+         "shapes {} and {} cannot be multiplied ({} != {})", shape_string(x.sizes()),
+         shape_string(y.sizes()), k, b.size(b.dim() - 2));
+  const Shape a_batch(a.sizes().begin(), a.sizes().end() - 2);
+  const Shape b_batch(b.sizes().begin(), b.sizes().end() - 2);
+  Shape batch = a_batch;
+  if (!b_batch.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(batch, broadcast_shapes(op, a_batch, b_batch));
+  }
+  Shape out_shape = batch;
+  if (x.dim() > 1) out_shape.push_back(m);
+  if (y.dim() > 1) out_shape.push_back(n);
+  Shape rows_shape = batch;
+  rows_shape.push_back(m);
+  const auto rows_opt = checked_numel(rows_shape);
+  KCHECK(rows_opt.has_value(), ErrorKind::kShapeMismatch, "batch shape {} with {} rows overflows",
+         shape_string(batch), m);
+  const int64_t batch_numel = shape_numel(batch);
+  if (b_batch.empty()) {
+    const Tensor ca = a.is_contiguous() ? a : a.contiguous_copy();
+    const int64_t rows = *rows_opt;
+    const Tensor folded = ca.view_as({rows, k}, {k, 1}, ca.offset());
+    SPLICE_ASSIGN_OR_RETURN(Tensor out, batched(op, folded, b, 1, rows, k, n, out_shape));
+    return out;
+  }
+  Shape a_shape = batch, b_shape = batch;
+  a_shape.insert(a_shape.end(), {m, k});
+  b_shape.insert(b_shape.end(), {k, n});
+  const Tensor ea = broadcast_to(a, a_shape).contiguous_copy();
+  const Tensor eb = broadcast_to(b, b_shape).contiguous_copy();
+  return batched(op, ea, eb, batch_numel, m, k, n, out_shape);
+}
+
+Result<Outputs> matmul(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor x, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor y, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, matmul_impl(op, x, y));
+  return Outputs{out};
+}
+
+Result<Outputs> linear(std::string_view op, std::span<const KernelArg> args) {
+  // linear(input, weight, bias=None) = input @ weight.T + bias. PyTorch runs it as addmm (bias
+  // added inside the GEMM) for contiguous inputs, so 16-bit floats are computed in float and
+  // rounded once after the bias, as here.
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor input, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor weight, a.tensor(1));
+  std::optional<Tensor> bias;
+  if (!a.is_none(2)) {
+    SPLICE_ASSIGN_OR_RETURN(bias, a.tensor(2));
+  }
+  const DType dtype = input.dtype();
+  KCHECK(weight.dim() == 1 || weight.dim() == 2, ErrorKind::kShapeMismatch,
+         "weight must be 1-D or 2-D, got shape {}", shape_string(weight.sizes()));
+  KCHECK(weight.dtype() == dtype && (!bias || bias->dtype() == dtype), ErrorKind::kShapeMismatch,
+         "input ({}), weight ({}) and bias ({}) must have the same dtype", dtype_name(dtype),
+         dtype_name(weight.dtype()), bias ? dtype_name(bias->dtype()) : "None");
+  const Tensor wt = weight.dim() == 2
+                        ? weight.view_as({weight.size(1), weight.size(0)},
+                                         {weight.stride(1), weight.stride(0)}, weight.offset())
+                        : weight;
+  const bool reduced = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  const DType compute = reduced ? DType::kFloat32 : dtype;
+  SPLICE_ASSIGN_OR_RETURN(Tensor prod, matmul_impl(op, reduced ? cast_copy(input, compute) : input,
+                                                   reduced ? cast_copy(wt, compute) : wt));
+  if (bias) {
+    SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, bias->sizes(), prod.sizes()));
+    KCHECK(shape == prod.sizes(), ErrorKind::kShapeMismatch,
+           "bias of shape {} does not broadcast to the output shape {}",
+           shape_string(bias->sizes()), shape_string(prod.sizes()));
+    const Tensor b = to_dtype(*bias, compute);
+    dispatch_dtype(compute, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_floating_point_v<T>) {
+        binary_loop<T, T, T>(prod, prod, b, [](T x, T y) { return x + y; });
+      } else if constexpr (is_int_v<T>) {
+        binary_loop<T, T, T>(prod, prod, b, [](T x, T y) {
+          return static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(x)) +
+                                static_cast<uint64_t>(static_cast<int64_t>(y)));
+        });
+      }
+    });
+  }
+  return Outputs{reduced ? cast_copy(prod, dtype) : prod};
+}
+
 }  // namespace
 
 std::span<const KernelEntry> matmul_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.mm.default", mm>(),
-      entry<"aten.bmm.default", bmm>(),
-      entry<"aten.addmm.default", addmm>(),
+      entry<"aten.mm.default", mm>(),         entry<"aten.bmm.default", bmm>(),
+      entry<"aten.addmm.default", addmm>(),   entry<"aten.matmul.default", matmul>(),
+      entry<"aten.linear.default", linear>(),
   };
   return kEntries;
 }

@@ -1,9 +1,11 @@
-// Binary pointwise arithmetic: add/sub (with alpha), mul, div (true, trunc, floor), pow, and
-// where/logical_and/logical_or. Operands broadcast; the result dtype is PyTorch's
-// result_type (true division of integers gives float32); inputs are converted to that dtype
-// and the op computes in its opmath type (float for f16/bf16, rounded once). As in PyTorch's
-// mul/div kernels, a 0-d second operand of a 16-bit float op keeps its original value in
-// float instead of being rounded to 16 bits first.
+// Binary pointwise arithmetic: add/sub/rsub (with alpha), mul, div (true, trunc, floor),
+// remainder (Python's sign rule), pow, and where/logical_and/logical_or. Either operand of a
+// .Tensor overload may be a wrapped Python number (`2 - x` exports as sub.Tensor(2, x)). Operands
+// broadcast; the result dtype is PyTorch's result_type (true division of integers gives float32);
+// inputs are converted to that dtype and the op computes in its opmath type (float for f16/bf16,
+// rounded once). As in PyTorch's mul/div kernels, a 0-d second operand of a 16-bit float op keeps
+// its original value in float instead of being rounded to 16 bits first.
+#include <atomic>
 #include <cmath>
 
 #include "backends/cpu/args.h"
@@ -16,7 +18,7 @@ namespace splice::cpu {
 
 namespace {
 
-enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kPow };
+enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kRem, kPow };
 
 // A tensor or a Python number operand.
 struct Operand {
@@ -91,7 +93,7 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
            "boolean alpha only supported for boolean results");
   }
   KCHECK(
-      common != DType::kBool || (kind == BinOp::kAdd || kind == BinOp::kMul || kind == BinOp::kDiv),
+      common != DType::kBool || kind == BinOp::kAdd || kind == BinOp::kMul || kind == BinOp::kDiv,
       ErrorKind::kBadInput, "not implemented for bool tensors");
   SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, a.shape(), b.shape()));
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, compute, shape));
@@ -100,7 +102,8 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
   const bool b_original = (kind == BinOp::kMul || kind == BinOp::kDiv) && b.is_zero_dim() &&
                           (compute == DType::kFloat16 || compute == DType::kBFloat16);
   const double b_value = b_original ? b.value() : 0.0;
-  bool divided_by_zero = false;
+  // Set from the (possibly multi-threaded) element loop.
+  std::atomic<bool> divided_by_zero{false};
   dispatch_dtype(compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -123,11 +126,17 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
             break;
         }
         if (y == 0) {
-          divided_by_zero = true;
+          divided_by_zero.store(true, std::memory_order_relaxed);
           return 0;
         }
         if constexpr (std::is_signed_v<T>) {
-          if (y == -1) return wrap_mul(x, T(-1));  // avoids INT_MIN / -1
+          // Avoids INT_MIN / -1 (and INT_MIN % -1), which trap on x86.
+          if (y == -1) return kind == BinOp::kRem ? T(0) : wrap_mul(x, T(-1));
+        }
+        if (kind == BinOp::kRem) {
+          T r = static_cast<T>(x % y);
+          if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
+          return r;
         }
         T q = static_cast<T>(x / y);
         if (kind == BinOp::kDivFloor && x % y != 0 && ((x < 0) != (y < 0))) q = q - 1;
@@ -156,6 +165,10 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
           case BinOp::kDivFloor:
             r = div_floor_float(x, y);
             break;
+          case BinOp::kRem:
+            r = std::fmod(x, y);
+            if (r != M(0) && ((y < M(0)) != (r < M(0)))) r += y;
+            break;
           case BinOp::kPow:
             r = std::pow(x, y);
             break;
@@ -164,7 +177,8 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
       });
     }
   });
-  KCHECK(!divided_by_zero, ErrorKind::kBadInput, "integer division by zero (ZeroDivisionError)");
+  KCHECK(!divided_by_zero.load(), ErrorKind::kBadInput,
+         "integer division by zero (ZeroDivisionError)");
   return out;
 }
 
@@ -179,11 +193,12 @@ Result<Operand> read_operand(const Args& a, size_t i) {
   return tensor_operand(t);
 }
 
-// add/sub .Tensor(self, other, *, alpha=1) and .Scalar(self, other, alpha=1).
-template <bool kNegate, bool kScalarOther>
+// add/sub/rsub .Tensor(self, other, *, alpha=1) and .Scalar(self, other, alpha=1); rsub
+// computes other - alpha * self.
+template <bool kNegate, bool kScalarOther, bool kReverse = false>
 Result<Outputs> add_like(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Operand self, read_operand(a, 0));
   Operand other;
   if constexpr (kScalarOther) {
     SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
@@ -191,9 +206,11 @@ Result<Outputs> add_like(std::string_view op, std::span<const KernelArg> args) {
   } else {
     SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, 1));
   }
+  KCHECK(self.tensor || other.tensor, ErrorKind::kBadInput,
+         "expects a tensor operand, got two numbers");
   SPLICE_ASSIGN_OR_RETURN(Scalar alpha, a.scalar_or(2, Scalar(int64_t{1})));
   if constexpr (kNegate) {
-    const PromotionOperand ops[] = {promotion_operand(self), other.promotion()};
+    const PromotionOperand ops[] = {self.promotion(), other.promotion()};
     KCHECK(result_type(ops) != DType::kBool, ErrorKind::kBadInput,
            "subtraction with two bool tensors is not supported; use logical_xor");
     if (alpha.is_double())
@@ -201,15 +218,16 @@ Result<Outputs> add_like(std::string_view op, std::span<const KernelArg> args) {
     else
       alpha = Scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(alpha.to_int())));
   }
-  SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, BinOp::kAdd, tensor_operand(self), other, alpha));
+  if constexpr (kReverse) std::swap(self, other);
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, BinOp::kAdd, self, other, alpha));
   return Outputs{out};
 }
 
-// mul/div/pow with a tensor or scalar second operand; div modes read arg 2.
+// mul/div/remainder/pow with a tensor or scalar second operand; div modes read arg 2.
 template <BinOp kKind, bool kScalarOther>
 Result<Outputs> binary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Operand self, read_operand(a, 0));
   Operand other;
   if constexpr (kScalarOther) {
     SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
@@ -229,11 +247,13 @@ Result<Outputs> binary(std::string_view op, std::span<const KernelArg> args) {
              "rounding_mode must be None, 'trunc' or 'floor', got '{}'", *mode);
   }
   if (kKind == BinOp::kPow && kScalarOther) {
-    KCHECK(!(is_integral(self.dtype()) && other.scalar.is_int() && other.scalar.to_int() < 0),
+    KCHECK(!(self.tensor && is_integral(self.tensor->dtype()) && other.scalar.is_int() &&
+             other.scalar.to_int() < 0),
            ErrorKind::kBadInput, "integers to negative integer powers are not allowed");
   }
-  SPLICE_ASSIGN_OR_RETURN(Tensor out,
-                          arith(op, kind, tensor_operand(self), other, Scalar(int64_t{1})));
+  KCHECK(self.tensor || other.tensor, ErrorKind::kBadInput,
+         "expects a tensor operand, got two numbers");
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, kind, self, other, Scalar(int64_t{1})));
   return Outputs{out};
 }
 
@@ -246,7 +266,6 @@ Result<Outputs> pow_scalar(std::string_view op, std::span<const KernelArg> args)
                                             tensor_operand(exponent), Scalar(int64_t{1})));
   return Outputs{out};
 }
-
 
 // where.self / ScalarSelf / ScalarOther / Scalar: (condition, self, other), each of self and
 // other a tensor or a number.
@@ -300,6 +319,8 @@ std::span<const KernelEntry> binary_kernels() {
       entry<"aten.add.Scalar", add_like<false, true>>(),
       entry<"aten.sub.Tensor", add_like<true, false>>(),
       entry<"aten.sub.Scalar", add_like<true, true>>(),
+      entry<"aten.rsub.Tensor", add_like<true, false, true>>(),
+      entry<"aten.rsub.Scalar", add_like<true, true, true>>(),
       entry<"aten.mul.Tensor", binary<BinOp::kMul, false>>(),
       entry<"aten.mul.Scalar", binary<BinOp::kMul, true>>(),
       entry<"aten.div.Tensor", binary<BinOp::kDiv, false>>(),
@@ -307,6 +328,8 @@ std::span<const KernelEntry> binary_kernels() {
       entry<"aten.div.Tensor_mode", binary<BinOp::kDivTrunc, false>>(),
       entry<"aten.div.Scalar_mode", binary<BinOp::kDivTrunc, true>>(),
       entry<"aten.floor_divide.default", binary<BinOp::kDivFloor, false>>(),
+      entry<"aten.remainder.Tensor", binary<BinOp::kRem, false>>(),
+      entry<"aten.remainder.Scalar", binary<BinOp::kRem, true>>(),
       entry<"aten.pow.Tensor_Tensor", binary<BinOp::kPow, false>>(),
       entry<"aten.pow.Tensor_Scalar", binary<BinOp::kPow, true>>(),
       entry<"aten.pow.Scalar", pow_scalar>(),

@@ -1,6 +1,9 @@
 // Unary pointwise ops: neg, abs, relu, float math (sqrt, rsqrt, exp, log, sin, cos, tanh,
-// sigmoid) and logical_not. Float math on integer or bool inputs gives float32 (PyTorch's
-// promote-integer-to-float rule); 16-bit floats compute in float and round once.
+// sigmoid, reciprocal, erf), the float-only activations silu and gelu, rounding (floor, ceil,
+// round, round.decimals), bitwise_not and logical_not. Float math on integer or bool inputs
+// gives float32 (PyTorch's promote-integer-to-float rule) while silu/gelu reject them, as
+// PyTorch's kernels do; floor/ceil/round return integer inputs unchanged. 16-bit floats
+// compute in float and round once.
 #include <cmath>
 
 #include "backends/cpu/args.h"
@@ -12,7 +15,19 @@ namespace splice::cpu {
 
 namespace {
 
-enum class FloatFn { kSqrt, kRsqrt, kExp, kLog, kSin, kCos, kTanh, kSigmoid };
+enum class FloatFn {
+  kSqrt,
+  kRsqrt,
+  kExp,
+  kLog,
+  kSin,
+  kCos,
+  kTanh,
+  kSigmoid,
+  kReciprocal,
+  kErf,
+  kSilu
+};
 
 template <typename M>
 M apply(FloatFn fn, M x) {
@@ -33,6 +48,12 @@ M apply(FloatFn fn, M x) {
       return std::tanh(x);
     case FloatFn::kSigmoid:
       return M(1) / (M(1) + std::exp(-x));
+    case FloatFn::kReciprocal:
+      return M(1) / x;
+    case FloatFn::kErf:
+      return std::erf(x);
+    case FloatFn::kSilu:
+      return x / (M(1) + std::exp(-x));
   }
   return x;
 }
@@ -41,6 +62,9 @@ template <FloatFn kFn>
 Result<Outputs> float_unary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  // silu has no integer promotion in PyTorch: its kernel is dispatched for floats only.
+  KCHECK(kFn != FloatFn::kSilu || is_floating(self.dtype()), ErrorKind::kBadInput,
+         "not implemented for {} tensors", dtype_name(self.dtype()));
   const DType dtype = is_floating(self.dtype()) ? self.dtype() : DType::kFloat32;
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, self.sizes()));
   const Tensor in = to_dtype(self, dtype);
@@ -98,6 +122,116 @@ Result<Outputs> same_dtype_unary(std::string_view op, std::span<const KernelArg>
   return Outputs{out};
 }
 
+// gelu(self, *, approximate='none'): x/2 * (1 + erf(x/sqrt(2))), or the tanh approximation.
+Result<Outputs> gelu(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto approximate, a.opt_string(1));
+  const std::string mode = approximate.value_or("none");
+  KCHECK(mode == "none" || mode == "tanh", ErrorKind::kBadInput,
+         "approximate must be 'none' or 'tanh', got '{}'", mode);
+  KCHECK(is_floating(self.dtype()), ErrorKind::kBadInput, "not implemented for {} tensors",
+         dtype_name(self.dtype()));
+  const bool use_tanh = mode == "tanh";
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      using M = opmath_t<T>;
+      const M alpha = static_cast<M>(M_SQRT1_2);
+      const M beta = static_cast<M>(M_SQRT2 * M_2_SQRTPI * 0.5);
+      const M kappa = static_cast<M>(0.044715);
+      unary_loop<T, T>(out, self, [&](T xs) {
+        const M x = to_opmath(xs);
+        if (use_tanh) {
+          const M inner = beta * (x + kappa * (x * x * x));
+          return from_opmath<T>(M(0.5) * x * (M(1) + std::tanh(inner)));
+        }
+        return from_opmath<T>(x * M(0.5) * (M(1) + std::erf(x * alpha)));
+      });
+    }
+  });
+  return Outputs{out};
+}
+
+enum class RoundFn { kFloor, kCeil, kRound };
+
+// floor/ceil/round: integers come back unchanged (a copy of the same dtype); bool is rejected
+// as in PyTorch; round is half-to-even (nearbyint in the default rounding mode).
+template <RoundFn kFn>
+Result<Outputs> rounding(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  KCHECK(self.dtype() != DType::kBool, ErrorKind::kBadInput, "not implemented for bool tensors");
+  if (!is_floating(self.dtype())) return Outputs{cast_copy(self, self.dtype())};
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      unary_loop<T, T>(out, self, [](T xs) {
+        const auto x = to_opmath(xs);
+        switch (kFn) {
+          case RoundFn::kFloor:
+            return from_opmath<T>(std::floor(x));
+          case RoundFn::kCeil:
+            return from_opmath<T>(std::ceil(x));
+          case RoundFn::kRound:
+            return from_opmath<T>(std::nearbyint(x));
+        }
+        return xs;
+      });
+    }
+  });
+  return Outputs{out};
+}
+
+// round.decimals(self, *, decimals): nearbyint(x * 10^d) / 10^d in the opmath type (for
+// d < 0: nearbyint(x / 10^-d) * 10^-d), as PyTorch's CPU kernel; floats only (PyTorch has no
+// integer path for this overload, even for decimals=0).
+Result<Outputs> round_decimals(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t decimals, a.integer(1));
+  KCHECK(is_floating(self.dtype()), ErrorKind::kBadInput, "not implemented for {} tensors",
+         dtype_name(self.dtype()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
+  const bool negative = decimals < 0;
+  const double exponent = negative ? -static_cast<double>(decimals) : static_cast<double>(decimals);
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      using M = opmath_t<T>;
+      const M ten_pow = static_cast<M>(std::pow(10.0, exponent));
+      unary_loop<T, T>(out, self, [&](T xs) {
+        const M x = to_opmath(xs);
+        if (decimals == 0) return from_opmath<T>(std::nearbyint(x));
+        return from_opmath<T>(negative ? std::nearbyint(x / ten_pow) * ten_pow
+                                       : std::nearbyint(x * ten_pow) / ten_pow);
+      });
+    }
+  });
+  return Outputs{out};
+}
+
+// bitwise_not: ~x for integers, logical not for bool; floats are rejected.
+Result<Outputs> bitwise_not(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  KCHECK(!is_floating(self.dtype()), ErrorKind::kBadInput,
+         "bitwise_not is only supported for integer and bool tensors, got {}",
+         dtype_name(self.dtype()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      unary_loop<bool, bool>(out, self, [](bool x) { return !x; });
+    } else if constexpr (is_int_v<T>) {
+      unary_loop<T, T>(out, self, [](T x) { return static_cast<T>(~x); });
+    }
+  });
+  return Outputs{out};
+}
+
 Result<Outputs> logical_not(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
@@ -122,6 +256,15 @@ std::span<const KernelEntry> unary_kernels() {
       entry<"aten.cos.default", float_unary<FloatFn::kCos>>(),
       entry<"aten.tanh.default", float_unary<FloatFn::kTanh>>(),
       entry<"aten.sigmoid.default", float_unary<FloatFn::kSigmoid>>(),
+      entry<"aten.reciprocal.default", float_unary<FloatFn::kReciprocal>>(),
+      entry<"aten.erf.default", float_unary<FloatFn::kErf>>(),
+      entry<"aten.silu.default", float_unary<FloatFn::kSilu>>(),
+      entry<"aten.gelu.default", gelu>(),
+      entry<"aten.floor.default", rounding<RoundFn::kFloor>>(),
+      entry<"aten.ceil.default", rounding<RoundFn::kCeil>>(),
+      entry<"aten.round.default", rounding<RoundFn::kRound>>(),
+      entry<"aten.round.decimals", round_decimals>(),
+      entry<"aten.bitwise_not.default", bitwise_not>(),
       entry<"aten.logical_not.default", logical_not>(),
   };
   return kEntries;

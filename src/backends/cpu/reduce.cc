@@ -1,28 +1,22 @@
-// Reductions: sum, mean, any (full and over dims, keepdim). Each input element is added into
-// its output slot (reduced dims get output stride 0). Accumulators: wrapping uint64 for
+// Reductions: sum, mean, any/all, var_mean (full and over dims, keepdim). Each input element is
+// added into its output slot (reduced dims get output stride 0). Accumulators: wrapping uint64 for
 // integers; double for every float type, which stays within rounding of PyTorch's cascade
 // float sums and matches its double accumulation for float64. mean = sum rounded to the
 // dtype, then divided in the dtype's opmath (what PyTorch's CPU mean does: sum_out().div_()).
+// var_mean takes two passes in double (PyTorch's Welford also accumulates in double).
+#include <algorithm>
+
 #include "backends/cpu/args.h"
 #include "backends/cpu/cast.h"
 #include "backends/cpu/dispatch.h"
 #include "backends/cpu/iter.h"
+#include "backends/cpu/reduce_plan.h"
 
 namespace splice::cpu {
 
-namespace {
-
-struct ReducePlan {
-  Shape out_shape;
-  Shape acc_strides;  // per input dim: 0 on reduced dims, else the contiguous output stride
-  int64_t count = 1;  // elements reduced into each output
-};
-
-// dims: nullopt = every dim; an empty list is every dim for sum/mean but no dim for any
-// (PyTorch's any/all treat dim=[] as a no-op reduction).
 Result<ReducePlan> plan_reduce(std::string_view op, const Tensor& self,
                                const std::optional<std::vector<int64_t>>& dims, bool keepdim,
-                               bool empty_means_all = true) {
+                               bool empty_means_all) {
   const int64_t rank = self.dim();
   std::vector<bool> reduced(rank, !dims || (dims->empty() && empty_means_all));
   if (dims) {
@@ -51,8 +45,11 @@ Result<ReducePlan> plan_reduce(std::string_view op, const Tensor& self,
   plan.acc_strides.assign(rank, 0);
   for (size_t i = 0; i < kept_dims.size(); ++i)
     if (kept_dims[i] >= 0) plan.acc_strides[kept_dims[i]] = out_strides[i];
+  plan.reduced = std::move(reduced);
   return plan;
 }
+
+namespace {
 
 // Sums `in` (already in the output dtype) into out per the plan; mean divides.
 template <typename T>
@@ -128,8 +125,9 @@ Result<Outputs> reduce_dims(std::string_view op, std::span<const KernelArg> args
   return sum_mean(op, self, dims, keepdim, dtype, kMean);
 }
 
-// any.default(self) / any.dim(self, int dim, keepdim) / any.dims(self, int[]? dim, keepdim).
-Result<Outputs> any(std::string_view op, std::span<const KernelArg> args) {
+// any/all .default(self) / .dim(self, int dim, keepdim) / .dims(self, int[]? dim, keepdim).
+template <bool kAll>
+Result<Outputs> any_all(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   std::optional<std::vector<int64_t>> dims;
@@ -146,9 +144,52 @@ Result<Outputs> any(std::string_view op, std::span<const KernelArg> args) {
   const Tensor in = to_dtype(self, DType::kBool);
   bool* po = out.data<bool>();
   const bool* pin = in.data<bool>();
+  if (kAll) std::fill(po, po + out.numel(), true);  // the empty reduction is true
   for_each_offset<2>(in.sizes(), {in.strides().data(), plan.acc_strides.data()},
-                     [&](const std::array<int64_t, 2>& o) { po[o[1]] = po[o[1]] || pin[o[0]]; });
+                     [&](const std::array<int64_t, 2>& o) {
+                       po[o[1]] = kAll ? (po[o[1]] && pin[o[0]]) : (po[o[1]] || pin[o[0]]);
+                     });
   return Outputs{to_dtype(out, dtype)};
+}
+
+// var_mean.correction(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)
+// -> (var, mean): var = sum((x - mean)^2) / max(0, N - correction), correction defaulting
+// to 1 (N - correction <= 0 gives inf or NaN, as in PyTorch).
+Result<Outputs> var_mean(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, a.opt_int_list(1));
+  SPLICE_ASSIGN_OR_RETURN(Scalar correction, a.scalar_or(2, Scalar(int64_t{1})));
+  SPLICE_ASSIGN_OR_RETURN(bool keepdim, a.boolean_or(3, false));
+  KCHECK(is_floating(self.dtype()), ErrorKind::kBadInput,
+         "std and var only support floating point dtypes, got {}", dtype_name(self.dtype()));
+  SPLICE_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, self, dims, keepdim));
+  SPLICE_ASSIGN_OR_RETURN(Tensor var, new_tensor(op, self.dtype(), plan.out_shape));
+  SPLICE_ASSIGN_OR_RETURN(Tensor mean, new_tensor(op, self.dtype(), plan.out_shape));
+  const int64_t n = var.numel();
+  const std::array<const int64_t*, 2> strides = {self.strides().data(), plan.acc_strides.data()};
+  const double count = static_cast<double>(plan.count);
+  const double divisor = std::max(0.0, count - correction.to_double());
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      const T* pin = self.data<T>();
+      std::vector<double> sum(n, 0.0), m2(n, 0.0);
+      for_each_offset<2>(self.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+        sum[o[1]] += static_cast<double>(to_opmath(pin[o[0]]));
+      });
+      for (int64_t i = 0; i < n; ++i) sum[i] /= count;  // now the mean (NaN when count is 0)
+      for_each_offset<2>(self.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+        const double d = static_cast<double>(to_opmath(pin[o[0]])) - sum[o[1]];
+        m2[o[1]] += d * d;
+      });
+      for (int64_t i = 0; i < n; ++i) {
+        var.data<T>()[i] = cast_value<T>(m2[i] / divisor);
+        mean.data<T>()[i] = cast_value<T>(sum[i]);
+      }
+    }
+  });
+  return Outputs{var, mean};
 }
 
 }  // namespace
@@ -159,9 +200,13 @@ std::span<const KernelEntry> reduce_kernels() {
       entry<"aten.sum.dim_IntList", reduce_dims<false>>(),
       entry<"aten.mean.default", reduce_all<true>>(),
       entry<"aten.mean.dim", reduce_dims<true>>(),
-      entry<"aten.any.default", any>(),
-      entry<"aten.any.dim", any>(),
-      entry<"aten.any.dims", any>(),
+      entry<"aten.any.default", any_all<false>>(),
+      entry<"aten.any.dim", any_all<false>>(),
+      entry<"aten.any.dims", any_all<false>>(),
+      entry<"aten.all.default", any_all<true>>(),
+      entry<"aten.all.dim", any_all<true>>(),
+      entry<"aten.all.dims", any_all<true>>(),
+      entry<"aten.var_mean.correction", var_mean>(),
   };
   return kEntries;
 }

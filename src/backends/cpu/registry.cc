@@ -7,6 +7,9 @@
 
 #include "backends/cpu/args.h"
 
+// OpenBLAS's own thread count (libopenblas; not in the cblas header).
+extern "C" void openblas_set_num_threads(int);
+
 namespace splice::cpu {
 
 namespace {
@@ -16,7 +19,9 @@ const std::vector<KernelEntry>& all_entries() {
     std::vector<KernelEntry> v;
     for (auto table : {view_kernels(), copy_kernels(), factory_kernels(), binary_kernels(),
                        unary_kernels(), compare_kernels(), reduce_kernels(), matmul_kernels(),
-                       cat_kernels(), scatter_kernels(), index_kernels()}) {
+                       cat_kernels(), scatter_kernels(), index_kernels(), nn_kernels(),
+                       attention_kernels(), gather_scatter_kernels(), minmax_kernels(),
+                       extrema_kernels(), repeat_kernels()}) {
       v.insert(v.end(), table.begin(), table.end());
     }
     std::sort(v.begin(), v.end(),
@@ -44,7 +49,11 @@ std::vector<std::string> kernel_targets() {
   return out;
 }
 
-void set_num_threads(int n) { g_num_threads.store(n < 1 ? 1 : n); }
+void set_num_threads(int n) {
+  const int threads = n < 1 ? 1 : n;
+  g_num_threads.store(threads);
+  openblas_set_num_threads(threads);  // matmul's BLAS calls use the same budget
+}
 int num_threads() { return g_num_threads.load(); }
 
 }  // namespace splice::cpu

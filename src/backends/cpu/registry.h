@@ -40,8 +40,8 @@ using KernelFn = Result<std::vector<Tensor>> (*)(std::span<const KernelArg> args
 KernelFn find_kernel(std::string_view target);
 // Every registered target, sorted (for coverage tests).
 std::vector<std::string> kernel_targets();
-// Threads that kernels may use for big loops (>= 1). The reference kernels are
-// single-threaded today except for what OpenBLAS does inside matmul.
+// Threads that kernels may use for big loops (>= 1): contiguous pointwise loops split across
+// them (parallel.h) and OpenBLAS is set to the same count.
 void set_num_threads(int n);
 int num_threads();
 

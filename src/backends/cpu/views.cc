@@ -1,5 +1,6 @@
 // View ops: view/_unsafe_view/reshape, permute, transpose, t, unsqueeze, squeeze, expand,
-// slice, select, alias. They return views that share the input's storage (reshape copies only
+// slice, select, alias, and the list-returning split_with_sizes/split/unbind (every piece a
+// view, returned in order). They return views that share the input's storage (reshape copies only
 // when no view can express the new shape, as PyTorch does); the runtime never writes into
 // them.
 #include <algorithm>
@@ -258,6 +259,83 @@ Result<Outputs> select(std::string_view op, std::span<const KernelArg> args) {
   return Outputs{self.view_as(sizes, strides, self.offset() + index * self.stride(dim))};
 }
 
+// Pieces of `self` along dim with the given sizes (checked to sum to the dim's size).
+Outputs split_views(const Tensor& self, int64_t dim, const Shape& piece_sizes) {
+  Outputs out;
+  int64_t start = 0;
+  for (int64_t len : piece_sizes) {
+    Shape sizes = self.sizes();
+    sizes[dim] = len;
+    out.push_back(self.view_as(sizes, self.strides(), self.offset() + start * self.stride(dim)));
+    start += len;
+  }
+  return out;
+}
+
+// split_with_sizes(self, SymInt[] split_sizes, int dim=0).
+Result<Outputs> split_with_sizes(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape piece_sizes, a.int_list(1));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(2));
+  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "expects at least a 1-dimensional tensor");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
+  int64_t total = 0;
+  for (int64_t len : piece_sizes) {
+    KCHECK(len >= 0, ErrorKind::kShapeMismatch, "split_sizes {} has a negative entry",
+           shape_string(piece_sizes));
+    KCHECK(len <= self.size(dim) - total, ErrorKind::kShapeMismatch,
+           "split_sizes {} exceed dim {} of size {}", shape_string(piece_sizes), dim,
+           self.size(dim));
+    total += len;
+  }
+  KCHECK(total == self.size(dim), ErrorKind::kShapeMismatch,
+         "split_sizes {} must sum to the size of dim {} ({}), got {}", shape_string(piece_sizes),
+         dim, self.size(dim), total);
+  return split_views(self, dim, piece_sizes);
+}
+
+// split.Tensor(self, SymInt split_size, int dim=0): pieces of split_size, the last one
+// smaller; a dim of size 0 gives one empty piece.
+Result<Outputs> split(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t split_size, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(2));
+  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "expects at least a 1-dimensional tensor");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
+  const int64_t size = self.size(dim);
+  KCHECK(split_size >= 0, ErrorKind::kShapeMismatch, "split_size must be non-negative, got {}",
+         split_size);
+  KCHECK(split_size > 0 || size == 0, ErrorKind::kShapeMismatch,
+         "split_size can only be 0 if dimension size is 0, but got dimension size of {}", size);
+  Shape piece_sizes;
+  if (split_size == 0) {
+    piece_sizes.push_back(0);
+  } else {
+    const int64_t pieces = std::max<int64_t>((size + split_size - 1) / split_size, 1);
+    for (int64_t i = 0; i < pieces; ++i)
+      piece_sizes.push_back(std::min(split_size, size - i * split_size));
+  }
+  return split_views(self, dim, piece_sizes);
+}
+
+// unbind.int(self, int dim=0): every index of dim as a select view.
+Result<Outputs> unbind(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "cannot unbind a 0-d tensor");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
+  Shape sizes = self.sizes(), strides = self.strides();
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  Outputs out;
+  for (int64_t i = 0; i < self.size(dim); ++i)
+    out.push_back(self.view_as(sizes, strides, self.offset() + i * self.stride(dim)));
+  return out;
+}
+
 Result<Outputs> alias(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
@@ -268,13 +346,23 @@ Result<Outputs> alias(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> view_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.view.default", view>(),           entry<"aten._unsafe_view.default", reshape>(),
-      entry<"aten.reshape.default", reshape>(),     entry<"aten.permute.default", permute>(),
-      entry<"aten.transpose.int", transpose>(),     entry<"aten.t.default", t>(),
-      entry<"aten.unsqueeze.default", unsqueeze>(), entry<"aten.squeeze.dim", squeeze_dims>(),
-      entry<"aten.squeeze.dims", squeeze_dims>(),   entry<"aten.squeeze.default", squeeze_all>(),
-      entry<"aten.expand.default", expand>(),       entry<"aten.slice.Tensor", slice>(),
-      entry<"aten.select.int", select>(),           entry<"aten.alias.default", alias>(),
+      entry<"aten.view.default", view>(),
+      entry<"aten._unsafe_view.default", reshape>(),
+      entry<"aten.reshape.default", reshape>(),
+      entry<"aten.permute.default", permute>(),
+      entry<"aten.transpose.int", transpose>(),
+      entry<"aten.t.default", t>(),
+      entry<"aten.unsqueeze.default", unsqueeze>(),
+      entry<"aten.squeeze.dim", squeeze_dims>(),
+      entry<"aten.squeeze.dims", squeeze_dims>(),
+      entry<"aten.squeeze.default", squeeze_all>(),
+      entry<"aten.expand.default", expand>(),
+      entry<"aten.slice.Tensor", slice>(),
+      entry<"aten.select.int", select>(),
+      entry<"aten.alias.default", alias>(),
+      entry<"aten.split_with_sizes.default", split_with_sizes>(),
+      entry<"aten.split.Tensor", split>(),
+      entry<"aten.unbind.int", unbind>(),
   };
   return kEntries;
 }

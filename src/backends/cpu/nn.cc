@@ -1,0 +1,185 @@
+// Normalisation kernels: _softmax, _log_softmax and native_layer_norm. All compute in float
+// (double for float64) and round once into the output dtype, as PyTorch's CPU kernels do for
+// f16/bf16. softmax is numerically stable (the row max is subtracted before exp), so a row of
+// large values does not overflow; a row that is all -inf gives NaN, as in PyTorch.
+// layer_norm uses the biased variance, rstd = 1 / sqrt(max(var, 0) + eps), and returns mean
+// and rstd with shape input.shape[:axis] + [1] * len(normalized_shape) in the input's dtype:
+// that is what the CPU decomposition that export records gives (eager PyTorch would return
+// float32 statistics only for a bf16/f16 input with float32 weight, which export records as
+// the input dtype; the runtime checks outputs against the recorded type).
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/args.h"
+#include "backends/cpu/cast.h"
+#include "backends/cpu/dispatch.h"
+
+namespace splice::cpu {
+
+namespace {
+
+// The compute type of a float dtype: double for float64, float otherwise.
+template <typename T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <bool kLog>
+Result<Outputs> softmax(std::string_view op, std::span<const KernelArg> args) {
+  // _softmax / _log_softmax(self, int dim, bool half_to_float)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(bool half_to_float, a.boolean_or(2, false));
+  KCHECK(is_floating(self.dtype()), ErrorKind::kBadInput, "expects a floating point tensor, got {}",
+         dtype_name(self.dtype()));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
+  // half_to_float: the result is float32 (the op's meta function), computed the same way.
+  const DType out_dtype = half_to_float ? DType::kFloat32 : self.dtype();
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, out_dtype, self.sizes()));
+  const Tensor in = self.is_contiguous() ? self : self.contiguous_copy();
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d == dim) n = self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      dispatch_dtype(out_dtype, [&](auto out_tag) {
+        using O = typename decltype(out_tag)::type;
+        if constexpr (is_float_v<O>) {
+          using M = acc_t<T>;
+          const T* px = in.data<T>();
+          O* po = out.data<O>();
+          std::vector<M> row(n);
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t i = 0; i < inner; ++i) {
+              const int64_t base = o * n * inner + i;
+              M max = -std::numeric_limits<M>::infinity();
+              for (int64_t j = 0; j < n; ++j) {
+                row[j] = static_cast<M>(px[base + j * inner]);
+                // A NaN becomes the max and stays (the whole row is NaN, as in PyTorch).
+                if (std::isnan(row[j]) || row[j] > max) max = row[j];
+              }
+              M sum = 0;
+              for (int64_t j = 0; j < n; ++j) sum += std::exp(row[j] - max);
+              if constexpr (kLog) {
+                const M log_sum = std::log(sum);
+                for (int64_t j = 0; j < n; ++j)
+                  po[base + j * inner] = cast_value<O>(row[j] - max - log_sum);
+              } else {
+                const M inv = M(1) / sum;
+                for (int64_t j = 0; j < n; ++j)
+                  po[base + j * inner] = cast_value<O>(std::exp(row[j] - max) * inv);
+              }
+            }
+          }
+        }
+      });
+    }
+  });
+  return Outputs{out};
+}
+
+Result<Outputs> layer_norm(std::string_view op, std::span<const KernelArg> args) {
+  // native_layer_norm(input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor input, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> norm_shape, a.int_list(1));
+  std::optional<Tensor> weight, bias;
+  if (!a.is_none(2)) {
+    SPLICE_ASSIGN_OR_RETURN(weight, a.tensor(2));
+  }
+  if (!a.is_none(3)) {
+    SPLICE_ASSIGN_OR_RETURN(bias, a.tensor(3));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Scalar eps_s, a.scalar(4));
+  const double eps = eps_s.to_double();
+  const DType dtype = input.dtype();
+  KCHECK(is_floating(dtype), ErrorKind::kBadInput, "expects a floating point input, got {}",
+         dtype_name(dtype));
+  const int64_t nd = static_cast<int64_t>(norm_shape.size());
+  KCHECK(nd >= 1, ErrorKind::kShapeMismatch, "normalized_shape must have at least one dim");
+  const int64_t axis = input.dim() - nd;
+  KCHECK(axis >= 0 && Shape(input.sizes().begin() + axis, input.sizes().end()) == norm_shape,
+         ErrorKind::kShapeMismatch, "normalized_shape {} does not match the trailing dims of {}",
+         shape_string(norm_shape), shape_string(input.sizes()));
+  const bool reduced = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  for (const auto* p : {&weight, &bias}) {
+    if (!*p) continue;
+    const Tensor& t = **p;
+    KCHECK(t.sizes() == norm_shape, ErrorKind::kShapeMismatch,
+           "weight/bias of shape {} must have normalized_shape {}", shape_string(t.sizes()),
+           shape_string(norm_shape));
+    // PyTorch accepts float32 parameters with a 16-bit input (mixed type), else equal dtypes.
+    KCHECK(t.dtype() == dtype || (reduced && t.dtype() == DType::kFloat32),
+           ErrorKind::kShapeMismatch, "weight/bias dtype {} does not match the input's {}",
+           dtype_name(t.dtype()), dtype_name(dtype));
+  }
+  int64_t rows = 1, cols = 1;
+  Shape stat_shape;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d < axis) {
+      rows *= input.size(d);
+      stat_shape.push_back(input.size(d));
+    } else {
+      cols *= input.size(d);
+      stat_shape.push_back(1);
+    }
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, input.sizes()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor mean_t, new_tensor(op, dtype, stat_shape));
+  SPLICE_ASSIGN_OR_RETURN(Tensor rstd_t, new_tensor(op, dtype, stat_shape));
+  const Tensor in = input.is_contiguous() ? input : input.contiguous_copy();
+  const DType acc_dtype = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  const std::optional<Tensor> w = weight ? std::optional(cast_copy(*weight, acc_dtype)) : weight;
+  const std::optional<Tensor> b = bias ? std::optional(cast_copy(*bias, acc_dtype)) : bias;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      using M = acc_t<T>;
+      const T* px = in.data<T>();
+      T* po = out.data<T>();
+      const M* pw = w ? w->data<M>() : nullptr;
+      const M* pb = b ? b->data<M>() : nullptr;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* x = px + r * cols;
+        // Two passes in double: the mean, then the biased variance around it.
+        double s = 0;
+        for (int64_t j = 0; j < cols; ++j) s += static_cast<double>(to_opmath(x[j]));
+        const double mean_d = s / static_cast<double>(cols);
+        double ss = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+          const double dev = static_cast<double>(to_opmath(x[j])) - mean_d;
+          ss += dev * dev;
+        }
+        const M mean = static_cast<M>(mean_d);
+        const M var = static_cast<M>(ss / static_cast<double>(cols));
+        const M rstd = M(1) / std::sqrt(std::max(var, M(0)) + static_cast<M>(eps));
+        const M shift = -rstd * mean;
+        for (int64_t j = 0; j < cols; ++j) {
+          M y = static_cast<M>(to_opmath(x[j])) * rstd + shift;
+          if (pw) y *= pw[j];
+          if (pb) y += pb[j];
+          po[r * cols + j] = cast_value<T>(y);
+        }
+        mean_t.data<T>()[r] = cast_value<T>(mean);
+        rstd_t.data<T>()[r] = cast_value<T>(rstd);
+      }
+    }
+  });
+  return Outputs{out, mean_t, rstd_t};
+}
+
+}  // namespace
+
+std::span<const KernelEntry> nn_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten._softmax.default", softmax<false>>(),
+      entry<"aten._log_softmax.default", softmax<true>>(),
+      entry<"aten.native_layer_norm.default", layer_norm>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu

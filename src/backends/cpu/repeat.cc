@@ -1,0 +1,129 @@
+// Tiling ops: repeat (the whole tensor tiled along each dim, leading dims added when repeats
+// has more entries than self has dims), repeat_interleave.self_int (each element repeated in
+// place along a dim; dim=None flattens first) and repeat_interleave.Tensor (index i repeated
+// repeats[i] times). repeat and repeat_interleave.self_int are one strided copy: the source is
+// viewed with an extra stride-0 dim next to each tiled dim, the result as the matching split
+// of its contiguous dims.
+#include "backends/cpu/args.h"
+#include "backends/cpu/cast.h"
+#include "backends/cpu/dispatch.h"
+#include "support/checked_math.h"
+
+namespace splice::cpu {
+
+namespace {
+
+// repeat(self, SymInt[] repeats).
+Result<Outputs> repeat(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape repeats, a.int_list(1));
+  const int64_t rank = static_cast<int64_t>(repeats.size());
+  KCHECK(rank >= self.dim(), ErrorKind::kShapeMismatch,
+         "number of repeat dims ({}) can not be smaller than the tensor's dims ({})", rank,
+         self.dim());
+  const int64_t lead = rank - self.dim();
+  Shape out_shape(rank), src_sizes, src_strides, dst_sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    KCHECK(repeats[d] >= 0, ErrorKind::kShapeMismatch, "repeats {} has a negative entry",
+           shape_string(repeats));
+    const int64_t size = d < lead ? 1 : self.size(d - lead);
+    const int64_t stride = d < lead ? 0 : self.stride(d - lead);
+    auto n = checked_mul(size, repeats[d]);
+    KCHECK(n.has_value(), ErrorKind::kShapeMismatch, "repeating sizes {} by {} overflows",
+           shape_string(self.sizes()), shape_string(repeats));
+    out_shape[d] = *n;
+    // Output dim d is (repeat index, source index): the source ignores the first.
+    src_sizes.insert(src_sizes.end(), {repeats[d], size});
+    src_strides.insert(src_strides.end(), {0, stride});
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), out_shape));
+  if (out.numel() == 0) return Outputs{out};
+  const Tensor src = self.view_as(src_sizes, src_strides, self.offset());
+  copy_cast_into(out.view_as(src_sizes, contiguous_strides(src_sizes), 0), src);
+  return Outputs{out};
+}
+
+// repeat_interleave.self_int(self, SymInt repeats, int? dim=None, *, SymInt? output_size=None).
+Result<Outputs> repeat_interleave_int(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t repeats, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(auto dim_opt, a.opt_integer(2));
+  SPLICE_ASSIGN_OR_RETURN(auto output_size, a.opt_integer(3));
+  KCHECK(repeats >= 0, ErrorKind::kBadInput, "repeats can not be negative, got {}", repeats);
+  Tensor input = self;
+  int64_t dim = 0;
+  if (!dim_opt) {
+    const Tensor flat = self.contiguous_copy();
+    input = flat.view_as({flat.numel()}, {1}, 0);
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, *dim_opt, self.dim()));
+    if (self.dim() == 0) {
+      // index_select on a 0-d tensor takes one index at most.
+      KCHECK(repeats == 1, ErrorKind::kShapeMismatch,
+             "a 0-d tensor can only be repeated once along a dim, got repeats={}", repeats);
+      return Outputs{self.contiguous_copy()};
+    }
+  }
+  auto n = checked_mul(input.size(dim), repeats);
+  KCHECK(n.has_value(), ErrorKind::kShapeMismatch, "repeating size {} by {} overflows",
+         input.size(dim), repeats);
+  KCHECK(!output_size || *output_size == *n, ErrorKind::kShapeMismatch,
+         "output_size {} does not match the required size {}", output_size.value_or(0), *n);
+  Shape out_shape = input.sizes();
+  out_shape[dim] = *n;
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), out_shape));
+  if (out.numel() == 0) return Outputs{out};
+  // Output dim `dim` is (source index, repeat index): the source ignores the second.
+  Shape src_sizes = input.sizes(), src_strides = input.strides();
+  src_sizes.insert(src_sizes.begin() + dim + 1, repeats);
+  src_strides.insert(src_strides.begin() + dim + 1, 0);
+  copy_cast_into(out.view_as(src_sizes, contiguous_strides(src_sizes), 0),
+                 input.view_as(src_sizes, src_strides, input.offset()));
+  return Outputs{out};
+}
+
+// repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None): [0]*r0 + [1]*r1 ...
+Result<Outputs> repeat_interleave_tensor(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor repeats, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto output_size, a.opt_integer(1));
+  KCHECK(repeats.dim() == 1, ErrorKind::kShapeMismatch,
+         "repeat_interleave only accepts a 1-D repeats tensor, got {} dims", repeats.dim());
+  KCHECK(repeats.dtype() == DType::kInt64 || repeats.dtype() == DType::kInt32, ErrorKind::kBadInput,
+         "repeats has to be an int64 or int32 tensor, got {}", dtype_name(repeats.dtype()));
+  const Tensor r = to_dtype(repeats, DType::kInt64).contiguous_copy();
+  const int64_t* pr = r.data<int64_t>();
+  int64_t total = 0;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    KCHECK(pr[i] >= 0, ErrorKind::kBadInput, "repeats can not be negative, got {} at {}", pr[i], i);
+    auto t = checked_add(total, pr[i]);
+    KCHECK(t.has_value(), ErrorKind::kShapeMismatch, "the sum of repeats overflows");
+    total = *t;
+  }
+  KCHECK(!output_size || *output_size == total, ErrorKind::kShapeMismatch,
+         "output_size {} does not match the required size {}", output_size.value_or(0), total);
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, repeats.dtype(), {total}));
+  dispatch_dtype(repeats.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* po = out.data<T>();
+    int64_t k = 0;
+    for (int64_t i = 0; i < r.numel(); ++i)
+      for (int64_t j = 0; j < pr[i]; ++j) po[k++] = static_cast<T>(i);
+  });
+  return Outputs{out};
+}
+
+}  // namespace
+
+std::span<const KernelEntry> repeat_kernels() {
+  static constexpr KernelEntry kEntries[] = {
+      entry<"aten.repeat.default", repeat>(),
+      entry<"aten.repeat_interleave.self_int", repeat_interleave_int>(),
+      entry<"aten.repeat_interleave.Tensor", repeat_interleave_tensor>(),
+  };
+  return kEntries;
+}
+
+}  // namespace splice::cpu
