@@ -8,6 +8,7 @@
 #include "frontend/pt2/loader.h"
 #include "runtime/interpreter.h"
 #include "splice/splice.h"
+#include "support/checked_math.h"
 
 namespace splice {
 
@@ -30,7 +31,13 @@ Result<Tensor> borrow(const std::string& name, const TensorArg& arg) {
   if (!numel)
     return make_error(ErrorKind::kBadInput, "input '{}' has an invalid shape {}", name,
                       shape_string(arg.shape));
-  size_t nbytes = static_cast<size_t>(*numel) * dtype_size(arg.dtype);
+  // Checked: a caller's shape may be anything, and a wrapped byte count would let kernels
+  // address far past `data`.
+  auto total = checked_mul(*numel, static_cast<int64_t>(dtype_size(arg.dtype)));
+  if (!total)
+    return make_error(ErrorKind::kBadInput, "input '{}' has shape {}: its size in bytes overflows",
+                      name, shape_string(arg.shape));
+  size_t nbytes = static_cast<size_t>(*total);
   if (arg.data == nullptr && nbytes > 0)
     return make_error(ErrorKind::kBadInput, "input '{}' has no data", name);
   auto storage = Storage::borrow(arg.data, nbytes, nullptr, false);

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--state-out", run.state_out, "write every buffer after the call here");
   run_cmd->add_option("--device", run.device, "backend: cpu")->check(CLI::IsMember({"cpu"}));
   run_cmd->add_option("--threads", run.threads, "CPU threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   run_cmd->add_flag("--print", run.print, "print the outputs");
   run_cmd->add_option("--compare", run.compare,
                       "print each output next to the same key of this safetensors file "

@@ -1,0 +1,326 @@
+// The public C++ API (include/splice/splice.h) on real cases from tests/cases: one Model shared
+// by many sessions, per-session state (a KV cache written by one session never shows in
+// another), reset_state/set_state, outputs the caller owns, user-input mutations written back
+// into the caller's memory, and sessions running in parallel on several threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "splice/splice.h"
+#include "tensor/safetensors.h"
+
+namespace splice {
+namespace {
+
+const std::string kCases = SPLICE_SOURCE_DIR "/tests/cases";
+const std::string kKv = "kv_cache_index_copy.default";  // k f32[1,2,1,4], pos i64[1]; cache
+
+std::string model_path(const std::string& c) { return kCases + "/" + c + "/model.pt2"; }
+
+std::map<std::string, Tensor> recorded(const std::string& c, int call, const std::string& what) {
+  std::string path =
+      kCases + "/" + c + "/call" + std::to_string(call) + "." + what + ".safetensors";
+  auto r = read_safetensors(path);
+  EXPECT_TRUE(r.ok()) << path << ": " << (r.ok() ? "" : r.error().message());
+  return r.ok() ? std::move(*r) : std::map<std::string, Tensor>{};
+}
+
+Model load(const std::string& c) {
+  auto model = Model::load(model_path(c));
+  EXPECT_TRUE(model.ok()) << c << ": " << (model.ok() ? "" : model.error().message());
+  if (!model.ok()) std::abort();
+  return std::move(*model);
+}
+
+// Arguments viewing `tensors` (which must outlive the call).
+std::map<std::string, TensorArg> args_of(std::map<std::string, Tensor>& tensors) {
+  std::map<std::string, TensorArg> args;
+  for (auto& [name, t] : tensors) args.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+  return args;
+}
+
+// Dtype, shape and bytes equal.
+::testing::AssertionResult same(const HostTensor& a, const Tensor& expected) {
+  if (a.dtype != expected.dtype() || a.shape != expected.sizes())
+    return ::testing::AssertionFailure()
+           << dtype_name(a.dtype) << shape_string(a.shape) << " vs " << dtype_name(expected.dtype())
+           << shape_string(expected.sizes());
+  Tensor e = expected.contiguous_copy();
+  if (a.bytes.size() != e.nbytes() || std::memcmp(a.bytes.data(), e.raw_data(), e.nbytes()) != 0)
+    return ::testing::AssertionFailure() << "bytes differ";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult same(const HostTensor& a, const HostTensor& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape || a.bytes != b.bytes)
+    return ::testing::AssertionFailure() << "tensors differ";
+  return ::testing::AssertionSuccess();
+}
+
+RunResult run_call(Session& s, const std::string& c, int call) {
+  auto inputs = recorded(c, call, "inputs");
+  auto r = s.run(args_of(inputs));
+  EXPECT_TRUE(r.ok()) << c << " call " << call << ": " << (r.ok() ? "" : r.error().message());
+  return r.ok() ? std::move(*r) : RunResult{};
+}
+
+HostTensor state_of(const Session& s, const std::string& name) {
+  auto r = s.state(name);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  return r.ok() ? std::move(*r) : HostTensor{};
+}
+
+TEST(Api, DescribesInputsAndState) {
+  Model model = load(kKv);
+  auto inputs = model.inputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].name, "k");
+  EXPECT_EQ(inputs[0].dtype, DType::kFloat32);
+  EXPECT_EQ(inputs[0].shape, (std::vector<std::string>{"1", "2", "1", "4"}));
+  EXPECT_EQ(inputs[1].name, "pos");
+  EXPECT_EQ(inputs[1].dtype, DType::kInt64);
+  EXPECT_EQ(model.state_names(), std::vector<std::string>{"cache"});
+
+  Model dynamic = load("slice_scatter_dynamic_batch.default");
+  ASSERT_EQ(dynamic.inputs().size(), 2u);
+  EXPECT_EQ(dynamic.inputs()[0].shape, (std::vector<std::string>{"s75", "6"}));
+}
+
+TEST(Api, LoadErrorsAreValues) {
+  auto missing = Model::load(kCases + "/no_such_case/model.pt2");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind(), ErrorKind::kIo);
+  EXPECT_EQ(missing.error().exit_code(), 2);
+  auto corrupt = Model::load(SPLICE_SOURCE_DIR "/tests/fixtures/corrupt/unknown_op.pt2");
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_NE(corrupt.error().message().find("aten.bogus_op"), std::string::npos);
+}
+
+TEST(Api, ManySessionsOfOneModelEachReproduceTheRecordedCalls) {
+  Model model = load(kKv);
+  std::vector<Session> sessions;
+  for (int i = 0; i < 8; ++i) sessions.push_back(model.open_session());
+  for (int call = 0; call < 3; ++call) {
+    auto outputs = recorded(kKv, call, "outputs");
+    auto state = recorded(kKv, call, "state");
+    for (Session& s : sessions) {
+      RunResult r = run_call(s, kKv, call);
+      ASSERT_EQ(r.outputs.size(), 1u);
+      EXPECT_TRUE(same(r.outputs[0], outputs.at("output.0"))) << "call " << call;
+      EXPECT_TRUE(same(state_of(s, "cache"), state.at("cache"))) << "call " << call;
+    }
+  }
+}
+
+TEST(Api, SessionsKeepTheModelAlive) {
+  std::optional<Session> session;
+  {
+    Model model = load(kKv);
+    session.emplace(model.open_session());
+  }
+  RunResult r = run_call(*session, kKv, 0);
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_TRUE(same(r.outputs[0], recorded(kKv, 0, "outputs").at("output.0")));
+}
+
+TEST(Api, StateIsIsolatedBetweenSessions) {
+  Model model = load(kKv);
+  Session a = model.open_session();
+  Session b = model.open_session();
+  HostTensor initial = state_of(b, "cache");
+  run_call(a, kKv, 0);
+  run_call(a, kKv, 1);
+  // A's writes are A's alone.
+  EXPECT_TRUE(same(state_of(a, "cache"), recorded(kKv, 1, "state").at("cache")));
+  EXPECT_TRUE(same(state_of(b, "cache"), initial));
+  EXPECT_FALSE(same(state_of(a, "cache"), initial));
+  // B starts from the archive's values, not from A's cache.
+  RunResult rb = run_call(b, kKv, 0);
+  EXPECT_TRUE(same(rb.outputs[0], recorded(kKv, 0, "outputs").at("output.0")));
+  EXPECT_TRUE(same(state_of(b, "cache"), recorded(kKv, 0, "state").at("cache")));
+  // A new session after both ran still starts from the archive.
+  EXPECT_TRUE(same(state_of(model.open_session(), "cache"), initial));
+}
+
+TEST(Api, ResetStateRestoresTheArchiveValues) {
+  Model model = load(kKv);
+  Session s = model.open_session();
+  HostTensor initial = state_of(s, "cache");
+  run_call(s, kKv, 0);
+  run_call(s, kKv, 1);
+  s.reset_state();
+  EXPECT_TRUE(same(state_of(s, "cache"), initial));
+  RunResult r = run_call(s, kKv, 0);
+  EXPECT_TRUE(same(r.outputs[0], recorded(kKv, 0, "outputs").at("output.0")));
+}
+
+TEST(Api, SetStateReplacesABufferAndValidatesIt) {
+  Model model = load(kKv);
+  Session s = model.open_session();
+  // Start from call 1's state: call 2 must then reproduce the recorded call 2.
+  auto state1 = recorded(kKv, 1, "state");
+  Tensor& cache = state1.at("cache");
+  ASSERT_TRUE(s.set_state("cache", TensorArg{cache.raw_data(), cache.dtype(), cache.sizes()}).ok());
+  // set_state copied the values: changing the caller's memory afterwards changes nothing.
+  std::memset(cache.raw_data(), 0, cache.nbytes());
+  RunResult r = run_call(s, kKv, 2);
+  EXPECT_TRUE(same(r.outputs[0], recorded(kKv, 2, "outputs").at("output.0")));
+  EXPECT_TRUE(same(state_of(s, "cache"), recorded(kKv, 2, "state").at("cache")));
+
+  std::vector<double> f64(64);
+  std::vector<float> f32(64);
+  auto unknown = s.set_state("nope", TensorArg{f32.data(), DType::kFloat32, {1, 2, 8, 4}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message(), "the program has no buffer 'nope'");
+  EXPECT_EQ(unknown.error().exit_code(), 2);
+  auto dtype = s.set_state("cache", TensorArg{f64.data(), DType::kFloat64, {1, 2, 8, 4}});
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_EQ(dtype.error().message(),
+            "state 'cache' is f64[1, 2, 8, 4], the buffer is f32[1, 2, 8, 4]");
+  auto shape = s.set_state("cache", TensorArg{f32.data(), DType::kFloat32, {1, 2, 4, 8}});
+  ASSERT_FALSE(shape.ok());
+  EXPECT_EQ(shape.error().message(),
+            "state 'cache' is f32[1, 2, 4, 8], the buffer is f32[1, 2, 8, 4]");
+  auto null_data = s.set_state("cache", TensorArg{nullptr, DType::kFloat32, {1, 2, 8, 4}});
+  ASSERT_FALSE(null_data.ok());
+  EXPECT_EQ(null_data.error().message(), "input 'cache' has no data");
+  // Failed calls left the state alone.
+  EXPECT_TRUE(same(state_of(s, "cache"), recorded(kKv, 2, "state").at("cache")));
+  auto no_state = s.state("nope");
+  ASSERT_FALSE(no_state.ok());
+  EXPECT_EQ(no_state.error().message(), "the program has no buffer 'nope'");
+}
+
+TEST(Api, OutputsAreOwnedByTheCaller) {
+  Model model = load(kKv);
+  Session s = model.open_session();
+  RunResult first = run_call(s, kKv, 0);
+  ASSERT_EQ(first.outputs.size(), 1u);
+  // Scribbling over an output must not reach the session's cache.
+  std::memset(first.outputs[0].bytes.data(), 0xff, first.outputs[0].bytes.size());
+  EXPECT_TRUE(same(state_of(s, "cache"), recorded(kKv, 0, "state").at("cache")));
+  RunResult second = run_call(s, kKv, 1);
+  EXPECT_TRUE(same(second.outputs[0], recorded(kKv, 1, "outputs").at("output.0")));
+
+  // Three outputs that are one tensor in the program are three separate copies.
+  const std::string c = "return_same_tensor_three_times.default";
+  Model m3 = load(c);
+  Session s3 = m3.open_session();
+  RunResult r = run_call(s3, c, 0);
+  ASSERT_EQ(r.outputs.size(), 3u);
+  std::memset(r.outputs[0].bytes.data(), 0, r.outputs[0].bytes.size());
+  auto expected = recorded(c, 0, "outputs");
+  EXPECT_TRUE(same(r.outputs[1], expected.at("output.1")));
+  EXPECT_TRUE(same(r.outputs[2], expected.at("output.2")));
+
+  // An output that is the input itself does not alias the caller's input.
+  const std::string ri = "return_input.default";
+  Model mi = load(ri);
+  Session si = mi.open_session();
+  auto inputs = recorded(ri, 0, "inputs");
+  auto before = recorded(ri, 0, "inputs");
+  auto out = si.run(args_of(inputs));
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  for (auto& o : out->outputs) std::memset(o.bytes.data(), 0x7f, o.bytes.size());
+  for (auto& [name, t] : before)
+    EXPECT_EQ(std::memcmp(inputs.at(name).raw_data(), t.raw_data(), t.nbytes()), 0) << name;
+}
+
+TEST(Api, UserInputMutationIsWrittenBackIntoTheCallersBuffer) {
+  const std::string c = "user_input_mutation_select_write.default";  // int32; mutates x
+  Model model = load(c);
+  Session s = model.open_session();
+  auto inputs = recorded(c, 0, "inputs");
+  auto expected = recorded(c, 0, "outputs");
+  auto r = s.run(args_of(inputs));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->mutated_inputs.count("x"), 1u);
+  EXPECT_TRUE(same(r->mutated_inputs.at("x"), expected.at("mutated.x")));
+  const Tensor& x = inputs.at("x");
+  const Tensor& want = expected.at("mutated.x");
+  ASSERT_EQ(x.nbytes(), want.nbytes());
+  EXPECT_EQ(std::memcmp(x.raw_data(), want.raw_data(), x.nbytes()), 0)
+      << "the caller's x does not hold the mutated value";
+  EXPECT_TRUE(same(r->outputs[0], expected.at("output.0")));
+}
+
+TEST(Api, RunErrorsNameTheInput) {
+  Model model = load(kKv);
+  Session s = model.open_session();
+  auto inputs = recorded(kKv, 0, "inputs");
+  auto args = args_of(inputs);
+  args.erase("pos");
+  auto r = s.run(args);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "missing input 'pos' (expected i64[1])");
+  EXPECT_EQ(r.error().exit_code(), 2);
+  // The failed call did not touch the state; the next good call works.
+  EXPECT_TRUE(same(run_call(s, kKv, 0).outputs.at(0), recorded(kKv, 0, "outputs").at("output.0")));
+}
+
+// A caller's shape whose element count fits int64 but whose byte count does not is rejected
+// before anything views the memory (it used to wrap to a tiny byte count).
+TEST(Api, ShapesWhoseByteSizeOverflowsAreRejected) {
+  Model model = load(kKv);
+  Session s = model.open_session();
+  int64_t pos = 0;
+  float k = 0;
+  auto r = s.run({{"k", TensorArg{&k, DType::kFloat32, {int64_t{1} << 61, 2}}},
+                  {"pos", TensorArg{&pos, DType::kInt64, {1}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(),
+            "input 'k' has shape [2305843009213693952, 2]: its size in bytes overflows");
+  auto negative = s.run({{"k", TensorArg{&k, DType::kFloat32, {1, -2, 1, 4}}},
+                         {"pos", TensorArg{&pos, DType::kInt64, {1}}}});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error().message(), "input 'k' has an invalid shape [1, -2, 1, 4]");
+  // The failed calls left the session usable.
+  EXPECT_TRUE(same(run_call(s, kKv, 0).outputs.at(0), recorded(kKv, 0, "outputs").at("output.0")));
+}
+
+// Each thread runs its own sessions; every result must be the one a sequential run gives.
+TEST(Api, SessionsRunInParallelLikeSequentially) {
+  const std::vector<std::string> cases = {kKv, "mm.default", "rotary_halves_f16.default",
+                                          "kv_cache_item_slice.default"};
+  std::vector<Model> models;
+  std::vector<std::vector<std::vector<HostTensor>>> sequential;  // [case][call] outputs
+  for (const auto& c : cases) {
+    models.push_back(load(c));
+    Session s = models.back().open_session();
+    auto& per_call = sequential.emplace_back();
+    int calls = c.starts_with("kv_") ? 3 : 1;
+    for (int call = 0; call < calls; ++call) per_call.push_back(run_call(s, c, call).outputs);
+  }
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 100;
+  std::vector<std::string> failures[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        size_t ci = static_cast<size_t>(t + round) % cases.size();
+        Session s = models[ci].open_session();
+        for (size_t call = 0; call < sequential[ci].size(); ++call) {
+          auto inputs = recorded(cases[ci], static_cast<int>(call), "inputs");
+          auto r = s.run(args_of(inputs));
+          if (!r.ok()) {
+            failures[t].push_back(cases[ci] + ": " + r.error().message());
+            continue;
+          }
+          for (size_t o = 0; o < r->outputs.size(); ++o)
+            if (!same(r->outputs[o], sequential[ci][call][o]))
+              failures[t].push_back(
+                  fmt::format("{} call {} output {} differs", cases[ci], call, o));
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_TRUE(failures[t].empty()) << "thread " << t << ": " << failures[t].front();
+}
+
+}  // namespace
+}  // namespace splice
