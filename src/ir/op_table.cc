@@ -41,6 +41,8 @@ std::vector<Entry> entries() {
        "Tensor(a)"},
       {"aten.select.int", "(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"},
       {"aten.alias.default", "(Tensor(a) self) -> Tensor(a)"},
+      // Autograd-only in the training IR; an alias for inference.
+      {"aten.detach_.default", "(Tensor(a!) self) -> Tensor(a!)"},
       {"aten.split_with_sizes.default",
        "(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"},
       {"aten.split.Tensor", "(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"},

@@ -2,7 +2,9 @@
 // the prepared program, Session owns buffer state, and tensors cross the boundary as
 // caller-owned contiguous copies (so no output ever aliases an input, a buffer or another
 // output).
+#include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "backends/cpu/registry.h"
 #include "frontend/pt2/loader.h"
@@ -50,7 +52,11 @@ int64_t HostTensor::numel() const { return shape_numel(shape); }
 
 Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
   SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(path));
-  if (options.threads > 0) cpu::set_num_threads(options.threads);
+  // 0 means every core the machine has.
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  cpu::set_num_threads(threads);
   SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
                           runtime::prepare(std::move(program), options.threads));
   return Model(std::make_shared<const detail::ModelImpl>(std::move(impl)));

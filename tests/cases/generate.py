@@ -37,10 +37,12 @@ from safetensors.torch import save_file
 from torch.export.graph_signature import InputKind, OutputKind
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defs import core_ops, explicit_overloads, models, ops_more, state, write_edges, writes  # noqa: E402,F401,E501
+from defs import core_ops, explicit_overloads, models, ops_more, ops_more2, state, write_edges, writes  # noqa: E402,F401,E501
 from defs.registry import CASES  # noqa: E402
 
-FORMS = ("default", "keep")
+# default: ep.run_decompositions(); keep: ep.run_decompositions({}); train: the training IR
+# exactly as torch.export.export returns it (what many users save).
+FORMS = ("default", "keep", "train")
 # The recorded programs and results come from this PyTorch release (schema 8.17).
 PINNED_TORCH = "2.11.0"
 
@@ -57,7 +59,22 @@ def export_program(mod, args, dynamic_shapes, device, form):
     mod = copy.deepcopy(mod).to(device)
     args = tuple(a.to(device) for a in args)
     ep = torch.export.export(mod, args, dynamic_shapes=dynamic_shapes, strict=False)
+    if form == "train":
+        return ep  # the training IR, saved as torch.export.export returns it
     return ep.run_decompositions() if form == "default" else ep.run_decompositions({})
+
+
+def inplace_ops(ep):
+    """In-place ATen ops of a graph (copy_, index_copy_, add_, ...). detach_ is left out: it
+    only changes autograd metadata, so splice runs it as an alias."""
+    found = set()
+    for n in ep.graph.nodes:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
+            continue
+        name = n.target._schema.name.split("::")[-1]
+        if name.endswith("_") and not name.endswith("__") and name != "detach_":
+            found.add(str(n.target))
+    return sorted(found)
 
 
 def export_and_save(mod, args, dynamic_shapes, device, form, path):
@@ -124,6 +141,11 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     os.makedirs(tmp_dir)
     ep, export_note = export_and_save(mod, calls[0], dynamic_shapes, device, form,
                                       os.path.join(tmp_dir, "model.pt2"))
+    final_dir = os.path.join(out_dir, case_dir_name(c, form, device))
+    if form == "train" and inplace_ops(ep):
+        # A training IR that mutates in place: splice must refuse it and say how to re-export.
+        write_refused_form(c, form, device, ep, tmp_dir, final_dir)
+        return
     sig = ep.graph_signature
     input_names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
     num_user_outputs = sum(1 for s in sig.output_specs if s.kind == OutputKind.USER_OUTPUT)
@@ -132,7 +154,6 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
         raise RuntimeError(f"the program has {len(input_names)} user inputs {input_names}, "
                            f"the case gives {len(calls[0])}")
 
-    final_dir = os.path.join(out_dir, case_dir_name(c, form, device))
 
     eager = copy.deepcopy(mod).to("cpu")
     torch.manual_seed(case_seed(c.name))
@@ -189,6 +210,19 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
           f"{num_user_outputs} output(s)" + (f", mutates {mutated}" if mutated else "") +
           (f", buffers {info['buffers']}" if info["buffers"] else "") +
           (f", call {expected_error['call']} fails" if expected_error else ""), flush=True)
+
+
+def write_refused_form(c, form, device, ep, tmp_dir, final_dir):
+    info = {"case": c.name, "form": form, "export_device": device,
+            "torch_version": torch.__version__, "calls": 0,
+            "expect_load_error": "run_decompositions", "inplace_ops": inplace_ops(ep)}
+    with open(os.path.join(tmp_dir, "case.json"), "w") as f:
+        json.dump(info, f, indent=2, sort_keys=True)
+        f.write("\n")
+    shutil.rmtree(final_dir, ignore_errors=True)
+    os.rename(tmp_dir, final_dir)
+    print(f"wrote {case_dir_name(c, form, device)}: training IR with in-place ops "
+          f"{info['inplace_ops']} (splice must refuse it)", flush=True)
 
 
 def expect_eager_error(eager, args, k, message_contains):

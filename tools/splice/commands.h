@@ -10,6 +10,7 @@ namespace splice::tools {
 struct InspectOptions {
   std::string model;
   bool no_graph = false;
+  bool passes = false;
 };
 Result<void> run_inspect(const InspectOptions& options);
 

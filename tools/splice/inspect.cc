@@ -5,12 +5,31 @@
 
 #include "frontend/pt2/loader.h"
 #include "ir/printer.h"
+#include "passes/pipeline.h"
 #include "runtime/input_binding.h"
 #include "tools/splice/commands.h"
 
 namespace splice::tools {
 
+namespace {
+
+std::string describe_passes() {
+  std::string out = "# passes, in the order every program goes through them\n";
+  for (const auto& pass : passes::default_passes())
+    out += fmt::format("\n{}\n  {}\n", pass->name(), pass->description());
+  return out;
+}
+
+}  // namespace
+
 Result<void> run_inspect(const InspectOptions& options) {
+  if (options.passes) {
+    std::string out = describe_passes();
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (options.model.empty()) return ok_result();
+  }
+  if (options.model.empty())
+    return make_error(ErrorKind::kBadUsage, "inspect needs a model (or --passes)");
   SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(options.model));
   std::string out;
   out += "# inputs (names for `splice run --inputs`)\n";

@@ -12,7 +12,9 @@ int main(int argc, char** argv) {
 
   splice::tools::InspectOptions inspect;
   auto* inspect_cmd = app.add_subcommand("inspect", "Print a program's signature, symbols and IR");
-  inspect_cmd->add_option("model", inspect.model, "the .pt2 archive")->required();
+  inspect_cmd->add_option("model", inspect.model, "the .pt2 archive");
+  inspect_cmd->add_flag("--passes", inspect.passes,
+                        "list the passes every program goes through, with what each does");
   inspect_cmd->add_flag("--no-graph", inspect.no_graph, "print only the signature and symbols");
 
   splice::tools::RunOptions run;

@@ -1,7 +1,7 @@
 // View ops: view/_unsafe_view/reshape, permute, transpose, t, unsqueeze, squeeze, expand,
-// slice, select, alias, and the list-returning split_with_sizes/split/unbind (every piece a
-// view, returned in order). They return views that share the input's storage (reshape copies only
-// when no view can express the new shape, as PyTorch does); the runtime never writes into
+// slice, select, alias/detach, and the list-returning split_with_sizes/split/unbind (every piece a
+// view, returned in order). They return views that share the input's storage (view and reshape
+// copy only when no view can express the new shape); the runtime never writes into
 // them.
 #include <algorithm>
 #include <limits>
@@ -76,7 +76,13 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
   return new_strides;
 }
 
-Result<Outputs> view_impl(std::string_view op, std::span<const KernelArg> args, bool may_copy) {
+// view/_unsafe_view/reshape: a view when the strides allow one, else a contiguous copy. view
+// copies too, unlike PyTorch's: an exported graph's view is legal for the memory layouts
+// PyTorch's kernels produced while tracing, and splice's kernels may lay results out differently
+// (a matmul or permute result splice leaves transposed, say). Copying is safe because splice's
+// runtime never writes through a view (kernels are functional), so no caller can tell a copy
+// from a view.
+Result<Outputs> reshape(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Shape requested, a.int_list(1));
@@ -84,18 +90,8 @@ Result<Outputs> view_impl(std::string_view op, std::span<const KernelArg> args, 
   if (auto strides = view_strides(self.sizes(), self.strides(), sizes)) {
     return Outputs{self.view_as(sizes, *strides, self.offset())};
   }
-  KCHECK(may_copy, ErrorKind::kShapeMismatch,
-         "view size {} is not compatible with input sizes {} and strides {}; use reshape",
-         shape_string(sizes), shape_string(self.sizes()), shape_string(self.strides()));
   Tensor copy = self.contiguous_copy();
   return Outputs{copy.view_as(sizes, contiguous_strides(sizes), 0)};
-}
-
-Result<Outputs> view(std::string_view op, std::span<const KernelArg> args) {
-  return view_impl(op, args, false);
-}
-Result<Outputs> reshape(std::string_view op, std::span<const KernelArg> args) {
-  return view_impl(op, args, true);
 }
 
 Result<Outputs> permute(std::string_view op, std::span<const KernelArg> args) {
@@ -346,7 +342,7 @@ Result<Outputs> alias(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> view_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.view.default", view>(),
+      entry<"aten.view.default", reshape>(),
       entry<"aten._unsafe_view.default", reshape>(),
       entry<"aten.reshape.default", reshape>(),
       entry<"aten.permute.default", permute>(),
@@ -360,6 +356,7 @@ std::span<const KernelEntry> view_kernels() {
       entry<"aten.slice.Tensor", slice>(),
       entry<"aten.select.int", select>(),
       entry<"aten.alias.default", alias>(),
+      entry<"aten.detach.default", alias>(),
       entry<"aten.split_with_sizes.default", split_with_sizes>(),
       entry<"aten.split.Tensor", split>(),
       entry<"aten.unbind.int", unbind>(),

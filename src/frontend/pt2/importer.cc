@@ -34,7 +34,9 @@ bool is_inplace_aten(std::string_view target) {
   if (!target.starts_with("aten.")) return false;
   std::string_view rest = target.substr(5);
   std::string_view name = rest.substr(0, rest.find('.'));
-  return name.ends_with("_") && !name.ends_with("__");
+  // detach_ only changes autograd metadata; the training IR applies it to fresh constants
+  // (torch.tensor(...) in forward), so it runs as an alias.
+  return name.ends_with("_") && !name.ends_with("__") && name != "detach_";
 }
 
 Result<DType> dtype_of(ScalarTypeCode code, std::string_view where) {
