@@ -87,3 +87,19 @@ def _():
         torch._check(i <= 5)
         return x[i:i + 2] * 2
     return module(forward), [(randn(8, 2), torch.tensor(1)), (randn(8, 2), torch.tensor(5))], None
+
+
+@case("tied_weights")
+def _():
+    # An embedding and an output projection sharing one weight (as many LMs do): the archive
+    # stores it once and both parameters view the same bytes.
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(10, 4)
+            self.out = torch.nn.Linear(4, 10, bias=False)
+            self.out.weight = self.emb.weight
+
+        def forward(self, ids):
+            return self.out(self.emb(ids))
+    return Tied(), same(1, randint(0, 10, 2, 3)), None
