@@ -37,7 +37,7 @@ from safetensors.torch import save_file
 from torch.export.graph_signature import InputKind, OutputKind
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defs import core_ops, explicit_overloads, models, ops_more, ops_more2, state, write_edges, writes  # noqa: E402,F401,E501
+from defs import core_ops, explicit_overloads, models, ops_more, ops_more2, state, write_edges, train_ops, writes  # noqa: E402,F401,E501
 from defs.registry import CASES  # noqa: E402
 
 # default: ep.run_decompositions(); keep: ep.run_decompositions({}); train: the training IR

@@ -167,10 +167,15 @@ TEST(OpCoverage, EveryOpOfTheTableHasACase) {
   // symbolic scalars and the size/assert nodes are evaluated by the runtime with Python
   // semantics and tested in tests/unit/runtime/scalar_ops_test.cc; several of them cannot be
   // made to appear in an export at will.
+  // The one exception: torch 2.11 on an H200 picks the efficient or cuDNN kernel for every
+  // attention case we export on CUDA, and eager has no CPU kernel for this op to record a
+  // reference with; its kernel is tested against a naive attention in
+  // tests/unit/cpu/attention_test.cc.
+  const std::set<std::string> cuda_only = {"aten._scaled_dot_product_flash_attention.default"};
   std::string missing;
   for (const ir::OpSchema* op : ir::all_ops()) {
     bool tensor_op = op->target.rfind("aten.", 0) == 0 && !op->returns.empty() &&
-                     !op->is_symbolic();
+                     !op->is_symbolic() && !cuda_only.count(op->target);
     if (tensor_op && !seen.count(op->target)) missing += "\n  " + op->target;
   }
   EXPECT_TRUE(missing.empty()) << "ops of the op table without a case in tests/cases:" << missing;

@@ -108,5 +108,9 @@ std::span<const KernelEntry> gather_scatter_kernels();
 std::span<const KernelEntry> minmax_kernels();
 std::span<const KernelEntry> extrema_kernels();
 std::span<const KernelEntry> repeat_kernels();
+std::span<const KernelEntry> composite_kernels();
+std::span<const KernelEntry> composite_math_kernels();
+std::span<const KernelEntry> pointwise_more_kernels();
+std::span<const KernelEntry> shape_op_kernels();
 
 }  // namespace splice::cpu

@@ -1,4 +1,4 @@
-// Factory ops: empty*/zeros*/ones*/full*/scalar_tensor/arange, and the functional fill
+// Factory ops: empty*/zeros*/ones*/full*/new_*/scalar_tensor/arange, and the functional fill
 // (a new tensor of self's shape and dtype holding the value, checked like c10's
 // checked_convert). Results are new contiguous
 // tensors (empty_strided/empty_permuted ignore the requested layout: the values are
@@ -80,6 +80,26 @@ Result<Outputs> full_like(std::string_view op, std::span<const KernelArg> args) 
   SPLICE_ASSIGN_OR_RETURN(Scalar value, a.scalar(1));
   SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(2));
   return make_filled(op, self.sizes(), dtype.value_or(self.dtype()), value);
+}
+
+// new_empty / new_zeros / new_ones(self, size, *, dtype, layout, device, pin_memory) and
+// new_full(self, size, fill_value, *, dtype, ...): sized factories whose dtype defaults to
+// self's (not to the fill value's type).
+template <int kFill>
+Result<Outputs> new_sized(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape sizes, a.int_list(1));
+  std::optional<Scalar> value;
+  size_t dtype_at = 2;
+  if constexpr (kFill == 2) {
+    SPLICE_ASSIGN_OR_RETURN(value, a.scalar(2));
+    dtype_at = 3;
+  } else if constexpr (kFill >= 0) {
+    value = Scalar(static_cast<int64_t>(kFill));
+  }
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(dtype_at));
+  return make_filled(op, sizes, dtype.value_or(self.dtype()), value);
 }
 
 Result<Outputs> scalar_tensor(std::string_view op, std::span<const KernelArg> args) {
@@ -233,6 +253,10 @@ std::span<const KernelEntry> factory_kernels() {
       entry<"aten.zeros_like.default", like<0>>(),
       entry<"aten.ones_like.default", like<1>>(),
       entry<"aten.full_like.default", full_like>(),
+      entry<"aten.new_empty.default", new_sized<-1>>(),
+      entry<"aten.new_zeros.default", new_sized<0>>(),
+      entry<"aten.new_ones.default", new_sized<1>>(),
+      entry<"aten.new_full.default", new_sized<2>>(),  // 2: the fill value is an argument
       entry<"aten.scalar_tensor.default", scalar_tensor>(),
       entry<"aten.fill.Scalar", fill_like<false>>(),
       entry<"aten.fill.Tensor", fill_like<true>>(),

@@ -1,4 +1,5 @@
-// Normalisation kernels: _softmax, _log_softmax and native_layer_norm. All compute in float
+// Normalisation kernels: _softmax, _log_softmax (and softmax/log_softmax.int with a dtype),
+// native_layer_norm and its layer_norm front door, and rms_norm. All compute in float
 // (double for float64) and round once into the output dtype, as PyTorch's CPU kernels do for
 // f16/bf16. softmax is numerically stable (the row max is subtracted before exp), so a row of
 // large values does not overflow; a row that is all -inf gives NaN, as in PyTorch.
@@ -23,17 +24,10 @@ template <typename T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <bool kLog>
-Result<Outputs> softmax(std::string_view op, std::span<const KernelArg> args) {
-  // _softmax / _log_softmax(self, int dim, bool half_to_float)
-  Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
-  SPLICE_ASSIGN_OR_RETURN(bool half_to_float, a.boolean_or(2, false));
+Result<Tensor> softmax_impl(std::string_view op, const Tensor& self, int64_t dim, DType out_dtype) {
   KCHECK(is_floating(self.dtype()), ErrorKind::kBadInput, "expects a floating point tensor, got {}",
          dtype_name(self.dtype()));
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
-  // half_to_float: the result is float32 (the op's meta function), computed the same way.
-  const DType out_dtype = half_to_float ? DType::kFloat32 : self.dtype();
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, out_dtype, self.sizes()));
   const Tensor in = self.is_contiguous() ? self : self.contiguous_copy();
   int64_t outer = 1, n = 1, inner = 1;
@@ -78,6 +72,32 @@ Result<Outputs> softmax(std::string_view op, std::span<const KernelArg> args) {
       });
     }
   });
+  return out;
+}
+
+template <bool kLog>
+Result<Outputs> softmax(std::string_view op, std::span<const KernelArg> args) {
+  // _softmax / _log_softmax(self, int dim, bool half_to_float)
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(bool half_to_float, a.boolean_or(2, false));
+  // half_to_float: the result is float32 (the op's meta function), computed the same way.
+  const DType out_dtype = half_to_float ? DType::kFloat32 : self.dtype();
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, softmax_impl<kLog>(op, self, dim, out_dtype));
+  return Outputs{out};
+}
+
+// softmax.int / log_softmax.int(self, int dim, ScalarType? dtype=None): with a dtype the input
+// is converted to it first (PyTorch's CPU path), then softmaxed in that dtype.
+template <bool kLog>
+Result<Outputs> softmax_dtype(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(auto dtype, a.opt_dtype(2));
+  const Tensor in = dtype ? to_dtype(self, *dtype) : self;
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, softmax_impl<kLog>(op, in, dim, in.dtype()));
   return Outputs{out};
 }
 
@@ -171,6 +191,87 @@ Result<Outputs> layer_norm(std::string_view op, std::span<const KernelArg> args)
   return Outputs{out, mean_t, rstd_t};
 }
 
+// layer_norm.default(input, normalized_shape, weight=None, bias=None, float eps=1e-05,
+// bool cudnn_enable=True): native_layer_norm's first output.
+Result<Outputs> layer_norm_front(std::string_view op, std::span<const KernelArg> args) {
+  KCHECK(args.size() >= 5, ErrorKind::kBadInput, "expects 5 or 6 arguments, got {}", args.size());
+  SPLICE_ASSIGN_OR_RETURN(Outputs all, layer_norm(op, args.first(5)));
+  return Outputs{all[0]};
+}
+
+// rms_norm(input, normalized_shape, Tensor? weight=None, float? eps=None): x * rsqrt(mean(x^2)
+// + eps) over the trailing normalized_shape dims, times weight, computed in float (double for
+// float64) and rounded once, as torch 2.11's fused CPU kernel does; eps None is the epsilon
+// of that compute type (float's for f16/bf16, not the 16-bit type's).
+// _fused_rms_norm(input, int[] normalized_shape, Tensor? weight, float? eps) -> (output, rstd)
+// (what a CUDA export records) also returns rstd, in the compute type, shaped like input with
+// the normalized dims set to 1.
+template <bool kWithRstd>
+Result<Outputs> rms_norm(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor input, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> norm_shape, a.int_list(1));
+  std::optional<Tensor> weight;
+  if (!a.is_none(2)) {
+    SPLICE_ASSIGN_OR_RETURN(weight, a.tensor(2));
+  }
+  std::optional<double> eps;
+  if (!a.is_none(3)) {
+    SPLICE_ASSIGN_OR_RETURN(Scalar e, a.scalar(3));
+    eps = e.to_double();
+  }
+  const DType dtype = input.dtype();
+  KCHECK(is_floating(dtype), ErrorKind::kBadInput, "expects a floating point input, got {}",
+         dtype_name(dtype));
+  const int64_t nd = static_cast<int64_t>(norm_shape.size());
+  const int64_t axis = input.dim() - nd;
+  KCHECK(nd >= 1 && axis >= 0 &&
+             Shape(input.sizes().begin() + axis, input.sizes().end()) == norm_shape,
+         ErrorKind::kShapeMismatch, "normalized_shape {} does not match the trailing dims of {}",
+         shape_string(norm_shape), shape_string(input.sizes()));
+  KCHECK(!weight || weight->sizes() == norm_shape, ErrorKind::kShapeMismatch,
+         "weight of shape {} must have normalized_shape {}",
+         shape_string(weight ? weight->sizes() : Shape{}), shape_string(norm_shape));
+  int64_t rows = 1, cols = 1;
+  Shape rstd_shape = input.sizes();
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    (d < axis ? rows : cols) *= input.size(d);
+    if (d >= axis) rstd_shape[d] = 1;
+  }
+  const DType acc_dtype = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, input.sizes()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor rstd_t, new_tensor(op, acc_dtype, rstd_shape));
+  const Tensor in = input.is_contiguous() ? input : input.contiguous_copy();
+  const std::optional<Tensor> w = weight ? std::optional(cast_copy(*weight, acc_dtype)) : weight;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>) {
+      using M = acc_t<T>;
+      const M e = eps ? static_cast<M>(*eps) : std::numeric_limits<M>::epsilon();
+      const T* px = in.data<T>();
+      T* po = out.data<T>();
+      const M* pw = w ? w->data<M>() : nullptr;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* x = px + r * cols;
+        double ss = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+          const double v = static_cast<double>(to_opmath(x[j]));
+          ss += v * v;
+        }
+        const M rstd = M(1) / std::sqrt(static_cast<M>(ss / static_cast<double>(cols)) + e);
+        rstd_t.data<M>()[r] = rstd;
+        for (int64_t j = 0; j < cols; ++j) {
+          M y = static_cast<M>(to_opmath(x[j])) * rstd;
+          if (pw) y *= pw[j];
+          po[r * cols + j] = cast_value<T>(y);
+        }
+      }
+    }
+  });
+  if constexpr (kWithRstd) return Outputs{out, rstd_t};
+  return Outputs{out};
+}
+
 }  // namespace
 
 std::span<const KernelEntry> nn_kernels() {
@@ -178,6 +279,11 @@ std::span<const KernelEntry> nn_kernels() {
       entry<"aten._softmax.default", softmax<false>>(),
       entry<"aten._log_softmax.default", softmax<true>>(),
       entry<"aten.native_layer_norm.default", layer_norm>(),
+      entry<"aten.softmax.int", softmax_dtype<false>>(),
+      entry<"aten.log_softmax.int", softmax_dtype<true>>(),
+      entry<"aten.layer_norm.default", layer_norm_front>(),
+      entry<"aten.rms_norm.default", rms_norm<false>>(),
+      entry<"aten._fused_rms_norm.default", rms_norm<true>>(),
   };
   return kEntries;
 }

@@ -1,5 +1,6 @@
 // Binary pointwise arithmetic: add/sub/rsub (with alpha), mul, div (true, trunc, floor),
-// remainder (Python's sign rule), pow, and where/logical_and/logical_or. Either operand of a
+// remainder (Python's sign rule), fmod (C's sign rule), pow, where, masked_fill,
+// logical_and/or/xor and bitwise_and/or/xor. Either operand of a
 // .Tensor overload may be a wrapped Python number (`2 - x` exports as sub.Tensor(2, x)). Operands
 // broadcast; the result dtype is PyTorch's result_type (true division of integers gives float32);
 // inputs are converted to that dtype and the op computes in its opmath type (float for f16/bf16,
@@ -18,7 +19,7 @@ namespace splice::cpu {
 
 namespace {
 
-enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kRem, kPow };
+enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kRem, kFmod, kPow };
 
 // A tensor or a Python number operand.
 struct Operand {
@@ -131,8 +132,10 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
         }
         if constexpr (std::is_signed_v<T>) {
           // Avoids INT_MIN / -1 (and INT_MIN % -1), which trap on x86.
-          if (y == -1) return kind == BinOp::kRem ? T(0) : wrap_mul(x, T(-1));
+          if (y == -1)
+            return kind == BinOp::kRem || kind == BinOp::kFmod ? T(0) : wrap_mul(x, T(-1));
         }
+        if (kind == BinOp::kFmod) return static_cast<T>(x % y);  // C's sign rule: x's sign
         if (kind == BinOp::kRem) {
           T r = static_cast<T>(x % y);
           if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
@@ -168,6 +171,9 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
           case BinOp::kRem:
             r = std::fmod(x, y);
             if (r != M(0) && ((y < M(0)) != (r < M(0)))) r += y;
+            break;
+          case BinOp::kFmod:
+            r = std::fmod(x, y);
             break;
           case BinOp::kPow:
             r = std::pow(x, y);
@@ -297,7 +303,9 @@ Result<Outputs> where(std::string_view op, std::span<const KernelArg> args) {
   return Outputs{out};
 }
 
-template <bool kAnd>
+enum class LogicOp { kAnd, kOr, kXor };
+
+template <LogicOp kOp>
 Result<Outputs> logical(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor x, a.tensor(0));
@@ -306,8 +314,72 @@ Result<Outputs> logical(std::string_view op, std::span<const KernelArg> args) {
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, DType::kBool, shape));
   // Truth is decided in each operand's own dtype (NaN is true), as PyTorch does.
   const Tensor bx = to_dtype(x, DType::kBool), by = to_dtype(y, DType::kBool);
-  binary_loop<bool, bool, bool>(out, bx, by,
-                                [](bool p, bool q) { return kAnd ? (p && q) : (p || q); });
+  binary_loop<bool, bool, bool>(out, bx, by, [](bool p, bool q) {
+    return kOp == LogicOp::kAnd ? (p && q) : kOp == LogicOp::kOr ? (p || q) : (p != q);
+  });
+  return Outputs{out};
+}
+
+// bitwise_and/or/xor (and the __and__/__or__/__xor__ operators) in every overload: either
+// operand a tensor or a number, promoted together; integer and bool dtypes only (bool is the
+// logical op), as PyTorch's kernels are dispatched.
+template <LogicOp kOp>
+Result<Outputs> bitwise(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, 0));
+  SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 1));
+  KCHECK(x.tensor || y.tensor, ErrorKind::kBadInput, "expects a tensor operand, got two numbers");
+  const PromotionOperand ops[] = {x.promotion(), y.promotion()};
+  const DType dtype = result_type(ops);
+  KCHECK(!is_floating(dtype), ErrorKind::kBadInput,
+         "only supported for integer and bool tensors, got {}", dtype_name(dtype));
+  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, x.shape(), y.shape()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, shape));
+  const Tensor tx = x.as(dtype), ty = y.as(dtype);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool> || is_int_v<T>) {
+      binary_loop<T, T, T>(out, tx, ty, [](T p, T q) -> T {
+        if constexpr (std::is_same_v<T, bool>) {
+          return kOp == LogicOp::kAnd ? (p && q) : kOp == LogicOp::kOr ? (p || q) : (p != q);
+        } else {
+          return static_cast<T>(kOp == LogicOp::kAnd  ? (p & q)
+                                : kOp == LogicOp::kOr ? (p | q)
+                                                      : (p ^ q));
+        }
+      });
+    }
+  });
+  return Outputs{out};
+}
+
+// masked_fill.Scalar / .Tensor(self, Tensor mask, value): self where mask is false, value where
+// it is true, over the broadcast of self and mask, in self's dtype (the value converted as c10
+// converts: 7.9 into an int tensor is 7). The mask must be bool and a value tensor 0-d.
+Result<Outputs> masked_fill(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor mask, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(Operand value, read_operand(a, 2));
+  KCHECK(mask.dtype() == DType::kBool, ErrorKind::kBadInput,
+         "only supports boolean masks, but got mask with dtype {}", dtype_name(mask.dtype()));
+  KCHECK(!value.tensor || value.tensor->dim() == 0, ErrorKind::kBadInput,
+         "only supports a 0-dimensional value tensor, but got tensor with {} dimension(s)",
+         value.tensor ? value.tensor->dim() : 0);
+  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, self.sizes(), mask.sizes()));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), shape));
+  const Tensor fill = value.as(self.dtype());
+  const Shape ss = broadcast_strides(self, shape), sm = broadcast_strides(mask, shape);
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* po = out.data<T>();
+    const T* px = self.data<T>();
+    const bool* pm = mask.data<bool>();
+    const T v = *fill.data<T>();
+    for_each_offset<3>(
+        shape, {out.strides().data(), ss.data(), sm.data()},
+        [&](const std::array<int64_t, 3>& o) { po[o[0]] = pm[o[2]] ? v : px[o[1]]; });
+  });
   return Outputs{out};
 }
 
@@ -337,8 +409,29 @@ std::span<const KernelEntry> binary_kernels() {
       entry<"aten.where.ScalarSelf", where>(),
       entry<"aten.where.ScalarOther", where>(),
       entry<"aten.where.Scalar", where>(),
-      entry<"aten.logical_and.default", logical<true>>(),
-      entry<"aten.logical_or.default", logical<false>>(),
+      entry<"aten.logical_and.default", logical<LogicOp::kAnd>>(),
+      entry<"aten.logical_or.default", logical<LogicOp::kOr>>(),
+      entry<"aten.logical_xor.default", logical<LogicOp::kXor>>(),
+      entry<"aten.fmod.Tensor", binary<BinOp::kFmod, false>>(),
+      entry<"aten.fmod.Scalar", binary<BinOp::kFmod, true>>(),
+      entry<"aten.floor_divide.Scalar", binary<BinOp::kDivFloor, true>>(),
+      entry<"aten.bitwise_and.Tensor", bitwise<LogicOp::kAnd>>(),
+      entry<"aten.bitwise_and.Scalar", bitwise<LogicOp::kAnd>>(),
+      entry<"aten.bitwise_and.Scalar_Tensor", bitwise<LogicOp::kAnd>>(),
+      entry<"aten.__and__.Tensor", bitwise<LogicOp::kAnd>>(),
+      entry<"aten.__and__.Scalar", bitwise<LogicOp::kAnd>>(),
+      entry<"aten.bitwise_or.Tensor", bitwise<LogicOp::kOr>>(),
+      entry<"aten.bitwise_or.Scalar", bitwise<LogicOp::kOr>>(),
+      entry<"aten.bitwise_or.Scalar_Tensor", bitwise<LogicOp::kOr>>(),
+      entry<"aten.__or__.Tensor", bitwise<LogicOp::kOr>>(),
+      entry<"aten.__or__.Scalar", bitwise<LogicOp::kOr>>(),
+      entry<"aten.bitwise_xor.Tensor", bitwise<LogicOp::kXor>>(),
+      entry<"aten.bitwise_xor.Scalar", bitwise<LogicOp::kXor>>(),
+      entry<"aten.bitwise_xor.Scalar_Tensor", bitwise<LogicOp::kXor>>(),
+      entry<"aten.__xor__.Tensor", bitwise<LogicOp::kXor>>(),
+      entry<"aten.__xor__.Scalar", bitwise<LogicOp::kXor>>(),
+      entry<"aten.masked_fill.Scalar", masked_fill>(),
+      entry<"aten.masked_fill.Tensor", masked_fill>(),
   };
   return kEntries;
 }

@@ -1,9 +1,9 @@
-// Elementwise minimum/maximum and clamp (Scalar and Tensor bounds). minimum/maximum propagate a
-// NaN from either side; clamp.default keeps a floating self's dtype and otherwise promotes self
-// with the scalar bounds (an int tensor clamped to 0.5 is float32), then computes
-// min(max(x, lo), hi), so hi wins when lo > hi and a NaN x stays NaN. clamp.Tensor promotes
-// and broadcasts all its tensors; a NaN bound gives NaN, and with a single bound it is exactly
-// maximum(self, min) / minimum(self, max), as in PyTorch.
+// Elementwise minimum/maximum, clamp and clamp_min/clamp_max (Scalar and Tensor bounds).
+// minimum/maximum propagate a NaN from either side; clamp.default keeps a floating self's dtype and
+// otherwise promotes self with the scalar bounds (an int tensor clamped to 0.5 is float32), then
+// computes min(max(x, lo), hi), so hi wins when lo > hi and a NaN x stays NaN. clamp.Tensor
+// promotes and broadcasts all its tensors; a NaN bound gives NaN, and with a single bound it is
+// exactly maximum(self, min) / minimum(self, max), as in PyTorch.
 #include <cmath>
 #include <limits>
 
@@ -56,16 +56,9 @@ Result<Outputs> minimum_maximum(std::string_view op, std::span<const KernelArg> 
 }
 
 // clamp.default(self, Scalar? min=None, Scalar? max=None).
-Result<Outputs> clamp_scalar(std::string_view op, std::span<const KernelArg> args) {
-  Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  std::optional<Scalar> lo, hi;
-  if (!a.is_none(1)) {
-    SPLICE_ASSIGN_OR_RETURN(lo, a.scalar(1));
-  }
-  if (!a.is_none(2)) {
-    SPLICE_ASSIGN_OR_RETURN(hi, a.scalar(2));
-  }
+Result<Tensor> clamp_scalar_impl(std::string_view op, const Tensor& self,
+                                 const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,
+                                 bool single_nan_fills) {
   KCHECK(lo || hi, ErrorKind::kBadInput, "at least one of 'min' or 'max' must not be None");
   DType dtype = self.dtype();
   if (!is_floating(dtype)) {
@@ -77,8 +70,10 @@ Result<Outputs> clamp_scalar(std::string_view op, std::span<const KernelArg> arg
   KCHECK(dtype != DType::kBool, ErrorKind::kBadInput, "not implemented for bool tensors");
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, self.sizes()));
   const Tensor in = to_dtype(self, dtype);
-  // PyTorch fills with NaN when both bounds are given and one is NaN.
-  const bool nan_bound = lo && hi && (std::isnan(lo->to_double()) || std::isnan(hi->to_double()));
+  // PyTorch fills with NaN when both bounds are given and one is NaN; with a single NaN bound
+  // clamp leaves x unchanged while clamp_min/clamp_max fill with NaN.
+  const bool lo_nan = lo && std::isnan(lo->to_double()), hi_nan = hi && std::isnan(hi->to_double());
+  const bool nan_bound = (lo && hi) || single_nan_fills ? lo_nan || hi_nan : false;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
@@ -97,6 +92,42 @@ Result<Outputs> clamp_scalar(std::string_view op, std::span<const KernelArg> arg
       });
     }
   });
+  return out;
+}
+
+Result<Outputs> clamp_scalar(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  std::optional<Scalar> lo, hi;
+  if (!a.is_none(1)) {
+    SPLICE_ASSIGN_OR_RETURN(lo, a.scalar(1));
+  }
+  if (!a.is_none(2)) {
+    SPLICE_ASSIGN_OR_RETURN(hi, a.scalar(2));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, clamp_scalar_impl(op, self, lo, hi, false));
+  return Outputs{out};
+}
+
+// clamp_min/clamp_max.default(self, Scalar bound): clamp with one bound (same promotion).
+template <bool kMin>
+Result<Outputs> clamp_one_scalar(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Scalar bound, a.scalar(1));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out,
+                          clamp_scalar_impl(op, self, kMin ? std::optional(bound) : std::nullopt,
+                                            kMin ? std::nullopt : std::optional(bound), true));
+  return Outputs{out};
+}
+
+// clamp_min/clamp_max.Tensor(self, Tensor bound): maximum(self, min) / minimum(self, max).
+template <bool kMin>
+Result<Outputs> clamp_one_tensor(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor bound, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, extremum_tensors<kMin>(op, self, bound));
   return Outputs{out};
 }
 
@@ -164,6 +195,10 @@ std::span<const KernelEntry> minmax_kernels() {
       entry<"aten.maximum.default", minimum_maximum<true>>(),
       entry<"aten.clamp.default", clamp_scalar>(),
       entry<"aten.clamp.Tensor", clamp_tensor>(),
+      entry<"aten.clamp_min.default", clamp_one_scalar<true>>(),
+      entry<"aten.clamp_max.default", clamp_one_scalar<false>>(),
+      entry<"aten.clamp_min.Tensor", clamp_one_tensor<true>>(),
+      entry<"aten.clamp_max.Tensor", clamp_one_tensor<false>>(),
   };
   return kEntries;
 }

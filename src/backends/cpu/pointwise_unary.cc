@@ -1,9 +1,9 @@
 // Unary pointwise ops: neg, abs, relu, float math (sqrt, rsqrt, exp, log, sin, cos, tanh,
-// sigmoid, reciprocal, erf), the float-only activations silu and gelu, rounding (floor, ceil,
-// round, round.decimals), bitwise_not and logical_not. Float math on integer or bool inputs
-// gives float32 (PyTorch's promote-integer-to-float rule) while silu/gelu reject them, as
-// PyTorch's kernels do; floor/ceil/round return integer inputs unchanged. 16-bit floats
-// compute in float and round once.
+// sigmoid, reciprocal, erf, log1p, expm1, log2, sinh, cosh, asin, acos, atan), the float-only
+// activations silu and gelu, rounding (floor, ceil, round, round.decimals), bitwise_not and
+// logical_not. Float math on integer or bool inputs gives float32 (PyTorch's
+// promote-integer-to-float rule) while silu/gelu reject them, as PyTorch's kernels do;
+// floor/ceil/round return integer inputs unchanged. 16-bit floats compute in float and round once.
 #include <cmath>
 
 #include "backends/cpu/args.h"
@@ -26,7 +26,15 @@ enum class FloatFn {
   kSigmoid,
   kReciprocal,
   kErf,
-  kSilu
+  kSilu,
+  kLog1p,
+  kExpm1,
+  kLog2,
+  kSinh,
+  kCosh,
+  kAsin,
+  kAcos,
+  kAtan
 };
 
 template <typename M>
@@ -54,6 +62,22 @@ M apply(FloatFn fn, M x) {
       return std::erf(x);
     case FloatFn::kSilu:
       return x / (M(1) + std::exp(-x));
+    case FloatFn::kLog1p:
+      return std::log1p(x);
+    case FloatFn::kExpm1:
+      return std::expm1(x);
+    case FloatFn::kLog2:
+      return std::log2(x);
+    case FloatFn::kSinh:
+      return std::sinh(x);
+    case FloatFn::kCosh:
+      return std::cosh(x);
+    case FloatFn::kAsin:
+      return std::asin(x);
+    case FloatFn::kAcos:
+      return std::acos(x);
+    case FloatFn::kAtan:
+      return std::atan(x);
   }
   return x;
 }
@@ -259,6 +283,14 @@ std::span<const KernelEntry> unary_kernels() {
       entry<"aten.reciprocal.default", float_unary<FloatFn::kReciprocal>>(),
       entry<"aten.erf.default", float_unary<FloatFn::kErf>>(),
       entry<"aten.silu.default", float_unary<FloatFn::kSilu>>(),
+      entry<"aten.log1p.default", float_unary<FloatFn::kLog1p>>(),
+      entry<"aten.expm1.default", float_unary<FloatFn::kExpm1>>(),
+      entry<"aten.log2.default", float_unary<FloatFn::kLog2>>(),
+      entry<"aten.sinh.default", float_unary<FloatFn::kSinh>>(),
+      entry<"aten.cosh.default", float_unary<FloatFn::kCosh>>(),
+      entry<"aten.asin.default", float_unary<FloatFn::kAsin>>(),
+      entry<"aten.acos.default", float_unary<FloatFn::kAcos>>(),
+      entry<"aten.atan.default", float_unary<FloatFn::kAtan>>(),
       entry<"aten.gelu.default", gelu>(),
       entry<"aten.floor.default", rounding<RoundFn::kFloor>>(),
       entry<"aten.ceil.default", rounding<RoundFn::kCeil>>(),

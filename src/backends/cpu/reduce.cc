@@ -1,10 +1,11 @@
-// Reductions: sum, mean, any/all, var_mean (full and over dims, keepdim). Each input element is
-// added into its output slot (reduced dims get output stride 0). Accumulators: wrapping uint64 for
-// integers; double for every float type, which stays within rounding of PyTorch's cascade
-// float sums and matches its double accumulation for float64. mean = sum rounded to the
+// Reductions: sum, mean, prod, any/all, var/std/var_mean (full and over dims, keepdim). Each input
+// element is added into its output slot (reduced dims get output stride 0). Accumulators: wrapping
+// uint64 for integers; double for every float type, which stays within rounding of PyTorch's
+// cascade float sums and matches its double accumulation for float64. mean = sum rounded to the
 // dtype, then divided in the dtype's opmath (what PyTorch's CPU mean does: sum_out().div_()).
 // var_mean takes two passes in double (PyTorch's Welford also accumulates in double).
 #include <algorithm>
+#include <cmath>
 
 #include "backends/cpu/args.h"
 #include "backends/cpu/cast.h"
@@ -152,15 +153,60 @@ Result<Outputs> any_all(std::string_view op, std::span<const KernelArg> args) {
   return Outputs{to_dtype(out, dtype)};
 }
 
-// var_mean.correction(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)
-// -> (var, mean): var = sum((x - mean)^2) / max(0, N - correction), correction defaulting
-// to 1 (N - correction <= 0 gives inf or NaN, as in PyTorch).
-Result<Outputs> var_mean(std::string_view op, std::span<const KernelArg> args) {
+// prod.default(self, *, dtype=None) / prod.dim_int(self, int dim, keepdim=False, *,
+// dtype=None): integer and bool inputs give int64 unless a dtype is given; integers multiply
+// with wraparound, floats in double, rounded once.
+Result<Outputs> prod(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  SPLICE_ASSIGN_OR_RETURN(auto dims, a.opt_int_list(1));
-  SPLICE_ASSIGN_OR_RETURN(Scalar correction, a.scalar_or(2, Scalar(int64_t{1})));
-  SPLICE_ASSIGN_OR_RETURN(bool keepdim, a.boolean_or(3, false));
+  std::optional<std::vector<int64_t>> dims;
+  bool keepdim = false;
+  size_t dtype_at = 1;
+  if (a.size() > 2) {  // dim_int
+    SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
+    dims = std::vector<int64_t>{dim};
+    SPLICE_ASSIGN_OR_RETURN(keepdim, a.boolean_or(2, false));
+    dtype_at = 3;
+  }
+  SPLICE_ASSIGN_OR_RETURN(auto dtype_arg, a.opt_dtype(dtype_at));
+  const DType dtype = dtype_arg.value_or(is_floating(self.dtype()) ? self.dtype() : DType::kInt64);
+  SPLICE_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, self, dims, keepdim));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, plan.out_shape));
+  const Tensor in = to_dtype(self, dtype);
+  const int64_t n = out.numel();
+  const std::array<const int64_t*, 2> strides = {in.strides().data(), plan.acc_strides.data()};
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pin = in.data<T>();
+    T* po = out.data<T>();
+    if constexpr (is_float_v<T>) {
+      std::vector<double> acc(n, 1.0);
+      for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+        acc[o[1]] *= static_cast<double>(to_opmath(pin[o[0]]));
+      });
+      for (int64_t i = 0; i < n; ++i) po[i] = cast_value<T>(acc[i]);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      std::fill(po, po + n, true);
+      for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+        po[o[1]] = po[o[1]] && pin[o[0]];
+      });
+    } else {
+      std::vector<uint64_t> acc(n, 1);
+      for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+        acc[o[1]] *= static_cast<uint64_t>(static_cast<int64_t>(pin[o[0]]));
+      });
+      for (int64_t i = 0; i < n; ++i) po[i] = cast_value<T>(static_cast<int64_t>(acc[i]));
+    }
+  });
+  return Outputs{out};
+}
+
+// var = sum((x - mean)^2) / max(0, N - correction) over the dims (N - correction <= 0 gives
+// inf or NaN, as in PyTorch), and the mean, both in self's dtype; std is sqrt(var) taken in
+// double before rounding. Two passes in double (PyTorch's Welford also accumulates in double).
+Result<Outputs> var_impl(std::string_view op, const Tensor& self,
+                         const std::optional<std::vector<int64_t>>& dims, const Scalar& correction,
+                         bool keepdim, bool take_sqrt) {
   KCHECK(is_floating(self.dtype()), ErrorKind::kBadInput,
          "std and var only support floating point dtypes, got {}", dtype_name(self.dtype()));
   SPLICE_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, self, dims, keepdim));
@@ -184,12 +230,44 @@ Result<Outputs> var_mean(std::string_view op, std::span<const KernelArg> args) {
         m2[o[1]] += d * d;
       });
       for (int64_t i = 0; i < n; ++i) {
-        var.data<T>()[i] = cast_value<T>(m2[i] / divisor);
+        const double v = m2[i] / divisor;
+        var.data<T>()[i] = cast_value<T>(take_sqrt ? std::sqrt(v) : v);
         mean.data<T>()[i] = cast_value<T>(sum[i]);
       }
     }
   });
   return Outputs{var, mean};
+}
+
+// var_mean.correction(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)
+// -> (var, mean), correction defaulting to 1.
+Result<Outputs> var_mean(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, a.opt_int_list(1));
+  SPLICE_ASSIGN_OR_RETURN(Scalar correction, a.scalar_or(2, Scalar(int64_t{1})));
+  SPLICE_ASSIGN_OR_RETURN(bool keepdim, a.boolean_or(3, false));
+  return var_impl(op, self, dims, correction, keepdim, false);
+}
+
+// var/std .correction(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)
+// and .dim(self, int[1]? dim, bool unbiased=True, bool keepdim=False) (unbiased is
+// correction 1, else 0): the first output of var_impl.
+template <bool kStd, bool kUnbiasedForm>
+Result<Outputs> var_std(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, a.opt_int_list(1));
+  Scalar correction(int64_t{1});
+  if constexpr (kUnbiasedForm) {
+    SPLICE_ASSIGN_OR_RETURN(bool unbiased, a.boolean_or(2, true));
+    correction = Scalar(int64_t{unbiased ? 1 : 0});
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(correction, a.scalar_or(2, Scalar(int64_t{1})));
+  }
+  SPLICE_ASSIGN_OR_RETURN(bool keepdim, a.boolean_or(3, false));
+  SPLICE_ASSIGN_OR_RETURN(Outputs both, var_impl(op, self, dims, correction, keepdim, kStd));
+  return Outputs{both[0]};
 }
 
 }  // namespace
@@ -207,6 +285,12 @@ std::span<const KernelEntry> reduce_kernels() {
       entry<"aten.all.dim", any_all<true>>(),
       entry<"aten.all.dims", any_all<true>>(),
       entry<"aten.var_mean.correction", var_mean>(),
+      entry<"aten.var.correction", var_std<false, false>>(),
+      entry<"aten.var.dim", var_std<false, true>>(),
+      entry<"aten.std.correction", var_std<true, false>>(),
+      entry<"aten.std.dim", var_std<true, true>>(),
+      entry<"aten.prod.default", prod>(),
+      entry<"aten.prod.dim_int", prod>(),
   };
   return kEntries;
 }

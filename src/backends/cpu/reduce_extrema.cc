@@ -1,10 +1,10 @@
-// Order reductions and the cumulative sum: amax/amin over a dim list, max.dim (values and int64
-// indices), argmax, and cumsum. A NaN is the extreme whenever one is present, and max.dim/argmax
-// report the first maximum (the first NaN if any), as PyTorch's CPU kernels do. Reducing over
-// an empty dim is an error (there is no identity). cumsum accumulates in PyTorch's CPU
-// accumulate type (double for float/double, float for the 16-bit floats, int64 for integers)
-// and rounds each prefix to the output dtype, which is int64 for integer and bool inputs
-// unless a dtype is given.
+// Order reductions and the cumulative sum: amax/amin over a dim list, max/min over everything,
+// max.dim/min.dim (values and int64 indices), argmax/argmin, and cumsum. A NaN is the extreme
+// whenever one is present, and max.dim/argmax report the first maximum (the first NaN if any), as
+// PyTorch's CPU kernels do. Reducing over an empty dim is an error (there is no identity). cumsum
+// accumulates in PyTorch's CPU accumulate type (double for float/double, float for the 16-bit
+// floats, int64 for integers) and rounds each prefix to the output dtype, which is int64 for
+// integer and bool inputs unless a dtype is given.
 #include <cmath>
 
 #include "backends/cpu/args.h"
@@ -36,6 +36,7 @@ bool replaces(T v, T cur) {
 }
 
 // amax/amin(self, int[1] dim=[], bool keepdim=False); dim=[] reduces every dim.
+// max.default/min.default(self) are the same over every dim.
 template <bool kMax>
 Result<Outputs> amax_amin(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
@@ -45,6 +46,9 @@ Result<Outputs> amax_amin(std::string_view op, std::span<const KernelArg> args) 
     SPLICE_ASSIGN_OR_RETURN(dims, a.int_list(1));
   }
   SPLICE_ASSIGN_OR_RETURN(bool keepdim, a.boolean_or(2, false));
+  KCHECK(dims || self.numel() != 0, ErrorKind::kShapeMismatch,
+         "expected reduction dim to be specified for an empty input (sizes {})",
+         shape_string(self.sizes()));
   SPLICE_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, self, dims, keepdim));
   for (int64_t d = 0; d < self.dim(); ++d) {
     KCHECK(!plan.reduced[d] || self.size(d) != 0, ErrorKind::kShapeMismatch,
@@ -78,18 +82,19 @@ Shape reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
   return shape;
 }
 
-// Index of the first maximum (first NaN if any) along one lane.
-template <typename T>
+// Index of the first maximum (minimum when !kMax; the first NaN if any) along one lane.
+template <bool kMax = true, typename T>
 int64_t lane_argmax(const T* base, int64_t size, int64_t stride) {
   int64_t best = 0;
   for (int64_t i = 1; i < size; ++i) {
     if (is_nan_value(base[best * stride])) break;
-    if (replaces<true>(base[i * stride], base[best * stride])) best = i;
+    if (replaces<kMax>(base[i * stride], base[best * stride])) best = i;
   }
   return best;
 }
 
-// max.dim(self, int dim, bool keepdim=False) -> (values, indices).
+// max.dim/min.dim(self, int dim, bool keepdim=False) -> (values, indices).
+template <bool kMax>
 Result<Outputs> max_dim(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
@@ -107,7 +112,7 @@ Result<Outputs> max_dim(std::string_view op, std::span<const KernelArg> args) {
     using T = typename decltype(tag)::type;
     const T* pin = self.data<T>();
     for_each_lane(self, dim, [&](int64_t i, int64_t base) {
-      const int64_t best = lane_argmax(pin + base, size, stride);
+      const int64_t best = lane_argmax<kMax>(pin + base, size, stride);
       values.data<T>()[i] = pin[base + best * stride];
       indices.data<int64_t>()[i] = best;
     });
@@ -115,8 +120,9 @@ Result<Outputs> max_dim(std::string_view op, std::span<const KernelArg> args) {
   return Outputs{values, indices};
 }
 
-// argmax(self, int? dim=None, bool keepdim=False): dim=None is the index into the flattened
-// (row-major) tensor; with keepdim every dim becomes 1.
+// argmax/argmin(self, int? dim=None, bool keepdim=False): dim=None is the index into the
+// flattened (row-major) tensor; with keepdim every dim becomes 1.
+template <bool kMax>
 Result<Outputs> argmax(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
@@ -132,7 +138,7 @@ Result<Outputs> argmax(std::string_view op, std::span<const KernelArg> args) {
     const Tensor flat = self.contiguous_copy();
     dispatch_dtype(self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      *out.data<int64_t>() = lane_argmax(flat.data<T>(), flat.numel(), 1);
+      *out.data<int64_t>() = lane_argmax<kMax>(flat.data<T>(), flat.numel(), 1);
     });
     return Outputs{out};
   }
@@ -147,7 +153,7 @@ Result<Outputs> argmax(std::string_view op, std::span<const KernelArg> args) {
     using T = typename decltype(tag)::type;
     const T* pin = self.data<T>();
     for_each_lane(self, dim, [&](int64_t i, int64_t base) {
-      out.data<int64_t>()[i] = lane_argmax(pin + base, size, stride);
+      out.data<int64_t>()[i] = lane_argmax<kMax>(pin + base, size, stride);
     });
   });
   return Outputs{out};
@@ -205,10 +211,10 @@ Result<Outputs> cumsum(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> extrema_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.amax.default", amax_amin<true>>(),
-      entry<"aten.amin.default", amax_amin<false>>(),
-      entry<"aten.max.dim", max_dim>(),
-      entry<"aten.argmax.default", argmax>(),
+      entry<"aten.amax.default", amax_amin<true>>(), entry<"aten.amin.default", amax_amin<false>>(),
+      entry<"aten.max.dim", max_dim<true>>(),        entry<"aten.min.dim", max_dim<false>>(),
+      entry<"aten.max.default", amax_amin<true>>(),  entry<"aten.min.default", amax_amin<false>>(),
+      entry<"aten.argmax.default", argmax<true>>(),  entry<"aten.argmin.default", argmax<false>>(),
       entry<"aten.cumsum.default", cumsum>(),
   };
   return kEntries;

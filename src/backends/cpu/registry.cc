@@ -17,13 +17,17 @@ namespace {
 const std::vector<KernelEntry>& all_entries() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> v;
-    for (auto table : {view_kernels(), copy_kernels(), factory_kernels(), binary_kernels(),
-                       unary_kernels(), compare_kernels(), reduce_kernels(), matmul_kernels(),
-                       cat_kernels(), scatter_kernels(), index_kernels(), nn_kernels(),
-                       attention_kernels(), gather_scatter_kernels(), minmax_kernels(),
-                       extrema_kernels(), repeat_kernels()}) {
+    for (auto table :
+         {view_kernels(), copy_kernels(), factory_kernels(), binary_kernels(), unary_kernels(),
+          compare_kernels(), reduce_kernels(), matmul_kernels(), cat_kernels(), scatter_kernels(),
+          index_kernels(), nn_kernels(), attention_kernels(), gather_scatter_kernels(),
+          minmax_kernels(), extrema_kernels(), repeat_kernels(), pointwise_more_kernels(),
+          shape_op_kernels()}) {
       v.insert(v.end(), table.begin(), table.end());
     }
+    // The CompositeImplicit ops of the training IR (composite.cc, composite_math.cc).
+    for (auto table : {composite_kernels(), composite_math_kernels()})
+      v.insert(v.end(), table.begin(), table.end());
     std::sort(v.begin(), v.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.target < b.target; });
     return v;

@@ -1,7 +1,8 @@
 // Tiling ops: repeat (the whole tensor tiled along each dim, leading dims added when repeats
 // has more entries than self has dims), repeat_interleave.self_int (each element repeated in
 // place along a dim; dim=None flattens first) and repeat_interleave.Tensor (index i repeated
-// repeats[i] times). repeat and repeat_interleave.self_int are one strided copy: the source is
+// repeats[i] times; .self_Tensor repeats element i of self repeats[i] times). repeat and
+// repeat_interleave.self_int are one strided copy: the source is
 // viewed with an extra stride-0 dim next to each tiled dim, the result as the matching split
 // of its contiguous dims.
 #include "backends/cpu/args.h"
@@ -117,11 +118,72 @@ Result<Outputs> repeat_interleave_tensor(std::string_view op, std::span<const Ke
 
 }  // namespace
 
+// repeat_interleave.self_Tensor(self, Tensor repeats, int? dim=None, *, output_size=None):
+// element i of self along dim (of the flattened self when dim is None) repeated repeats[i]
+// times; a 0-d or one-element repeats applies to every element, as in PyTorch.
+Result<Outputs> repeat_interleave_self_tensor(std::string_view op,
+                                              std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor repeats, a.tensor(1));
+  SPLICE_ASSIGN_OR_RETURN(auto dim_opt, a.opt_integer(2));
+  SPLICE_ASSIGN_OR_RETURN(auto output_size, a.opt_integer(3));
+  KCHECK(repeats.dim() <= 1, ErrorKind::kShapeMismatch,
+         "repeat_interleave only accepts a 0-D or 1-D repeats tensor, got {} dims", repeats.dim());
+  KCHECK(repeats.dtype() == DType::kInt64 || repeats.dtype() == DType::kInt32, ErrorKind::kBadInput,
+         "repeats has to be an int64 or int32 tensor, got {}", dtype_name(repeats.dtype()));
+  Tensor input = self;
+  int64_t dim = 0;
+  if (!dim_opt) {
+    const Tensor flat = self.contiguous_copy();
+    input = flat.view_as({flat.numel()}, {1}, 0);
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, *dim_opt, self.dim()));
+    if (self.dim() == 0) input = self.view_as({1}, {1}, self.offset());
+  }
+  const int64_t n = input.size(dim);
+  const Tensor r = to_dtype(repeats, DType::kInt64).contiguous_copy();
+  const bool broadcast = r.numel() == 1;
+  KCHECK(broadcast || r.numel() == n, ErrorKind::kShapeMismatch,
+         "repeats must have the same size as input along dim {}, but got repeats.size(0) = {} "
+         "and input.size({}) = {}",
+         dim, r.numel(), dim, n);
+  const int64_t* pr = r.data<int64_t>();
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = pr[broadcast ? 0 : i];
+    KCHECK(k >= 0, ErrorKind::kBadInput, "repeats can not be negative, got {} at {}", k, i);
+    auto t = checked_add(total, k);
+    KCHECK(t.has_value(), ErrorKind::kShapeMismatch, "the sum of repeats overflows");
+    total = *t;
+  }
+  KCHECK(!output_size || *output_size == total, ErrorKind::kShapeMismatch,
+         "output_size {} does not match the required size {}", output_size.value_or(0), total);
+  Shape out_shape = input.sizes();
+  out_shape[dim] = total;
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), out_shape));
+  if (out.numel() == 0) return Outputs{out};
+  // Copy slice i of the input into its run of output slices.
+  Shape slice_sizes = input.sizes(), in_strides = input.strides(), out_strides = out.strides();
+  slice_sizes.erase(slice_sizes.begin() + dim);
+  in_strides.erase(in_strides.begin() + dim);
+  out_strides.erase(out_strides.begin() + dim);
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor src =
+        input.view_as(slice_sizes, in_strides, input.offset() + i * input.stride(dim));
+    for (int64_t j = 0; j < pr[broadcast ? 0 : i]; ++j, ++k)
+      copy_cast_into(out.view_as(slice_sizes, out_strides, k * out.stride(dim)), src);
+  }
+  return Outputs{out};
+}
+
 std::span<const KernelEntry> repeat_kernels() {
   static constexpr KernelEntry kEntries[] = {
       entry<"aten.repeat.default", repeat>(),
       entry<"aten.repeat_interleave.self_int", repeat_interleave_int>(),
       entry<"aten.repeat_interleave.Tensor", repeat_interleave_tensor>(),
+      entry<"aten.repeat_interleave.self_Tensor", repeat_interleave_self_tensor>(),
   };
   return kEntries;
 }

@@ -357,6 +357,8 @@ std::span<const KernelEntry> view_kernels() {
       entry<"aten.select.int", select>(),
       entry<"aten.alias.default", alias>(),
       entry<"aten.detach.default", alias>(),
+      // In-place only on autograd metadata (training IR, on lifted constants): an alias here.
+      entry<"aten.detach_.default", alias>(),
       entry<"aten.split_with_sizes.default", split_with_sizes>(),
       entry<"aten.split.Tensor", split>(),
       entry<"aten.unbind.int", unbind>(),

@@ -467,6 +467,9 @@ TEST(TextIr, EveryOpRoundTrips) {
           case ArgType::kString:
             arg = Arg{std::string("msg \"q\"")};
             break;
+          case ArgType::kDevice:
+            arg = Arg{std::string("cuda:0")};  // a required Device (to.device)
+            break;
           default:
             break;  // None
         }
