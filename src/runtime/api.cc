@@ -145,7 +145,12 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
       std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
     result.mutated_inputs.emplace(name, std::move(h));
   }
-  for (auto& [name, t] : outs.new_buffers) state_->buffers[name] = std::move(t);
+  for (auto& [name, t] : outs.new_buffers) {
+    // A new buffer value may view memory splice does not own (the caller's borrowed input,
+    // or the archive): the session keeps its own copy then, so state never points into
+    // memory that can change or vanish after the call.
+    state_->buffers[name] = t.storage()->writable() ? std::move(t) : t.contiguous_copy();
+  }
   return result;
 }
 

@@ -533,6 +533,21 @@ def _():
     calls = [(randn(1, 2, 1, 4), torch.tensor(p)) for p in (0, 7, 8)]
     return module(forward, cache=torch.zeros(1, 2, 8, 4)), calls, None
 
+
+@case("w_item_assert_not_a_range", calls=3, expect_error=(2, "position must be even"))
+def _():
+    # The evenness check is no interval: only the program's _assert_scalar rejects position 3
+    # (u0's range [0, 6] admits it), so this fails if splice skips the asserts and trusts ranges.
+    def forward(self, x, s, pos):
+        p = pos.item()
+        torch._check(p >= 0)
+        torch._check(p + 2 <= x.shape[1])
+        torch._check(p % 2 == 0, lambda: "position must be even")
+        y = x.clone()
+        y[:, p:p + 2] = s
+        return y
+    return module(forward), [(randn(2, 8), randn(2, 2), torch.tensor(p)) for p in (0, 6, 3)], None
+
 # ---- index_put / index_copy -------------------------------------------------------------
 
 
