@@ -139,6 +139,12 @@ Result<int64_t> wrap_dim(std::string_view op, int64_t dim, int64_t rank) {
   return dim < 0 ? dim + r : dim;
 }
 
+Result<int64_t> wrap_index(std::string_view op, int64_t index, int64_t dim, int64_t size) {
+  KCHECK(index >= -size && index < size, ErrorKind::kOutOfRange,
+         "index {} is out of range for dim {} of size {}", index, dim, size);
+  return index < 0 ? index + size : index;
+}
+
 Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes) {
   auto numel = checked_numel(sizes);
   KCHECK(numel.has_value(), ErrorKind::kShapeMismatch, "sizes {} are negative or overflow",

@@ -59,6 +59,9 @@ class Args {
 
 // dim normalised into [0, rank) (a 0-d tensor accepts -1 and 0 like PyTorch's wrap_scalar).
 Result<int64_t> wrap_dim(std::string_view op, int64_t dim, int64_t rank);
+// A select index in [-size, size) made non-negative (Python indexing); out of range is an
+// error naming the index, dim and size.
+Result<int64_t> wrap_index(std::string_view op, int64_t index, int64_t dim, int64_t size);
 // A new contiguous zero-filled tensor, after checking sizes are >= 0 and bytes don't overflow.
 Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes);
 // A 0-d tensor of `dtype` holding s converted as c10 converts it.

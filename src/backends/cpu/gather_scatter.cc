@@ -40,23 +40,6 @@ inline void copy_element(std::byte* dst, const std::byte* src, size_t esize) {
   std::memcpy(dst, src, esize);
 }
 
-// Calls fn(coord) for each coordinate of shape in row-major order.
-template <typename F>
-void for_each_coord(const Shape& shape, F&& fn) {
-  for (int64_t s : shape)
-    if (s <= 0) return;
-  Shape coord(shape.size(), 0);
-  while (true) {
-    fn(coord);
-    int64_t d = static_cast<int64_t>(shape.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++coord[d] < shape[d]) break;
-      coord[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
 // Fills the contiguous `out` with self's slices at dim picked by idx (out's slice i is self's
 // slice idx[i]): the shared core of index_select and embedding.
 void take_along(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& idx) {

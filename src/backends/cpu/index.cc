@@ -13,23 +13,6 @@ namespace splice::cpu {
 
 namespace {
 
-// Calls fn(coord) for each coordinate of shape in row-major order.
-template <typename F>
-void for_each_coord(const Shape& shape, F&& fn) {
-  for (int64_t s : shape)
-    if (s <= 0) return;
-  Shape coord(shape.size(), 0);
-  while (true) {
-    fn(coord);
-    int64_t d = static_cast<int64_t>(shape.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++coord[d] < shape[d]) break;
-      coord[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
 struct AdvancedIndex {
   std::vector<std::optional<Tensor>> per_dim;  // contiguous int64 over `bshape`, wrapped
   Shape bshape;

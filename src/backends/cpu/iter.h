@@ -103,4 +103,21 @@ void unary_loop(const Tensor& out, const Tensor& a, F&& fn) {
                      [&](const std::array<int64_t, 2>& o) { po[o[0]] = fn(pa[o[1]]); });
 }
 
+// Calls fn(coord) for each coordinate of shape in row-major order.
+template <typename F>
+void for_each_coord(const Shape& shape, F&& fn) {
+  for (int64_t s : shape)
+    if (s <= 0) return;
+  Shape coord(shape.size(), 0);
+  while (true) {
+    fn(coord);
+    int64_t d = static_cast<int64_t>(shape.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++coord[d] < shape[d]) break;
+      coord[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 }  // namespace splice::cpu

@@ -63,9 +63,7 @@ Result<Outputs> select_scatter(std::string_view op, std::span<const KernelArg> a
   KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "cannot select from a 0-d tensor");
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
   const int64_t size = self.size(dim);
-  KCHECK(index >= -size && index < size, ErrorKind::kOutOfRange,
-         "index {} is out of range for dim {} of size {}", index, dim, size);
-  if (index < 0) index += size;
+  SPLICE_ASSIGN_OR_RETURN(index, wrap_index(op, index, dim, size));
   Shape sizes = self.sizes(), strides;
   sizes.erase(sizes.begin() + dim);
   KCHECK(src.sizes() == sizes, ErrorKind::kShapeMismatch,
