@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <vector>
+#include "tests/unit/temp_dir_test_base.h"
 
 namespace splice::pt2 {
 namespace {
@@ -278,24 +279,7 @@ TEST(ZipReaderTest, DeflateOverSizeLimit) {
                     "17179869184-byte limit");
 }
 
-class ZipReaderTempFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("splice_zip_reader_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& contents) {
-    std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << contents;
-    return path;
-  }
-
-  fs::path dir_;
-};
+class ZipReaderTempFileTest : public splice::testing::TempDirTest {};
 
 TEST_F(ZipReaderTempFileTest, EmptyFileIsRejected) {
   auto archive = ZipArchive::open(write("empty.pt2", ""));

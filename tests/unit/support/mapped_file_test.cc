@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "tests/unit/temp_dir_test_base.h"
 
 namespace splice {
 namespace {
@@ -15,24 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh directory per test, removed afterwards.
-class MappedFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("splice_mapped_file_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& contents) {
-    std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << contents;
-    return path;
-  }
-
-  fs::path dir_;
-};
+class MappedFileTest : public splice::testing::TempDirTest {};
 
 TEST_F(MappedFileTest, MapsWholeFile) {
   std::string contents = "hello, mapped world";
