@@ -37,8 +37,9 @@ struct SessionState;
 
 // A caller's tensor: contiguous row-major memory of `dtype` with `shape`. splice reads it
 // during run() and keeps no pointer to it afterwards. If the program mutates this input
-// (a USER_INPUT_MUTATION), run() writes the new value back into `data`, which must then be
-// writable memory.
+// (a USER_INPUT_MUTATION), run() writes the new value into `data` (in place, as PyTorch
+// does), which must then be writable memory; inputs the program does not mutate are never
+// written.
 struct TensorArg {
   void* data = nullptr;
   DType dtype = DType::kFloat32;
@@ -80,17 +81,37 @@ struct InputInfo {
   bool is_tensor = true;
 };
 
+// How a program is planned (docs/planning.md). kNaive is the baseline for tests and
+// benchmarks: every write copies its base then copies src in, and no buffer is reused.
+enum class PlanMode { kPlanned, kNaive };
+
 struct LoadOptions {
   int threads = 0;  // CPU threads for kernels; 0 = all cores
+  PlanMode plan_mode = PlanMode::kPlanned;
+  // Engine cache for .pt2 loads: compiled engines are kept here by a key over the whole
+  // program, its weights, the options and the engine format (docs/engine.md). Empty: plan
+  // in memory every time.
+  std::string cache_dir;
 };
+
+// $XDG_CACHE_HOME/splice, else ~/.cache/splice.
+std::string default_cache_dir();
 
 class Session;
 
 class Model {
  public:
-  // Reads and verifies a .pt2 archive. Errors: unreadable file, bad archive, unsupported ops
-  // (all of them listed at once), non-tensor user inputs.
+  // Loads a .pt2 archive (read, verified, planned; through the engine cache when
+  // options.cache_dir is set) or an engine file written by compile(). Errors: unreadable file,
+  // bad archive or engine (corrupt, or from another splice version), unsupported ops (all of
+  // them listed at once), non-tensor user inputs.
   static Result<Model> load(const std::string& path, const LoadOptions& options = {});
+  // Compiles a .pt2 archive into an engine file (written atomically) that load() accepts.
+  static Result<void> compile(const std::string& pt2_path, const std::string& engine_path,
+                              const LoadOptions& options = {});
+
+  // Whether load() found this model's engine in the cache.
+  bool from_cache() const { return from_cache_; }
 
   std::vector<InputInfo> inputs() const;
   // Fully qualified names of the program's buffers (its mutable state).
@@ -99,8 +120,10 @@ class Model {
   Session open_session() const;
 
  private:
-  explicit Model(std::shared_ptr<const detail::ModelImpl> impl) : impl_(std::move(impl)) {}
+  explicit Model(std::shared_ptr<const detail::ModelImpl> impl, bool from_cache = false)
+      : impl_(std::move(impl)), from_cache_(from_cache) {}
   std::shared_ptr<const detail::ModelImpl> impl_;
+  bool from_cache_ = false;
   friend class Session;
 };
 

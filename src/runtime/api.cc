@@ -8,7 +8,10 @@
 
 #include "backends/cpu/registry.h"
 #include "frontend/pt2/loader.h"
-#include "runtime/interpreter.h"
+#include "plan/build.h"
+#include "plan/cache.h"
+#include "plan/engine_file.h"
+#include "runtime/executor.h"
 #include "splice/splice.h"
 #include "support/checked_math.h"
 
@@ -26,9 +29,10 @@ HostTensor to_host(const Tensor& t) {
   return h;
 }
 
-// A Tensor that views the caller's memory without copying it; the runtime never writes
-// into its inputs, so borrowing is safe for the length of a call.
-Result<Tensor> borrow(const std::string& name, const TensorArg& arg) {
+// A Tensor that views the caller's memory without copying it, for the length of a call. It is
+// writable only when the program mutates that input in place (`writable`); every other input
+// is read-only, so no plan can write into memory the program only reads.
+Result<Tensor> borrow(const std::string& name, const TensorArg& arg, bool writable = false) {
   auto numel = checked_numel(arg.shape);
   if (!numel)
     return make_error(ErrorKind::kBadInput, "input '{}' has an invalid shape {}", name,
@@ -42,7 +46,7 @@ Result<Tensor> borrow(const std::string& name, const TensorArg& arg) {
   size_t nbytes = static_cast<size_t>(*total);
   if (arg.data == nullptr && nbytes > 0)
     return make_error(ErrorKind::kBadInput, "input '{}' has no data", name);
-  auto storage = Storage::borrow(arg.data, nbytes, nullptr, false);
+  auto storage = Storage::borrow(arg.data, nbytes, nullptr, writable);
   return Tensor(arg.dtype, arg.shape, contiguous_strides(arg.shape), 0, std::move(storage));
 }
 
@@ -50,16 +54,55 @@ Result<Tensor> borrow(const std::string& name, const TensorArg& arg) {
 
 int64_t HostTensor::numel() const { return shape_numel(shape); }
 
-Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
-  SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(path));
+std::string default_cache_dir() { return plan::default_cache_dir(); }
+
+namespace {
+
+plan::PlanMode to_plan_mode(PlanMode m) {
+  return m == PlanMode::kNaive ? plan::PlanMode::kNaive : plan::PlanMode::kPlanned;
+}
+
+int thread_count(const LoadOptions& options) {
   // 0 means every core the machine has.
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  cpu::set_num_threads(threads);
+  return options.threads > 0 ? options.threads
+                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
+  cpu::set_num_threads(thread_count(options));
+  const plan::PlanMode mode = to_plan_mode(options.plan_mode);
+  ir::Program program;
+  std::optional<plan::Plan> planned;
+  bool hit = false;
+  if (plan::is_engine_file(path)) {
+    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path));
+    program = std::move(engine.program);
+    planned = std::move(engine.plan);
+  } else if (!options.cache_dir.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(ir::Program fresh, pt2::load_program(path));
+    auto build = [mode](const ir::Program& p) -> Result<plan::Plan> {
+      return plan::build_plan(p, mode);
+    };
+    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine,
+                            plan::load_or_build(options.cache_dir, fresh, mode, build, &hit));
+    program = std::move(engine.program);
+    planned = std::move(engine.plan);
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(path));
+  }
   SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
-                          runtime::prepare(std::move(program), options.threads));
-  return Model(std::make_shared<const detail::ModelImpl>(std::move(impl)));
+                          runtime::prepare(std::move(program), options.threads,
+                                           std::move(planned), mode));
+  return Model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
+}
+
+Result<void> Model::compile(const std::string& pt2_path, const std::string& engine_path,
+                            const LoadOptions& options) {
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));
+  const plan::Plan plan = plan::build_plan(program, to_plan_mode(options.plan_mode));
+  return plan::write_engine_file(program, plan, engine_path);
 }
 
 std::vector<InputInfo> Model::inputs() const {
@@ -97,9 +140,12 @@ void Session::reset_state() {
   for (const auto& spec : model_->program.signature.inputs) {
     if (spec.kind != ir::InputKind::kBuffer) continue;
     auto it = model_->program.weights.find(spec.target);
-    // Buffers are read-only views of the archive; the interpreter never writes them, and a
-    // mutation replaces the session's tensor, so sessions share the archive's bytes.
-    if (it != model_->program.weights.end()) state_->buffers[spec.target] = it->second;
+    if (it == model_->program.weights.end()) continue;
+    // Buffers are read-only views of the archive, shared by sessions; a buffer that the plan
+    // updates in place gets this session's own copy, once.
+    state_->buffers[spec.target] = model_->state_written_in_place.count(spec.target)
+                                       ? it->second.contiguous_copy()
+                                       : it->second;
   }
 }
 
@@ -127,11 +173,11 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
 Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
   runtime::TensorMap bound;
   for (const auto& [name, arg] : inputs) {
-    SPLICE_ASSIGN_OR_RETURN(Tensor t, borrow(name, arg));
+    SPLICE_ASSIGN_OR_RETURN(
+        Tensor t, borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
     bound.emplace(name, std::move(t));
   }
-  SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs,
-                          runtime::execute(*model_, bound, state_->buffers));
+  SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs, runtime::execute(*model_, bound, *state_));
   RunResult result;
   for (auto& o : outs.user_outputs) {
     result.present.push_back(o.has_value());
@@ -140,8 +186,10 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
   for (auto& [name, t] : outs.mutated_inputs) {
     HostTensor h = to_host(t);
     auto it = inputs.find(name);
+    // Written in place already when the new value is the caller's memory itself.
     if (it != inputs.end() && it->second.data != nullptr && h.bytes.size() > 0 &&
-        it->second.dtype == h.dtype && it->second.shape == h.shape)
+        it->second.dtype == h.dtype && it->second.shape == h.shape &&
+        it->second.data != static_cast<void*>(t.raw_data()))
       std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
     result.mutated_inputs.emplace(name, std::move(h));
   }
@@ -149,7 +197,8 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
     // A new buffer value may view memory splice does not own (the caller's borrowed input,
     // or the archive): the session keeps its own copy then, so state never points into
     // memory that can change or vanish after the call.
-    state_->buffers[name] = t.storage()->writable() ? std::move(t) : t.contiguous_copy();
+    state_->buffers[name] =
+        t.storage()->owned() && t.storage()->writable() ? std::move(t) : t.contiguous_copy();
   }
   return result;
 }

@@ -16,7 +16,8 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
   if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, padded);
   std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
-  return std::make_shared<Storage>(static_cast<std::byte*>(p), nbytes, std::move(owner), true);
+  return std::make_shared<Storage>(static_cast<std::byte*>(p), nbytes, std::move(owner), true,
+                                   /*owned=*/true);
 }
 
 std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes,

@@ -29,15 +29,21 @@ class Storage {
   const std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   bool writable() const { return writable_; }
+  // Whether splice allocated it (allocate) rather than viewing someone else's memory (borrow):
+  // only owned storage may be kept beyond a call as session state.
+  bool owned() const { return owned_; }
 
-  Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner, bool writable)
-      : data_(data), nbytes_(nbytes), owner_(std::move(owner)), writable_(writable) {}
+  Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner, bool writable,
+          bool owned = false)
+      : data_(data), nbytes_(nbytes), owner_(std::move(owner)), writable_(writable),
+        owned_(owned) {}
 
  private:
   std::byte* data_;
   size_t nbytes_;
   std::shared_ptr<const void> owner_;
   bool writable_;
+  bool owned_;
 };
 
 using Shape = std::vector<int64_t>;

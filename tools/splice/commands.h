@@ -3,14 +3,25 @@
 
 #include <string>
 
+#include "splice/splice.h"
 #include "support/error.h"
 
 namespace splice::tools {
+
+// How a command plans and caches a program (shared by inspect, run and compile).
+struct PlanOptions {
+  std::string plan_mode = "planned";  // or "naive"
+  std::string cache_dir;              // empty: the default cache directory
+  bool no_cache = false;
+};
 
 struct InspectOptions {
   std::string model;
   bool no_graph = false;
   bool passes = false;
+  bool plan = false;  // print the write and memory plan instead of the IR
+  bool json = false;  // --plan as one JSON object
+  PlanOptions planning;
 };
 Result<void> run_inspect(const InspectOptions& options);
 
@@ -24,7 +35,18 @@ struct RunOptions {
   int threads = 0;
   bool print = false;
   std::string compare;  // a safetensors file of expected outputs to print side by side
+  PlanOptions planning;
 };
 Result<void> run_run(const RunOptions& options);
+
+struct CompileOptions {
+  std::string model;
+  std::string output;
+  PlanOptions planning;
+};
+Result<void> run_compile(const CompileOptions& options);
+
+// The public API's LoadOptions from the command line's planning options.
+Result<LoadOptions> to_load_options(const PlanOptions& planning, int threads);
 
 }  // namespace splice::tools

@@ -1,11 +1,14 @@
-// `splice inspect MODEL.pt2`: the signature (user input names exactly as `splice run`
+// `splice inspect MODEL` (a .pt2 archive or an engine file): the signature (user input names exactly as `splice run`
 // expects them, with their expected dtype and shape), the symbols with their ranges, the
-// weights, and the whole program as text IR.
+// weights, and the whole program as text IR; or, with --plan, the write and memory plan.
 #include <cstdio>
 
 #include "frontend/pt2/loader.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
+#include "plan/build.h"
+#include "plan/engine_file.h"
+#include "plan/report.h"
 #include "runtime/input_binding.h"
 #include "tools/splice/commands.h"
 
@@ -20,6 +23,34 @@ std::string describe_passes() {
   return out;
 }
 
+// The program of a .pt2 archive or of an engine file.
+Result<ir::Program> load_any(const std::string& path) {
+  if (!plan::is_engine_file(path)) return pt2::load_program(path);
+  SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path));
+  return std::move(engine.program);
+}
+
+// `--plan`: an engine's own plan, or the plan a .pt2 gets in the requested mode.
+Result<void> print_plan(const InspectOptions& options) {
+  ir::Program program;
+  plan::Plan plan;
+  if (plan::is_engine_file(options.model)) {
+    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(options.model));
+    program = std::move(engine.program);
+    plan = std::move(engine.plan);
+  } else {
+    auto mode = plan::parse_plan_mode(options.planning.plan_mode);
+    if (!mode)
+      return make_error(ErrorKind::kBadUsage, "--plan-mode must be 'planned' or 'naive'");
+    SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(options.model));
+    plan = plan::build_plan(program, *mode);
+  }
+  const std::string out = options.json ? plan::plan_report_json(program, plan).dump(2) + "\n"
+                                       : plan::plan_report_text(program, plan);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return ok_result();
+}
+
 }  // namespace
 
 Result<void> run_inspect(const InspectOptions& options) {
@@ -30,7 +61,8 @@ Result<void> run_inspect(const InspectOptions& options) {
   }
   if (options.model.empty())
     return make_error(ErrorKind::kBadUsage, "inspect needs a model (or --passes)");
-  SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(options.model));
+  if (options.plan) return print_plan(options);
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, load_any(options.model));
   std::string out;
   out += "# inputs (names for `splice run --inputs`)\n";
   for (const auto& spec : program.signature.inputs) {

@@ -1,10 +1,25 @@
-// The splice command line. Subcommands live in their own files (inspect.cc, run.cc); this
-// file parses the command line and maps errors to exit codes: 0 success, 2 for anything the
+// The splice command line. Subcommands live in their own files (inspect.cc, run.cc,
+// compile.cc); this file parses the command line and maps errors to exit codes: 0 success, 2 for anything the
 // user can fix (bad usage, unreadable file, bad archive, bad input), 1 for internal errors.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "tools/splice/commands.h"
+
+namespace {
+
+// --plan-mode, --cache-dir and --no-cache, for the commands that load a program.
+void add_planning(CLI::App* cmd, splice::tools::PlanOptions& planning) {
+  cmd->add_option("--plan-mode", planning.plan_mode,
+                  "planned (default) or naive (every write copies its base; no buffer reuse: "
+                  "the baseline)")
+      ->check(CLI::IsMember({"planned", "naive"}));
+  cmd->add_option("--cache-dir", planning.cache_dir,
+                  "engine cache directory (default: $XDG_CACHE_HOME/splice or ~/.cache/splice)");
+  cmd->add_flag("--no-cache", planning.no_cache, "plan in memory; read and write no cache");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"splice: an ahead-of-time compiler and runtime for torch.export programs"};
@@ -16,10 +31,16 @@ int main(int argc, char** argv) {
   inspect_cmd->add_flag("--passes", inspect.passes,
                         "list the passes every program goes through, with what each does");
   inspect_cmd->add_flag("--no-graph", inspect.no_graph, "print only the signature and symbols");
+  inspect_cmd->add_flag("--plan", inspect.plan,
+                        "print every write's plan (strategy, src, rejected strategies and why, "
+                        "bytes moved) and the totals");
+  inspect_cmd->add_flag("--json", inspect.json, "with --plan: one JSON object");
+  add_planning(inspect_cmd, inspect.planning);
 
   splice::tools::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run a program on inputs from a safetensors file");
-  run_cmd->add_option("model", run.model, "the .pt2 archive")->required();
+  run_cmd->add_option("model", run.model, "a .pt2 archive or an engine file from `compile`")
+      ->required();
   run_cmd->add_option("--inputs", run.inputs, "safetensors file of user inputs by name");
   run_cmd->add_option("--outputs", run.outputs, "safetensors file to write outputs to");
   run_cmd->add_option("--state-in", run.state_in, "safetensors file of buffer values");
@@ -32,6 +53,18 @@ int main(int argc, char** argv) {
                       "print each output next to the same key of this safetensors file "
                       "(e.g. PyTorch's outputs) with the largest difference");
 
+  add_planning(run_cmd, run.planning);
+
+  splice::tools::CompileOptions compile;
+  auto* compile_cmd =
+      app.add_subcommand("compile", "Plan a .pt2 program once and write an engine file");
+  compile_cmd->add_option("model", compile.model, "the .pt2 archive")->required();
+  compile_cmd->add_option("-o,--output", compile.output, "the engine file to write")->required();
+  compile_cmd->add_option("--plan-mode", compile.planning.plan_mode,
+                          "planned (default) or naive (every write copies its base; no buffer "
+                          "reuse: the baseline)")
+      ->check(CLI::IsMember({"planned", "naive"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,6 +75,7 @@ int main(int argc, char** argv) {
   splice::Result<void> result = splice::ok_result();
   if (*inspect_cmd) result = splice::tools::run_inspect(inspect);
   if (*run_cmd) result = splice::tools::run_run(run);
+  if (*compile_cmd) result = splice::tools::run_compile(compile);
   if (!result.ok()) {
     std::fprintf(stderr, "splice: error: %s\n", result.error().message().c_str());
     return result.error().exit_code();

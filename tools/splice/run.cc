@@ -30,8 +30,8 @@ Tensor tensor_of(const HostTensor& h) {
 }  // namespace
 
 Result<void> run_run(const RunOptions& options) {
-  LoadOptions load_options;
-  load_options.threads = options.threads;
+  SPLICE_ASSIGN_OR_RETURN(LoadOptions load_options,
+                          to_load_options(options.planning, options.threads));
   SPLICE_ASSIGN_OR_RETURN(Model model, Model::load(options.model, load_options));
   Session session = model.open_session();
 

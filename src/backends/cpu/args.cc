@@ -145,6 +145,55 @@ Result<int64_t> wrap_index(std::string_view op, int64_t index, int64_t dim, int6
   return index < 0 ? index + size : index;
 }
 
+namespace {
+// The destination view a planned step wants the running kernel's output stored into
+// (run_into), and whether a write kernel may modify its base (write_in_place). Kernels are
+// plain functions with a fixed signature, so the runtime's wishes travel beside the call;
+// thread-local because each session runs kernels on its caller's thread.
+thread_local const Tensor* t_destination = nullptr;
+thread_local bool t_write_in_place = false;
+
+// Restores a thread-local on scope exit, so an early return from a kernel leaves no request
+// behind for the next kernel.
+template <typename T>
+class ScopedSet {
+ public:
+  ScopedSet(T& slot, T value) : slot_(slot), saved_(slot) { slot_ = value; }
+  ~ScopedSet() { slot_ = saved_; }
+  ScopedSet(const ScopedSet&) = delete;
+  ScopedSet& operator=(const ScopedSet&) = delete;
+
+ private:
+  T& slot_;
+  T saved_;
+};
+}  // namespace
+
+Tensor output_or_new(DType dtype, const Shape& sizes) {
+  if (t_destination != nullptr && t_destination->dtype() == dtype &&
+      t_destination->sizes() == sizes) {
+    Tensor dest = *t_destination;
+    t_destination = nullptr;  // one destination per call: the first output of its type
+    return dest;
+  }
+  return Tensor::empty(dtype, sizes);
+}
+
+Tensor write_base(const Tensor& self) {
+  return t_write_in_place ? self : self.contiguous_copy();
+}
+
+Result<std::vector<Tensor>> run_into(KernelFn kernel, std::span<const KernelArg> args,
+                                     const Tensor& dest) {
+  ScopedSet<const Tensor*> scope(t_destination, &dest);
+  return kernel(args);
+}
+
+Result<std::vector<Tensor>> run_in_place(KernelFn kernel, std::span<const KernelArg> args) {
+  ScopedSet<bool> scope(t_write_in_place, true);
+  return kernel(args);
+}
+
 Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes) {
   auto numel = checked_numel(sizes);
   KCHECK(numel.has_value(), ErrorKind::kShapeMismatch, "sizes {} are negative or overflow",
@@ -152,7 +201,7 @@ Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes) 
   auto bytes = checked_mul(*numel, dtype_size(dtype));
   KCHECK(bytes.has_value(), ErrorKind::kShapeMismatch, "a tensor of sizes {} is too large",
          shape_string(sizes));
-  return Tensor::empty(dtype, sizes);
+  return output_or_new(dtype, sizes);
 }
 
 Tensor scalar_to_tensor(const Scalar& s, DType dtype) {

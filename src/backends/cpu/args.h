@@ -62,8 +62,15 @@ Result<int64_t> wrap_dim(std::string_view op, int64_t dim, int64_t rank);
 // A select index in [-size, size) made non-negative (Python indexing); out of range is an
 // error naming the index, dim and size.
 Result<int64_t> wrap_index(std::string_view op, int64_t index, int64_t dim, int64_t size);
-// A new contiguous zero-filled tensor, after checking sizes are >= 0 and bytes don't overflow.
+// A kernel's output tensor, after checking sizes are >= 0 and bytes don't overflow: the
+// runtime's planned destination (run_into) when one of this dtype and sizes is pending, else a
+// new contiguous zero-filled tensor. Kernels call it for their output before any scratch.
 Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes);
+// new_tensor without the checks, for sizes already known valid (copies of a tensor).
+Tensor output_or_new(DType dtype, const Shape& sizes);
+// The tensor a functional write kernel (slice_scatter, index_put, ...) writes into: self
+// itself under run_in_place, else a contiguous copy of self.
+Tensor write_base(const Tensor& self);
 // A 0-d tensor of `dtype` holding s converted as c10 converts it.
 Tensor scalar_to_tensor(const Scalar& s, DType dtype);
 // A tensor's single element as a double (for tests and scalar-like reads); t.numel() == 1.

@@ -155,7 +155,7 @@ Result<Outputs> index_put(std::string_view op, std::span<const KernelArg> args) 
          "values of shape {} cannot be broadcast to the indexed shape {}",
          shape_string(values.sizes()), shape_string(ix.result_shape));
   const Tensor v = broadcast_to(to_dtype(values, self.dtype()), ix.result_shape);
-  Tensor out = self.contiguous_copy();
+  Tensor out = write_base(self);
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* pv = v.data<T>();
@@ -210,14 +210,15 @@ Result<Outputs> index_copy(std::string_view op, std::span<const KernelArg> args)
     KCHECK(v >= 0 && v < size, ErrorKind::kOutOfRange,
            "index {} is out of range for dim {} of size {}", v, dim, size);
   }
-  Tensor out = self.contiguous_copy();
-  const Tensor o = out.dim() == 0 ? out.view_as({1}, {1}, 0) : out;
+  Tensor out = write_base(self);
+  const Tensor o = out.dim() == 0 ? out.view_as({1}, {1}, out.offset()) : out;
   Shape row_sizes = o.sizes(), row_strides = o.strides(), src_strides = src.strides();
   row_sizes.erase(row_sizes.begin() + dim);
   row_strides.erase(row_strides.begin() + dim);
   src_strides.erase(src_strides.begin() + dim);
   for (int64_t i = 0; i < idx.numel(); ++i) {
-    const Tensor dst = o.view_as(row_sizes, row_strides, idx.data<int64_t>()[i] * o.stride(dim));
+    const Tensor dst =
+        o.view_as(row_sizes, row_strides, o.offset() + idx.data<int64_t>()[i] * o.stride(dim));
     const Tensor row = src.view_as(row_sizes, src_strides, src.offset() + i * src.stride(dim));
     copy_cast_into(dst, row);
   }

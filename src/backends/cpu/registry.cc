@@ -53,6 +53,29 @@ std::vector<std::string> kernel_targets() {
   return out;
 }
 
+bool writes_strided_destination(std::string_view target) {
+  // Checked by hand: each allocates its output with new_tensor/output_or_new before any
+  // scratch tensor and writes every element through the output's strides.
+  static constexpr std::string_view kTargets[] = {
+      "aten._to_copy.default", "aten.abs.default",     "aten.add.Scalar",
+      "aten.add.Tensor",       "aten.clone.default",   "aten.copy.default",
+      "aten.cos.default",      "aten.div.Scalar",      "aten.div.Tensor",
+      "aten.exp.default",      "aten.gelu.default",    "aten.lift_fresh_copy.default",
+      "aten.mul.Scalar",       "aten.mul.Tensor",      "aten.neg.default",
+      "aten.pow.Tensor_Scalar", "aten.reciprocal.default", "aten.relu.default",
+      "aten.rsqrt.default",    "aten.rsub.Scalar",     "aten.sigmoid.default",
+      "aten.silu.default",     "aten.sin.default",     "aten.sqrt.default",
+      "aten.sub.Scalar",       "aten.sub.Tensor",      "aten.tanh.default",
+      "aten.where.self",
+  };
+  return std::find(std::begin(kTargets), std::end(kTargets), target) != std::end(kTargets);
+}
+
+bool writes_in_place(std::string_view target) {
+  return target == "aten.slice_scatter.default" || target == "aten.select_scatter.default" ||
+         target == "aten.index_put.default" || target == "aten.index_copy.default";
+}
+
 void set_num_threads(int n) {
   const int threads = n < 1 ? 1 : n;
   g_num_threads.store(threads);

@@ -35,6 +35,25 @@ using KernelArg =
 // runtime never writes into a kernel's inputs. Other results are new contiguous tensors.
 using KernelFn = Result<std::vector<Tensor>> (*)(std::span<const KernelArg> args);
 
+// Runs `kernel` asking it to store its (first) output into `dest`, a view of planned memory
+// (possibly strided: a slice of a larger buffer). Kernels for which
+// writes_strided_destination() holds honour it; the caller checks whether the returned tensor
+// is `dest` and copies otherwise.
+Result<std::vector<Tensor>> run_into(KernelFn kernel, std::span<const KernelArg> args,
+                                     const Tensor& dest);
+// Whether the kernel for `target` stores its output into run_into's destination: pointwise
+// kernels whose loops write every element of a strided output.
+bool writes_strided_destination(std::string_view target);
+// Runs a write kernel (slice_scatter, select_scatter, index_put, index_copy) so that it
+// modifies its base (argument 0) instead of copying it; the result is the base.
+Result<std::vector<Tensor>> run_in_place(KernelFn kernel, std::span<const KernelArg> args);
+// The view of `base` that a slice or select write (slice_scatter, select_scatter with `args`)
+// stores `src` into, with the kernel's own bound and shape checks; `src` is only measured.
+Result<Tensor> write_destination(std::string_view target, std::span<const KernelArg> args,
+                                 const Tensor& base, const Tensor& src);
+// Whether `target` is a write kernel that run_in_place can run.
+bool writes_in_place(std::string_view target);
+
 // The kernel for an export target without the "torch.ops." prefix, e.g.
 // "aten.slice_scatter.default"; nullptr if none.
 KernelFn find_kernel(std::string_view target);

@@ -23,56 +23,61 @@ std::pair<int64_t, int64_t> normalize_bounds(std::optional<int64_t> start_opt,
   return {start, end};
 }
 
-Result<Outputs> slice_scatter(std::string_view op, std::span<const KernelArg> args) {
-  // slice_scatter(self, src, dim=0, start=None, end=None, step=1)
-  Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  SPLICE_ASSIGN_OR_RETURN(Tensor src, a.tensor(1));
+// The view of `base` that slice_scatter(self, src, dim, start, end, step) writes, after
+// checking that src has exactly its shape.
+Result<Tensor> slice_destination(std::string_view op, const Args& a, const Tensor& base,
+                                 const Tensor& src) {
   SPLICE_ASSIGN_OR_RETURN(auto dim_opt, a.opt_integer(2));
   SPLICE_ASSIGN_OR_RETURN(auto start_opt, a.opt_integer(3));
   SPLICE_ASSIGN_OR_RETURN(auto end_opt, a.opt_integer(4));
   SPLICE_ASSIGN_OR_RETURN(auto step_opt, a.opt_integer(5));
-  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "cannot slice a 0-d tensor");
-  SPLICE_ASSIGN_OR_RETURN(int64_t dim, wrap_dim(op, dim_opt.value_or(0), self.dim()));
+  KCHECK(base.dim() > 0, ErrorKind::kShapeMismatch, "cannot slice a 0-d tensor");
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, wrap_dim(op, dim_opt.value_or(0), base.dim()));
   const int64_t step = step_opt.value_or(1);
   KCHECK(step >= 1, ErrorKind::kBadInput, "slice step must be positive, got {}", step);
-  const auto [start, end] = normalize_bounds(start_opt, end_opt, self.size(dim));
-  Shape slice_shape = self.sizes();
+  const auto [start, end] = normalize_bounds(start_opt, end_opt, base.size(dim));
+  Shape slice_shape = base.sizes();
   slice_shape[dim] = (end - start + step - 1) / step;
   KCHECK(src.sizes() == slice_shape, ErrorKind::kShapeMismatch,
          "src of shape {} does not match the shape {} of the slice [{}:{}:{}] on dim {} of self "
          "{}",
          shape_string(src.sizes()), shape_string(slice_shape), start, end, step, dim,
-         shape_string(self.sizes()));
-  Tensor out = self.contiguous_copy();
-  if (slice_shape[dim] > 0) {
-    Shape strides = out.strides();
-    strides[dim] *= step;
-    copy_cast_into(out.view_as(slice_shape, strides, start * out.stride(dim)), src);
-  }
-  return Outputs{out};
+         shape_string(base.sizes()));
+  Shape strides = base.strides();
+  strides[dim] *= step;
+  // An empty slice may start at the end of the dim: keep its offset inside the base.
+  const int64_t first = slice_shape[dim] > 0 ? start : 0;
+  return base.view_as(slice_shape, strides, base.offset() + first * base.stride(dim));
 }
 
-Result<Outputs> select_scatter(std::string_view op, std::span<const KernelArg> args) {
-  // select_scatter(self, src, dim, index)
+// The view of `base` that select_scatter(self, src, dim, index) writes.
+Result<Tensor> select_destination(std::string_view op, const Args& a, const Tensor& base,
+                                  const Tensor& src) {
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(2));
+  SPLICE_ASSIGN_OR_RETURN(int64_t index, a.integer(3));
+  KCHECK(base.dim() > 0, ErrorKind::kShapeMismatch, "cannot select from a 0-d tensor");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, base.dim()));
+  SPLICE_ASSIGN_OR_RETURN(index, wrap_index(op, index, dim, base.size(dim)));
+  Shape sizes = base.sizes(), strides = base.strides();
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  KCHECK(src.sizes() == sizes, ErrorKind::kShapeMismatch,
+         "src of shape {} does not match the shape {} of self {} without dim {}",
+         shape_string(src.sizes()), shape_string(sizes), shape_string(base.sizes()), dim);
+  return base.view_as(sizes, strides, base.offset() + index * base.stride(dim));
+}
+
+template <bool kSlice>
+Result<Outputs> scatter_write(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Tensor src, a.tensor(1));
-  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(2));
-  SPLICE_ASSIGN_OR_RETURN(int64_t index, a.integer(3));
-  KCHECK(self.dim() > 0, ErrorKind::kShapeMismatch, "cannot select from a 0-d tensor");
-  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
-  const int64_t size = self.size(dim);
-  SPLICE_ASSIGN_OR_RETURN(index, wrap_index(op, index, dim, size));
-  Shape sizes = self.sizes(), strides;
-  sizes.erase(sizes.begin() + dim);
-  KCHECK(src.sizes() == sizes, ErrorKind::kShapeMismatch,
-         "src of shape {} does not match the shape {} of self {} without dim {}",
-         shape_string(src.sizes()), shape_string(sizes), shape_string(self.sizes()), dim);
-  Tensor out = self.contiguous_copy();
-  strides = out.strides();
-  strides.erase(strides.begin() + dim);
-  copy_cast_into(out.view_as(sizes, strides, index * out.stride(dim)), src);
+  // Check the bounds and shapes before copying self, so a bad write costs nothing.
+  SPLICE_TRY(kSlice ? slice_destination(op, a, self, src) : select_destination(op, a, self, src));
+  Tensor out = write_base(self);
+  SPLICE_ASSIGN_OR_RETURN(Tensor dest, kSlice ? slice_destination(op, a, out, src)
+                                              : select_destination(op, a, out, src));
+  if (dest.numel() > 0) copy_cast_into(dest, src);
   return Outputs{out};
 }
 
@@ -80,10 +85,22 @@ Result<Outputs> select_scatter(std::string_view op, std::span<const KernelArg> a
 
 std::span<const KernelEntry> scatter_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.slice_scatter.default", slice_scatter>(),
-      entry<"aten.select_scatter.default", select_scatter>(),
+      entry<"aten.slice_scatter.default", scatter_write<true>>(),
+      entry<"aten.select_scatter.default", scatter_write<false>>(),
   };
   return kEntries;
+}
+
+}  // namespace splice::cpu
+
+namespace splice::cpu {
+
+Result<Tensor> write_destination(std::string_view target, std::span<const KernelArg> args,
+                                 const Tensor& base, const Tensor& src) {
+  Args a(target, args);
+  if (target == "aten.slice_scatter.default") return slice_destination(target, a, base, src);
+  if (target == "aten.select_scatter.default") return select_destination(target, a, base, src);
+  return make_error(ErrorKind::kInternal, "{} has no strided destination", target);
 }
 
 }  // namespace splice::cpu

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "ir/parser.h"
-#include "runtime/interpreter.h"
+#include "runtime/executor.h"
 
 namespace splice::runtime {
 namespace {
@@ -79,7 +79,8 @@ Result<CallOutputs> run_at(const detail::ModelImpl& model, int64_t pos) {
   inputs.emplace("x", filled(DType::kFloat32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}));
   inputs.emplace("s", filled(DType::kFloat32, {2, 1}, {-1, -2}));
   inputs.emplace("pos", position(pos));
-  return execute(model, inputs, TensorMap{});
+  detail::SessionState state;
+  return execute(model, inputs, state);
 }
 
 std::vector<float> values(const Tensor& t) {

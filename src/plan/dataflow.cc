@@ -1,0 +1,171 @@
+// Dataflow facts for the planners (see dataflow.h).
+#include "plan/dataflow.h"
+
+#include <algorithm>
+#include <array>
+
+#include "ir/ops.h"
+
+namespace splice::plan {
+
+namespace {
+
+using ir::Node;
+using ir::Value;
+
+bool in(std::string_view target, std::span<const std::string_view> list) {
+  return std::find(list.begin(), list.end(), target) != list.end();
+}
+
+// Scalar nodes that look at a tensor's metadata only.
+bool reads_metadata_only(std::string_view target) {
+  static constexpr std::array<std::string_view, 5> kTargets = {
+      "aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.default",
+      "aten.sym_storage_offset.default", "aten._assert_tensor_metadata.default"};
+  return in(target, kTargets);
+}
+
+const Value* value_of(const ir::Arg& arg) {
+  auto* v = std::get_if<Value*>(&arg.data);
+  return v != nullptr && *v != nullptr && (*v)->is_tensor() ? *v : nullptr;
+}
+
+}  // namespace
+
+bool is_view_op(std::string_view target) {
+  static constexpr std::array<std::string_view, 21> kTargets = {
+      "aten.view.default",    "aten._unsafe_view.default", "aten.reshape.default",
+      "aten.permute.default", "aten.transpose.int",        "aten.t.default",
+      "aten.unsqueeze.default", "aten.squeeze.dim",        "aten.squeeze.dims",
+      "aten.squeeze.default", "aten.expand.default",       "aten.slice.Tensor",
+      "aten.select.int",      "aten.alias.default",        "aten.detach.default",
+      "aten.detach_.default", "aten.split_with_sizes.default", "aten.split.Tensor",
+      "aten.unbind.int",      "aten.as_strided.default",   "aten.expand_as.default"};
+  return in(target, kTargets);
+}
+
+bool is_write_op(std::string_view target) {
+  static constexpr std::array<std::string_view, 4> kTargets = {
+      "aten.slice_scatter.default", "aten.select_scatter.default", "aten.index_put.default",
+      "aten.index_copy.default"};
+  return in(target, kTargets);
+}
+
+bool is_empty_factory(std::string_view target) {
+  static constexpr std::array<std::string_view, 4> kTargets = {
+      "aten.empty.memory_format", "aten.empty_like.default", "aten.empty_permuted.default",
+      "aten.new_empty.default"};
+  return in(target, kTargets);
+}
+
+int DataFlow::def_of(const Value* v) const {
+  auto it = def.find(v);
+  return it == def.end() ? -1 : it->second;
+}
+
+const std::vector<int>& DataFlow::reads_of(const Value* v) const {
+  static const std::vector<int> kNone;
+  auto it = reads.find(v);
+  return it == reads.end() ? kNone : it->second;
+}
+
+std::vector<int> DataFlow::transitive_reads(const Value* v) const {
+  std::vector<int> out;
+  std::vector<const Value*> work = {v};
+  while (!work.empty()) {
+    const Value* x = work.back();
+    work.pop_back();
+    const auto& r = reads_of(x);
+    out.insert(out.end(), r.begin(), r.end());
+    auto it = views.find(x);
+    if (it != views.end()) work.insert(work.end(), it->second.begin(), it->second.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool DataFlow::is_graph_output(const Value* v) const {
+  const auto& r = reads_of(v);
+  return std::find(r.begin(), r.end(), end) != r.end();
+}
+
+DataFlow analyse(const ir::Program& program) {
+  DataFlow df;
+  df.program = &program;
+  const auto& nodes = program.graph.nodes();
+  df.end = static_cast<int>(nodes.size());
+
+  // Inputs and their roles. A mutation output names its state by buffer FQN or input name.
+  std::unordered_map<std::string, const Value*> mutated;  // target → new value
+  const auto& outs = program.graph.outputs();
+  for (size_t i = 0; i < outs.size() && i < program.signature.outputs.size(); ++i) {
+    const auto& spec = program.signature.outputs[i];
+    if (spec.kind != ir::OutputKind::kBufferMutation &&
+        spec.kind != ir::OutputKind::kUserInputMutation)
+      continue;
+    if (const Value* v = value_of(outs[i])) mutated[spec.target] = v;
+  }
+  for (const auto& spec : program.signature.inputs) {
+    if (spec.value == nullptr || !spec.value->is_tensor()) continue;
+    df.def[spec.value] = -1;
+    const std::string key =
+        spec.kind == ir::InputKind::kUserInput ? spec.value->name() : spec.target;
+    const bool can_mutate =
+        spec.kind == ir::InputKind::kUserInput || spec.kind == ir::InputKind::kBuffer;
+    auto m = mutated.find(key);
+    if (can_mutate && m != mutated.end()) {
+      df.input_role[spec.value] = InputRole::kState;
+      df.mutation_of[spec.value] = m->second;
+    } else {
+      df.input_role[spec.value] =
+          spec.kind == ir::InputKind::kUserInput ? InputRole::kInput : InputRole::kReadOnly;
+    }
+  }
+
+  for (int pos = 0; pos < df.end; ++pos) {
+    const Node& node = *nodes[pos];
+    for (const Value* out : node.outputs())
+      if (out != nullptr) df.def[out] = pos;
+    const bool view = is_view_op(node.target());
+    if (view) {
+      const Value* input = node.args().empty() ? nullptr : value_of(node.arg(0));
+      if (input != nullptr) {
+        for (const Value* out : node.outputs()) {
+          if (out == nullptr || !out->is_tensor()) continue;
+          df.views[input].push_back(out);
+          df.viewed[out] = input;
+        }
+      }
+      continue;
+    }
+    if (reads_metadata_only(node.target())) continue;
+    for (const Value* v : node.operands())
+      if (v->is_tensor()) df.reads[v].push_back(pos);
+  }
+  for (const auto& out : outs)
+    if (const Value* v = value_of(out)) df.reads[v].push_back(df.end);
+  return df;
+}
+
+const Value* write_base(const Node& write) { return value_of(write.arg(0)); }
+
+const Value* write_src(const Node& write) {
+  const std::string& t = write.target();
+  if (t == "aten.index_put.default") return value_of(write.arg(2));
+  if (t == "aten.index_copy.default") return value_of(write.arg(3));
+  return value_of(write.arg(1));  // slice_scatter / select_scatter
+}
+
+int64_t example_bytes(const ir::Program& program, const Value& v) {
+  SymBindings hints(program.hints.begin(), program.hints.end());
+  auto bytes = byte_size_expr(v).evaluate(hints);
+  return bytes.ok() ? *bytes : 0;
+}
+
+SymExpr byte_size_expr(const Value& v) {
+  std::vector<SymExpr> factors = v.type().sizes;
+  factors.emplace_back(static_cast<int64_t>(dtype_size(v.type().dtype)));
+  return SymExpr::make(SymOp::kMul, std::move(factors));
+}
+
+}  // namespace splice::plan

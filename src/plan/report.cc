@@ -1,0 +1,53 @@
+// The plan report (see report.h).
+#include "plan/report.h"
+
+#include <fmt/format.h>
+
+namespace splice::plan {
+
+nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
+  const auto& nodes = program.graph.nodes();
+  nlohmann::json writes = nlohmann::json::array();
+  for (const WriteDecision& d : plan.writes) {
+    nlohmann::json rejected = nlohmann::json::array();
+    for (const Rejection& r : d.rejected)
+      rejected.push_back({{"strategy", r.strategy}, {"reason", r.reason}});
+    writes.push_back({{"node", nodes[d.node]->name()},
+                      {"target", nodes[d.node]->target()},
+                      {"strategy", strategy_name(d.strategy)},
+                      {"src", src_mode_name(d.src)},
+                      {"rejected", std::move(rejected)},
+                      {"bytes", d.bytes}});
+  }
+  return {{"mode", plan_mode_name(plan.mode)},
+          {"writes", std::move(writes)},
+          {"totals",
+           {{"steps", plan.totals.steps},
+            {"copy_bytes", plan.totals.copy_bytes},
+            {"peak_bytes", plan.totals.peak_bytes}}}};
+}
+
+std::string plan_report_text(const ir::Program& program, const Plan& plan) {
+  const auto& nodes = program.graph.nodes();
+  std::string out = fmt::format("# plan ({} mode): {} write(s)\n", plan_mode_name(plan.mode),
+                                plan.writes.size());
+  for (const WriteDecision& d : plan.writes) {
+    const ir::Node& node = *nodes[d.node];
+    out += fmt::format("{} ({})\n  {} + {}, {} bytes\n", node.name(), node.target(),
+                       strategy_name(d.strategy), src_mode_name(d.src), d.bytes);
+    if (d.src == SrcMode::kProducerWrites && d.producer >= 0)
+      out += fmt::format("  src is stored into the destination by '{}'\n",
+                         nodes[d.producer]->name());
+    for (const Rejection& r : d.rejected)
+      out += fmt::format("  not {}: {}\n", r.strategy, r.reason);
+  }
+  int64_t pooled = 0, per_call = 0;
+  for (const Buffer& b : plan.buffers) (b.per_call ? per_call : pooled) += 1;
+  out += fmt::format(
+      "totals: {} steps, {} bytes copied, peak {} bytes of intermediates; {} planned buffer(s) "
+      "reused across calls, {} per call\n",
+      plan.totals.steps, plan.totals.copy_bytes, plan.totals.peak_bytes, pooled, per_call);
+  return out;
+}
+
+}  // namespace splice::plan

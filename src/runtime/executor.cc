@@ -1,0 +1,497 @@
+// The plan executor (see executor.h). One pass over the plan's steps per call:
+//   - host nodes (symbols, asserts, .item()) are evaluated here (host_nodes.cc);
+//   - a kernel whose output has planned storage is asked to store into it (a whole buffer, or
+//     the destination view of a later write); if it does not, its result is copied there;
+//   - a write does what its decision says: nothing (the producer already stored src), a copy
+//     of src into the base in place, or a copy of the base first;
+//   - a base copy step copies a write's base into its new buffer before the producer runs.
+// Every kernel output is checked against the type the archive recorded, so a kernel that
+// disagrees with PyTorch is caught at the node, not at the output.
+#include "runtime/executor.h"
+
+#include <cstring>
+#include <algorithm>
+
+#include "backends/cpu/cast.h"
+#include "plan/build.h"
+#include "plan/dataflow.h"
+#include "runtime/frame.h"
+#include "runtime/host_nodes.h"
+#include "runtime/input_binding.h"
+
+namespace splice::runtime {
+
+namespace {
+
+using ir::Node;
+using ir::Value;
+using plan::PlacementKind;
+using plan::SrcMode;
+using plan::WriteStrategy;
+
+bool is_copy_op(std::string_view target) {
+  return target == "aten.clone.default" || target == "aten._to_copy.default" ||
+         target == "aten.copy.default" || target == "aten.lift_fresh_copy.default";
+}
+
+Result<Shape> evaluate_sizes(const ir::TensorType& type, const SymBindings& symbols) {
+  Shape sizes;
+  for (const SymExpr& d : type.sizes) {
+    SPLICE_ASSIGN_OR_RETURN(int64_t n, d.evaluate(symbols));
+    sizes.push_back(n);
+  }
+  return sizes;
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides() && a.dtype() == b.dtype();
+}
+
+// dst = src (same dtype and sizes), with a flat copy when both are contiguous.
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+    if (src.numel() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+    return;
+  }
+  cpu::copy_cast_into(dst, src);
+}
+
+class Call {
+ public:
+  Call(const detail::ModelImpl& m, detail::SessionState& state, CallStats* stats)
+      : m_(m), state_(state), stats_(stats), per_call_(m.plan.buffers.size()) {
+    state_.workspace.resize(m.plan.buffers.size());
+  }
+
+  Frame& frame() { return f_; }
+
+  Result<void> run_steps() {
+    const auto& nodes = m_.program.graph.nodes();
+    for (const plan::Step& step : m_.plan.steps) {
+      if (step.kind == plan::StepKind::kBaseCopy) {
+        SPLICE_TRY(run_base_copy(step.index));
+        continue;
+      }
+      const int pos = step.index;
+      const Node& node = *nodes[pos];
+      if (m_.kernels[pos] == nullptr) {
+        SPLICE_TRY(run_host_node(m_.program, node, f_));
+      } else if (m_.decision_at[pos] >= 0) {
+        SPLICE_TRY(run_write(pos, m_.decision_at[pos]));
+      } else {
+        SPLICE_TRY(run_kernel(pos));
+      }
+      for (const Value* v : m_.release_after[pos]) f_.values.erase(v);
+    }
+    return ok_result();
+  }
+
+ private:
+  void record(const Node& node, const char* kind, int64_t bytes, const Tensor& into) {
+    if (stats_ != nullptr) stats_->steps.push_back({node.name(), kind, bytes, into.storage().get()});
+  }
+
+  void bind(const Value* v, Tensor t) { f_.values[v] = std::move(t); }
+
+  // Storage of plan buffer b holding at least `needed` bytes: the session's (kept between
+  // calls) or, for a per-call buffer, a new one each call.
+  Result<std::shared_ptr<Storage>> buffer_storage(int b, int64_t needed) {
+    const plan::Buffer& buf = m_.plan.buffers[b];
+    SPLICE_ASSIGN_OR_RETURN(int64_t planned, buf.bytes.evaluate(f_.symbols));
+    const auto bytes = static_cast<size_t>(std::max(planned, needed));
+    auto& slot = buf.per_call ? per_call_[b] : state_.workspace[b];
+    if (!slot || slot->nbytes() < bytes) slot = Storage::allocate(bytes);
+    return slot;
+  }
+
+  // v as the whole of buffer b (contiguous), or nullopt when its sizes are not known yet.
+  std::optional<Tensor> whole_view(const Value& v, int b) {
+    auto sizes = evaluate_sizes(v.type(), f_.symbols);
+    if (!sizes.ok()) return std::nullopt;
+    const int64_t bytes = shape_numel(*sizes) * static_cast<int64_t>(dtype_size(v.type().dtype));
+    auto storage = buffer_storage(b, bytes);
+    if (!storage.ok()) return std::nullopt;
+    return Tensor(v.type().dtype, *sizes, contiguous_strides(*sizes), 0, *storage);
+  }
+
+  // Fresh storage for a write's new buffer: planned if it has a placement, else allocated.
+  Tensor new_buffer_for(const Value& result, const Tensor& like) {
+    auto it = m_.placement.find(&result);
+    if (it != m_.placement.end() && it->second->kind == PlacementKind::kBuffer)
+      if (auto t = whole_view(result, it->second->buffer)) return *t;
+    return Tensor::empty(like.dtype(), like.sizes());
+  }
+
+  // The view of write wi's destination, for its producer to store src into.
+  Result<Tensor> region_destination(int wi) {
+    const plan::WriteDecision& d = m_.plan.writes[wi];
+    const Node& w = *m_.program.graph.nodes()[d.node];
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* whole, tensor_of(f_, m_.dest_value[wi]));
+    // src is what the producer is about to make: only its shape is needed here.
+    const Value* src = plan::write_src(w);
+    SPLICE_ASSIGN_OR_RETURN(Shape src_sizes, evaluate_sizes(src->type(), f_.symbols));
+    std::vector<cpu::KernelArg> args;
+    for (size_t i = 0; i < w.args().size(); ++i) {
+      if (i == 1) {
+        args.emplace_back(Tensor(src->type().dtype, src_sizes, contiguous_strides(src_sizes), 0,
+                                 nullptr));
+        continue;
+      }
+      SPLICE_ASSIGN_OR_RETURN(cpu::KernelArg a, resolve_arg(f_, w.op().args[i], w.arg(i)));
+      args.push_back(std::move(a));
+    }
+    auto dest = cpu::write_destination(w.target(), args, *whole, std::get<Tensor>(args[1]));
+    if (!dest.ok()) return dest.error().with_context(node_label(w));
+    return dest;
+  }
+
+  Result<void> run_kernel(int pos) {
+    const Node& node = *m_.program.graph.nodes()[pos];
+    SPLICE_ASSIGN_OR_RETURN(auto args, resolve_args(f_, node));
+    std::optional<Tensor> dest;
+    const Value* out0 = node.outputs().size() == 1 ? node.output(0) : nullptr;
+    if (out0 != nullptr) {
+      auto it = m_.placement.find(out0);
+      if (it != m_.placement.end()) {
+        if (it->second->kind == PlacementKind::kRegion) {
+          SPLICE_ASSIGN_OR_RETURN(Tensor t, region_destination(it->second->write));
+          dest = t;
+        } else {
+          dest = whole_view(*out0, it->second->buffer);
+        }
+      }
+    }
+    if (dest && plan::is_empty_factory(node.target())) {
+      bind(out0, *dest);  // contents undefined, as PyTorch's: nothing to run
+      return ok_result();
+    }
+    auto results = dest ? cpu::run_into(m_.kernels[pos], args, *dest) : m_.kernels[pos](args);
+    if (!results.ok()) return results.error().with_context(node_label(node));
+    auto& outs = *results;
+    if (outs.size() < node.outputs().size())
+      return make_error(ErrorKind::kInternal, "{}: kernel returned {} outputs, the node has {}",
+                        node_label(node), outs.size(), node.outputs().size());
+    const bool view = plan::is_view_op(node.target());
+    int64_t written = 0;
+    for (size_t i = 0; i < node.outputs().size(); ++i) {
+      const Value* v = node.output(i);
+      if (v == nullptr) continue;
+      Tensor t = outs[i];
+      if (!v->is_tensor()) {
+        // A SymInt result of a tensor op (e.g. attention's max_q) comes back as a 0-d tensor.
+        Tensor i64 = cpu::cast_copy(t, DType::kInt64);
+        f_.values[v] = Scalar{*i64.data<int64_t>()};
+        continue;
+      }
+      SPLICE_TRY(check_output(node, *v, t, f_.symbols));
+      if (i == 0 && dest && !same_view(t, *dest)) {
+        // The kernel kept its own output: move it where the plan wants it.
+        copy_into(*dest, t);
+        record(node, "copy", static_cast<int64_t>(t.nbytes()), *dest);
+        t = *dest;
+      } else if (!view && shares_storage_with_input(t, args)) {
+        // A kernel handed back its input; the plan treats this value as fresh storage that
+        // writes may reuse, so it must not alias the input.
+        t = t.contiguous_copy();
+      }
+      if (!view) written += static_cast<int64_t>(t.nbytes());
+      bind(v, std::move(t));
+    }
+    if (!view && out0 != nullptr && out0->is_tensor())
+      record(node, is_copy_op(node.target()) ? "copy" : "kernel", written,
+             std::get<Tensor>(f_.values[out0]));
+    else if (!view && stats_ != nullptr)
+      stats_->steps.push_back({node.name(), "kernel", written, nullptr});
+    return ok_result();
+  }
+
+  static bool shares_storage_with_input(const Tensor& t, const std::vector<cpu::KernelArg>& args) {
+    for (const auto& a : args)
+      if (auto* in = std::get_if<Tensor>(&a); in != nullptr && in->storage() == t.storage())
+        return true;
+    return false;
+  }
+
+  Result<void> run_write(int pos, int wi) {
+    const plan::WriteDecision& d = m_.plan.writes[wi];
+    const Node& node = *m_.program.graph.nodes()[pos];
+    const Value* result = node.output(0);
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* base_ptr, tensor_of(f_, plan::write_base(node)));
+    const Tensor base = *base_ptr;
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* src_ptr, tensor_of(f_, plan::write_src(node)));
+    const Tensor src = *src_ptr;
+
+    if (d.strategy == WriteStrategy::kFullOverwrite) {
+      SPLICE_TRY(check_output(node, *result, src, f_.symbols));
+      bind(result, src);
+      return ok_result();
+    }
+    const bool in_place = d.strategy == WriteStrategy::kInPlaceState ||
+                          d.strategy == WriteStrategy::kReuseBase;
+    if (in_place && base.storage()->writable()) {
+      if (d.src == SrcMode::kCopied) SPLICE_TRY(write_src_into(node, pos, base));
+      SPLICE_TRY(check_output(node, *result, base, f_.symbols));
+      bind(result, base);
+      return ok_result();
+    }
+    if (d.strategy == WriteStrategy::kCopyThenWrite && d.src == SrcMode::kProducerWrites) {
+      // The base was copied and src stored into the new buffer before the producer ran.
+      SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f_, result));
+      return check_output(node, *result, *t, f_.symbols);
+    }
+    // copy_then_write (or an in-place plan whose base turned out read-only: never write
+    // memory splice may not write).
+    Tensor dest = new_buffer_for(*result, base);
+    copy_into(dest, base);
+    record(node, "copy", static_cast<int64_t>(base.nbytes()), dest);
+    SPLICE_TRY(write_src_into(node, pos, dest));
+    SPLICE_TRY(check_output(node, *result, dest, f_.symbols));
+    bind(result, dest);
+    return ok_result();
+  }
+
+  // Runs the write's kernel on `target` in place: src copied into its slice, or its rows.
+  Result<void> write_src_into(const Node& node, int pos, const Tensor& target) {
+    SPLICE_ASSIGN_OR_RETURN(auto args, resolve_args(f_, node));
+    args[0] = target;
+    auto r = cpu::run_in_place(m_.kernels[pos], args);
+    if (!r.ok()) return r.error().with_context(node_label(node));
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* src, tensor_of(f_, plan::write_src(node)));
+    record(node, "copy", static_cast<int64_t>(src->nbytes()), target);
+    return ok_result();
+  }
+
+  Result<void> run_base_copy(int wi) {
+    const plan::WriteDecision& d = m_.plan.writes[wi];
+    const Node& node = *m_.program.graph.nodes()[d.node];
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* base, tensor_of(f_, plan::write_base(node)));
+    Tensor dest = new_buffer_for(*node.output(0), *base);
+    copy_into(dest, *base);
+    record(node, "copy", static_cast<int64_t>(base->nbytes()), dest);
+    bind(node.output(0), dest);
+    return ok_result();
+  }
+
+  const detail::ModelImpl& m_;
+  detail::SessionState& state_;
+  CallStats* stats_;
+  Frame f_;
+  std::vector<std::shared_ptr<Storage>> per_call_;
+};
+
+Result<std::optional<Tensor>> output_tensor(const Frame& f, const ir::Arg& out) {
+  if (out.is_none()) return std::optional<Tensor>{};
+  if (auto* v = std::get_if<Value*>(&out.data)) {
+    if ((*v)->is_tensor()) {
+      SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f, *v));
+      return std::optional<Tensor>{*t};
+    }
+    SPLICE_ASSIGN_OR_RETURN(Scalar s, scalar_of(f, *v));
+    return std::optional<Tensor>{scalar_tensor(s)};
+  }
+  if (auto* i = std::get_if<int64_t>(&out.data)) return std::optional<Tensor>{scalar_tensor(*i)};
+  if (auto* d = std::get_if<double>(&out.data)) return std::optional<Tensor>{scalar_tensor(*d)};
+  if (auto* b = std::get_if<bool>(&out.data)) return std::optional<Tensor>{scalar_tensor(*b)};
+  return make_error(ErrorKind::kBadArchive, "a graph output of an unsupported kind");
+}
+
+// The graph input whose storage write `d` ends up in: follow in-place bases back.
+const Value* state_input_of(const detail::ModelImpl& m, const plan::WriteDecision& d) {
+  const Value* v = plan::write_base(*m.program.graph.nodes()[d.node]);
+  for (size_t guard = 0; guard <= m.plan.writes.size(); ++guard) {
+    const Node* producer = v->producer();
+    if (producer == nullptr) return v;
+    auto pos = std::find_if(m.program.graph.nodes().begin(), m.program.graph.nodes().end(),
+                            [&](const auto& n) { return n.get() == producer; }) -
+               m.program.graph.nodes().begin();
+    const int wi = m.decision_at[pos];
+    if (wi < 0) return nullptr;
+    v = plan::write_base(*producer);
+  }
+  return nullptr;
+}
+
+// Resolves the plan's names and indices into lookups, checking each.
+Result<void> resolve_plan(detail::ModelImpl& m) {
+  const ir::Graph& g = m.program.graph;
+  const auto& nodes = g.nodes();
+  m.decision_at.assign(nodes.size(), -1);
+  for (size_t i = 0; i < m.plan.writes.size(); ++i) {
+    const auto& d = m.plan.writes[i];
+    if (d.node < 0 || d.node >= static_cast<int>(nodes.size()) ||
+        !plan::is_write_op(nodes[d.node]->target()))
+      return make_error(ErrorKind::kBadArchive, "plan: write {} is not a write node", i);
+    m.decision_at[d.node] = static_cast<int>(i);
+    const Value* dest = nullptr;
+    if (d.src == SrcMode::kProducerWrites && d.strategy != WriteStrategy::kFullOverwrite) {
+      dest = g.find_value(d.dest_value);
+      if (dest == nullptr || !dest->is_tensor())
+        return make_error(ErrorKind::kBadArchive, "plan: write {} names unknown value '{}'", i,
+                          d.dest_value);
+    }
+    m.dest_value.push_back(dest);
+  }
+  for (const auto& p : m.plan.placements) {
+    const Value* v = g.find_value(p.value);
+    const bool bad_buffer = p.kind == PlacementKind::kBuffer &&
+                            (p.buffer < 0 || p.buffer >= static_cast<int>(m.plan.buffers.size()));
+    const bool bad_write = p.kind == PlacementKind::kRegion &&
+                           (p.write < 0 || p.write >= static_cast<int>(m.plan.writes.size()) ||
+                            m.dest_value[p.write] == nullptr);
+    if (v == nullptr || !v->is_tensor() || bad_buffer || bad_write)
+      return make_error(ErrorKind::kBadArchive, "plan: bad placement of '{}'", p.value);
+    m.placement[v] = &p;
+  }
+  // Which state each in-place write updates, so sessions keep it writable.
+  for (const auto& d : m.plan.writes) {
+    if (d.strategy != WriteStrategy::kInPlaceState) continue;
+    const Value* input = state_input_of(m, d);
+    for (const auto& spec : m.program.signature.inputs) {
+      if (spec.value != input || input == nullptr) continue;
+      if (spec.kind == ir::InputKind::kBuffer) m.state_written_in_place.insert(spec.target);
+      if (spec.kind == ir::InputKind::kUserInput) m.inputs_written_in_place.insert(input->name());
+    }
+  }
+  // Lifetimes: a value dies after its last reader; a producer's destination lives until the
+  // producer has run; graph outputs live to the end.
+  std::unordered_map<const Value*, int> last;
+  for (size_t pos = 0; pos < nodes.size(); ++pos) {
+    for (const Value* v : nodes[pos]->operands()) last[v] = static_cast<int>(pos);
+    for (const Value* v : nodes[pos]->outputs())
+      if (v != nullptr && !last.count(v)) last[v] = static_cast<int>(pos);
+  }
+  for (size_t i = 0; i < m.plan.writes.size(); ++i)
+    if (m.dest_value[i] != nullptr)
+      last[m.dest_value[i]] = std::max(last[m.dest_value[i]], m.plan.writes[i].producer);
+  for (const auto& out : g.outputs())
+    if (auto* v = std::get_if<Value*>(&out.data)) last.erase(*v);
+  for (const auto& spec : m.program.signature.inputs) last.erase(spec.value);
+  m.release_after.assign(nodes.size(), {});
+  for (const auto& [v, pos] : last)
+    if (pos >= 0 && pos < static_cast<int>(nodes.size())) m.release_after[pos].push_back(v);
+  return ok_result();
+}
+
+}  // namespace
+
+int64_t CallStats::bytes_written() const {
+  int64_t n = 0;
+  for (const auto& s : steps) n += s.bytes;
+  return n;
+}
+int64_t CallStats::copy_bytes() const {
+  int64_t n = 0;
+  for (const auto& s : steps) n += s.kind == "copy" ? s.bytes : 0;
+  return n;
+}
+int64_t CallStats::bytes_into(const Storage* storage) const {
+  int64_t n = 0;
+  for (const auto& s : steps) n += s.storage == storage ? s.bytes : 0;
+  return n;
+}
+
+Tensor scalar_tensor(const Scalar& s) {
+  if (auto* b = std::get_if<bool>(&s)) {
+    Tensor t = Tensor::empty(DType::kBool, {});
+    *t.data<bool>() = *b;
+    return t;
+  }
+  if (auto* i = std::get_if<int64_t>(&s)) {
+    Tensor t = Tensor::empty(DType::kInt64, {});
+    *t.data<int64_t>() = *i;
+    return t;
+  }
+  Tensor t = Tensor::empty(DType::kFloat64, {});
+  *t.data<double>() = std::get<double>(s);
+  return t;
+}
+
+Result<detail::ModelImpl> prepare(ir::Program program, int threads,
+                                  std::optional<plan::Plan> plan, plan::PlanMode mode) {
+  detail::ModelImpl model;
+  std::set<std::string> missing;
+  for (const auto& node : program.graph.nodes()) {
+    if (plan::runs_on_host(*node)) {
+      model.kernels.push_back(nullptr);
+      continue;
+    }
+    cpu::KernelFn k = cpu::find_kernel(node->target());
+    if (k == nullptr) missing.insert(node->target());
+    model.kernels.push_back(k);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return make_error(ErrorKind::kUnsupportedOp,
+                      "the CPU backend has no kernel for {} op(s): {}", missing.size(), list);
+  }
+  const auto& specs = program.signature.inputs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].kind == ir::InputKind::kCustomObj || specs[i].kind == ir::InputKind::kToken)
+      return make_error(ErrorKind::kUnsupportedOp, "input {} is a {}, which splice cannot run", i,
+                        ir::input_kind_name(specs[i].kind));
+    if (specs[i].kind != ir::InputKind::kUserInput) continue;
+    if (specs[i].value == nullptr || !specs[i].value->is_tensor())
+      return make_error(ErrorKind::kBadArchive,
+                        "user input '{}' is not a tensor; `splice run` takes tensor inputs only "
+                        "(pass a 0-d tensor and call .item() in the program instead)",
+                        specs[i].value ? specs[i].value->name() : specs[i].target);
+    model.user_inputs.push_back(i);
+  }
+  for (const auto& spec : program.signature.outputs)
+    if (spec.kind != ir::OutputKind::kUserOutput && spec.kind != ir::OutputKind::kLossOutput &&
+        spec.kind != ir::OutputKind::kBufferMutation &&
+        spec.kind != ir::OutputKind::kUserInputMutation)
+      return make_error(ErrorKind::kUnsupportedOp, "a graph output is a {}, which splice cannot "
+                        "run", ir::output_kind_name(spec.kind));
+  model.plan = plan ? std::move(*plan) : plan::build_plan(program, mode);
+  model.threads = threads;
+  model.program = std::move(program);
+  // Steps must run every node once, in an order the plan chose; check before trusting it.
+  std::vector<int> seen(model.program.graph.nodes().size(), 0);
+  for (const auto& s : model.plan.steps) {
+    const bool node = s.kind == plan::StepKind::kNode;
+    const int limit = node ? static_cast<int>(seen.size())
+                           : static_cast<int>(model.plan.writes.size());
+    if (s.index < 0 || s.index >= limit)
+      return make_error(ErrorKind::kBadArchive, "plan: a step refers to {} {}",
+                        node ? "node" : "write", s.index);
+    if (node) ++seen[s.index];
+  }
+  if (std::any_of(seen.begin(), seen.end(), [](int n) { return n != 1; }))
+    return make_error(ErrorKind::kBadArchive, "plan: the steps do not run every node once");
+  SPLICE_TRY(resolve_plan(model));
+  return model;
+}
+
+Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
+                            detail::SessionState& state, CallStats* stats) {
+  const ir::Program& program = model.program;
+  Call call(model, state, stats);
+  Frame& f = call.frame();
+  SPLICE_ASSIGN_OR_RETURN(auto bound, bind_inputs(program, user_inputs, state.buffers, f.symbols));
+  for (auto& [value, tensor] : bound) f.values[value] = std::move(tensor);
+  SPLICE_TRY(call.run_steps());
+
+  CallOutputs result;
+  const auto& outs = program.graph.outputs();
+  const auto& specs = program.signature.outputs;
+  for (size_t i = 0; i < outs.size() && i < specs.size(); ++i) {
+    SPLICE_ASSIGN_OR_RETURN(std::optional<Tensor> t, output_tensor(f, outs[i]));
+    switch (specs[i].kind) {
+      case ir::OutputKind::kBufferMutation:
+        if (t) result.new_buffers[specs[i].target] = *t;
+        break;
+      case ir::OutputKind::kUserInputMutation:
+        if (t) result.mutated_inputs[specs[i].target] = *t;
+        break;
+      default:
+        result.user_outputs.push_back(std::move(t));
+        break;
+    }
+  }
+  return result;
+}
+
+}  // namespace splice::runtime

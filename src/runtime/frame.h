@@ -1,0 +1,36 @@
+#pragma once
+// The values of one call while it runs: a tensor or a scalar per graph value, the bound
+// symbols, and the lookups and argument conversion every kind of step shares.
+
+#include <unordered_map>
+#include <variant>
+
+#include "backends/cpu/registry.h"
+#include "ir/ops.h"
+#include "ir/program.h"
+#include "runtime/scalar_ops.h"
+
+namespace splice::runtime {
+
+using RtValue = std::variant<std::monostate, Tensor, Scalar>;
+
+struct Frame {
+  std::unordered_map<const ir::Value*, RtValue> values;
+  SymBindings symbols;
+};
+
+std::string node_label(const ir::Node& node);
+Result<const Tensor*> tensor_of(const Frame& f, const ir::Value* v);
+Result<Scalar> scalar_of(const Frame& f, const ir::Value* v);
+Result<int64_t> int_of(const Frame& f, const ir::Value* v);
+cpu::KernelArg scalar_to_kernel_arg(const Scalar& s);
+// Converts one IR argument into a kernel argument, resolving values from the frame.
+Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema,
+                                   const ir::Arg& arg);
+// A node's arguments as kernel arguments, in schema order.
+Result<std::vector<cpu::KernelArg>> resolve_args(const Frame& f, const ir::Node& node);
+// Checks a kernel's output against the type the archive recorded for it.
+Result<void> check_output(const ir::Node& node, const ir::Value& v, const Tensor& t,
+                          const SymBindings& symbols);
+
+}  // namespace splice::runtime

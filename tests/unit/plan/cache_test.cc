@@ -1,0 +1,249 @@
+// Tests for the engine cache: what changes the key (a node argument, a weight byte, the plan
+// mode, a symbol range) and what does not (loading the same model twice), the default folder,
+// and load_or_build's miss, hit, rebuild of a corrupt entry and atomic writes.
+#include "plan/cache.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "frontend/pt2/loader.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "tests/unit/temp_dir_test_base.h"
+
+namespace splice::plan {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kRotary = "/tests/cases/rotary_halves_into_empty_like.default/model.pt2";
+constexpr const char* kKvCache = "/tests/cases/kv_cache_reads_old_state.default/model.pt2";
+constexpr const char* kDynamic = "/tests/cases/dyn_batch_mlp.default/model.pt2";
+
+ir::Program load(const char* rel) {
+  auto p = pt2::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
+  EXPECT_TRUE(p.ok()) << p.error().message();
+  return std::move(*p);
+}
+
+// The program parsed back from its text with `from` replaced by `to` (once), weights kept:
+// the way to change one node argument without touching anything else.
+ir::Program edited(const ir::Program& program, const std::string& from, const std::string& to) {
+  std::string text = ir::print_program(program);
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  auto p = ir::parse_program(text);
+  EXPECT_TRUE(p.ok()) << p.error().message();
+  p->weights = program.weights;
+  return std::move(*p);
+}
+
+// A valid hand-made plan: one step per node, numbered by `tag` so builds can be told apart.
+Plan simple_plan(const ir::Program& program, PlanMode mode, int64_t tag = 7) {
+  Plan plan;
+  plan.mode = mode;
+  plan.buffers.push_back(Buffer{64, false});
+  for (const auto& v : program.graph.values())
+    if (v->is_tensor()) {
+      plan.placements.push_back(Placement{v->name(), PlacementKind::kBuffer, 0, -1});
+      break;
+    }
+  for (size_t i = 0; i < program.graph.nodes().size(); ++i)
+    plan.steps.push_back(Step{StepKind::kNode, static_cast<int32_t>(i)});
+  plan.totals = Totals{tag, 0, 64};
+  return plan;
+}
+
+// Sets an environment variable for one test and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+class CacheTest : public splice::testing::TempDirTest {
+ protected:
+  std::string cache_dir() const { return (dir_ / "cache").string(); }
+  std::vector<std::string> cache_files() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(cache_dir()))
+      names.push_back(e.path().filename().string());
+    return names;
+  }
+};
+
+TEST_F(CacheTest, KeyIsStableForTheSameModel) {
+  const std::string a = cache_key(load(kKvCache), PlanMode::kPlanned);
+  const std::string b = cache_key(load(kKvCache), PlanMode::kPlanned);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  // Reprinting and reparsing (weights kept) is the same program.
+  ir::Program p = load(kKvCache);
+  EXPECT_EQ(cache_key(edited(p, "graph", "graph"), PlanMode::kPlanned), a);
+}
+
+TEST_F(CacheTest, KeyChangesWithANodeArgument) {
+  ir::Program p = load(kRotary);
+  const std::string base = cache_key(p, PlanMode::kPlanned);
+  // The slice end of the first half: 8 → 7.
+  ir::Program q =
+      edited(p, "aten.slice.Tensor(%x, 3, 0, 8, 1)", "aten.slice.Tensor(%x, 3, 0, 7, 1)");
+  EXPECT_NE(cache_key(q, PlanMode::kPlanned), base);
+  ir::Program r = edited(p, "alpha=1)\n  %slice_scatter:", "alpha=2)\n  %slice_scatter:");
+  EXPECT_NE(cache_key(r, PlanMode::kPlanned), base);
+}
+
+TEST_F(CacheTest, KeyChangesWithAWeightByte) {
+  ir::Program p = load(kKvCache);
+  const std::string base = cache_key(p, PlanMode::kPlanned);
+  Tensor copy = p.weights.at("cache").contiguous_copy();
+  p.weights["cache"] = copy;
+  EXPECT_EQ(cache_key(p, PlanMode::kPlanned), base) << "same bytes elsewhere, same key";
+  copy.raw_data()[copy.nbytes() - 1] ^= std::byte{1};
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned), base);
+}
+
+TEST_F(CacheTest, KeyChangesWithTheMode) {
+  ir::Program p = load(kRotary);
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned), cache_key(p, PlanMode::kNaive));
+}
+
+TEST_F(CacheTest, KeyChangesWithARangeOrHint) {
+  ir::Program p = load(kDynamic);
+  ASSERT_TRUE(p.ranges.count("s77"));
+  const std::string base = cache_key(p, PlanMode::kPlanned);
+  p.ranges["s77"].max = 17;
+  const std::string wider = cache_key(p, PlanMode::kPlanned);
+  EXPECT_NE(wider, base);
+  p.hints["s77"] = 4;
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned), wider);
+}
+
+TEST_F(CacheTest, DefaultDirFollowsXdgThenHome) {
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/x/cache");
+    ScopedEnv home("HOME", "/home/u");
+    EXPECT_EQ(default_cache_dir(), "/x/cache/splice");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "");
+    ScopedEnv home("HOME", "/home/u");
+    EXPECT_EQ(default_cache_dir(), "/home/u/.cache/splice");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv home("HOME", nullptr);
+    EXPECT_EQ(default_cache_dir(), ".splice-cache");
+  }
+}
+
+TEST_F(CacheTest, MissThenHit) {
+  ir::Program p = load(kKvCache);
+  int builds = 0;
+  auto build = [&](const ir::Program& prog) -> Result<Plan> {
+    ++builds;
+    return simple_plan(prog, PlanMode::kPlanned);
+  };
+  bool hit = true;
+  auto first = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(builds, 1);
+  auto second = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(builds, 1);
+
+  // A hit gives what the build made, the same as the miss returned.
+  EXPECT_EQ(second->plan, simple_plan(p, PlanMode::kPlanned));
+  EXPECT_EQ(second->plan, first->plan);
+  EXPECT_EQ(ir::print_program(second->program), ir::print_program(p));
+  EXPECT_EQ(ir::print_program(first->program), ir::print_program(p));
+  // The miss also returns weights mapped from the written entry, not the .pt2's.
+  EXPECT_FALSE(first->program.weights.at("cache").storage()->writable());
+  EXPECT_NE(first->program.weights.at("cache").raw_data(), p.weights.at("cache").raw_data());
+
+  // Exactly one entry, named by the key: no temporary file left behind.
+  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned) + ".splice"});
+
+  // Another mode is another entry.
+  auto naive = load_or_build(
+      cache_dir(), p, PlanMode::kNaive,
+      [&](const ir::Program& prog) -> Result<Plan> {
+        ++builds;
+        return simple_plan(prog, PlanMode::kNaive);
+      },
+      &hit);
+  ASSERT_TRUE(naive.ok()) << naive.error().message();
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(naive->plan.mode, PlanMode::kNaive);
+  EXPECT_EQ(cache_files().size(), 2u);
+}
+
+TEST_F(CacheTest, CorruptEntryIsRebuilt) {
+  ir::Program p = load(kRotary);
+  int builds = 0;
+  auto build = [&](const ir::Program& prog) -> Result<Plan> {
+    return simple_plan(prog, PlanMode::kPlanned, ++builds);
+  };
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, build).ok());
+  const std::string entry = (fs::path(cache_dir()) / cache_files().at(0)).string();
+
+  for (const std::string& junk : {std::string("not an engine"), std::string()}) {
+    write("junk", junk);
+    fs::copy_file(dir_ / "junk", entry, fs::copy_options::overwrite_existing);
+    bool hit = true;
+    auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_FALSE(hit);
+    EXPECT_EQ(r->plan.totals.steps, builds) << "the fresh build's plan";
+    EXPECT_TRUE(load_engine_file(entry).ok()) << "the entry was overwritten";
+  }
+  EXPECT_EQ(builds, 3);
+  EXPECT_EQ(cache_files().size(), 1u);
+}
+
+TEST_F(CacheTest, BuildErrorsPassThroughAndLeaveNoEntry) {
+  ir::Program p = load(kRotary);
+  auto r =
+      load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program&) -> Result<Plan> {
+        return make_error(ErrorKind::kUnsupportedOp, "cannot plan op X");
+      });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kUnsupportedOp);
+  EXPECT_TRUE(cache_files().empty());
+}
+
+TEST_F(CacheTest, UncreatableFolderIsAnIoError) {
+  const std::string file = write("file", "x");
+  auto r = load_or_build(file + "/cache", load(kRotary), PlanMode::kPlanned,
+                         [](const ir::Program& prog) -> Result<Plan> {
+                           return simple_plan(prog, PlanMode::kPlanned);
+                         });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
+  EXPECT_NE(r.error().message().find(file + "/cache"), std::string::npos) << r.error().message();
+}
+
+}  // namespace
+}  // namespace splice::plan

@@ -1,0 +1,450 @@
+// Tests for engine files and the plan's JSON form: round trips of real programs (text IR,
+// weights in place and aligned, ranges and hints, plan), tied and non-contiguous weights, every
+// kind of corruption refused as kBadArchive with its message, and plan checks against the graph.
+#include "plan/engine_file.h"
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/pt2/loader.h"
+#include "ir/printer.h"
+#include "plan/plan_json.h"
+#include "tests/unit/temp_dir_test_base.h"
+
+namespace splice::plan {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kRotary = "/tests/cases/rotary_halves_into_empty_like.default/model.pt2";
+constexpr const char* kKvCache = "/tests/cases/kv_cache_reads_old_state.default/model.pt2";
+constexpr const char* kTied = "/tests/cases/tied_weights.default/model.pt2";
+constexpr const char* kDynamic = "/tests/cases/dyn_batch_mlp.default/model.pt2";
+
+ir::Program load(const char* rel) {
+  auto p = pt2::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
+  EXPECT_TRUE(p.ok()) << p.error().message();
+  return std::move(*p);
+}
+
+// A plan that exercises every field: one kNode step per node (a base copy before the last),
+// a producer_writes decision with a rejection, a symbolic and a constant buffer, and both
+// placement kinds. It need not be a good plan, only a valid one.
+Plan sample_plan(const ir::Program& program) {
+  const ir::Graph& g = program.graph;
+  Plan plan;
+  const int32_t n = static_cast<int32_t>(g.nodes().size());
+  std::vector<std::string> tensors;
+  SymExpr scale = 1;
+  for (const auto& v : g.values()) {
+    if (v->is_tensor()) tensors.push_back(v->name());
+    if (v->is_tensor())
+      for (const SymExpr& d : v->type().sizes)
+        if (!d.is_constant()) scale = d;
+  }
+  plan.writes.push_back(WriteDecision{n - 1,
+                                      WriteStrategy::kReuseBase,
+                                      SrcMode::kProducerWrites,
+                                      {{"in_place_state", "the base is not \"state\""}},
+                                      0,
+                                      tensors.front(),
+                                      128});
+  plan.buffers.push_back(Buffer{scale * 64 + 4, true});
+  plan.buffers.push_back(Buffer{256, false});
+  plan.placements.push_back(Placement{tensors.back(), PlacementKind::kBuffer, 1, -1});
+  plan.placements.push_back(Placement{tensors.front(), PlacementKind::kRegion, -1, 0});
+  for (int32_t i = 0; i < n; ++i) {
+    if (i == n - 1) plan.steps.push_back(Step{StepKind::kBaseCopy, 0});
+    plan.steps.push_back(Step{StepKind::kNode, i});
+  }
+  plan.totals = Totals{n, 128, 4096};
+  return plan;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+uint64_t get_u64(const std::string& s, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(s[at + i])} << (8 * i);
+  return v;
+}
+void put_u64(std::string& s, size_t at, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s[at + i] = static_cast<char>(v >> (8 * i));
+}
+// Recomputes the checksum, so a test can reach the checks behind it.
+void reseal(std::string& s) { put_u64(s, 32, XXH3_64bits(s.data() + 40, s.size() - 40)); }
+
+class EngineFileTest : public splice::testing::TempDirTest {
+ protected:
+  // Writes the engine of `program`, loads it back and checks that everything survived.
+  LoadedEngine round_trip(const ir::Program& program, const Plan& plan) {
+    const std::string path = (dir_ / "model.splice").string();
+    auto written = write_engine_file(program, plan, path);
+    EXPECT_TRUE(written.ok()) << written.error().message();
+    auto bytes = serialize_engine(program, plan);
+    EXPECT_TRUE(bytes.ok());
+    EXPECT_EQ(*bytes, read_file(path)) << "serialize_engine and write_engine_file differ";
+    auto loaded = load_engine_file(path);
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message();
+    if (!loaded.ok()) return {};
+    EXPECT_EQ(ir::print_program(loaded->program), ir::print_program(program));
+    EXPECT_EQ(loaded->program.ranges.size(), program.ranges.size());
+    EXPECT_EQ(loaded->program.hints, program.hints);
+    EXPECT_EQ(loaded->plan, plan);
+    EXPECT_EQ(loaded->program.weights.size(), program.weights.size());
+    for (const auto& [name, t] : program.weights) {
+      auto it = loaded->program.weights.find(name);
+      EXPECT_NE(it, loaded->program.weights.end()) << name;
+      if (it == loaded->program.weights.end()) continue;
+      const Tensor& l = it->second;
+      EXPECT_EQ(l.dtype(), t.dtype()) << name;
+      EXPECT_EQ(l.sizes(), t.sizes()) << name;
+      EXPECT_TRUE(l.is_contiguous()) << name;
+      EXPECT_FALSE(l.storage()->writable()) << name;
+      // The map is page-aligned, so an aligned address is an aligned file offset.
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(l.raw_data()) % 64, 0u) << name;
+      Tensor c = t.contiguous_copy();
+      EXPECT_EQ(l.nbytes(), c.nbytes()) << name;
+      if (l.nbytes() != c.nbytes()) continue;
+      EXPECT_EQ(std::memcmp(l.raw_data(), c.raw_data(), c.nbytes()), 0) << name;
+    }
+    return std::move(*loaded);
+  }
+
+  // Writes `bytes` as a file and expects load_engine_file to refuse it with `needle`.
+  void expect_refused(const std::string& bytes, const std::string& needle,
+                      const std::string& what) {
+    const std::string path = write("bad.splice", bytes);
+    auto loaded = load_engine_file(path);
+    ASSERT_FALSE(loaded.ok()) << what;
+    EXPECT_EQ(loaded.error().kind(), ErrorKind::kBadArchive) << what;
+    EXPECT_EQ(loaded.error().exit_code(), 2);
+    EXPECT_NE(loaded.error().message().find(path), std::string::npos)
+        << what << ": " << loaded.error().message();
+    EXPECT_NE(loaded.error().message().find(needle), std::string::npos)
+        << what << ": " << loaded.error().message();
+  }
+};
+
+TEST_F(EngineFileTest, RoundTripsProgramsPlansAndWeights) {
+  for (const char* c : {kRotary, kKvCache, kTied, kDynamic}) {
+    SCOPED_TRACE(c);
+    ir::Program program = load(c);
+    round_trip(program, sample_plan(program));
+  }
+}
+
+TEST_F(EngineFileTest, KeepsRangesAndHints) {
+  ir::Program program = load(kDynamic);
+  ASSERT_FALSE(program.ranges.empty());
+  ASSERT_FALSE(program.hints.empty());
+  LoadedEngine e = round_trip(program, sample_plan(program));
+  for (const auto& [name, range] : program.ranges) {
+    ASSERT_TRUE(e.program.ranges.count(name)) << name;
+    EXPECT_EQ(e.program.ranges.at(name).min, range.min);
+    EXPECT_EQ(e.program.ranges.at(name).max, range.max);
+  }
+  // The sample plan's first buffer is symbolic in this program.
+  EXPECT_FALSE(e.plan.buffers[0].bytes.is_constant());
+}
+
+TEST_F(EngineFileTest, WeightsAreAlignedInTheFile) {
+  ir::Program program = load(kKvCache);
+  auto bytes = serialize_engine(program, sample_plan(program));
+  ASSERT_TRUE(bytes.ok());
+  const uint64_t data_offset = get_u64(*bytes, 40 + 16 * 3);
+  EXPECT_EQ(data_offset % 64, 0u);
+  const std::string table_text = bytes->substr(get_u64(*bytes, 40 + 32), get_u64(*bytes, 48 + 32));
+  const json table = json::parse(table_text);
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table[0]["name"], "cache");
+  EXPECT_EQ(table[0]["dtype"], "f32");
+  EXPECT_EQ(table[0]["shape"], json({1, 2, 8, 4}));
+  const uint64_t offset = table[0]["offset"];
+  EXPECT_EQ((data_offset + offset) % 64, 0u);
+  const Tensor& w = program.weights.at("cache");
+  EXPECT_EQ(bytes->compare(data_offset + offset, w.nbytes(),
+                           reinterpret_cast<const char*>(w.raw_data()), w.nbytes()),
+            0);
+}
+
+TEST_F(EngineFileTest, TiedWeightsAreStoredOnceAndShareStorage) {
+  ir::Program program = load(kTied);
+  ASSERT_EQ(program.weights.at("emb.weight").storage(), program.weights.at("out.weight").storage());
+  auto bytes = serialize_engine(program, sample_plan(program));
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(get_u64(*bytes, 48 + 48), 10u * 4 * 4) << "one copy of the 160 weight bytes";
+  LoadedEngine e = round_trip(program, sample_plan(program));
+  EXPECT_EQ(e.program.weights.at("emb.weight").storage(),
+            e.program.weights.at("out.weight").storage());
+}
+
+TEST_F(EngineFileTest, UntiedWeightsWithEqualShapesStayApart) {
+  ir::Program program = load(kTied);
+  program.weights["out.weight"] = program.weights.at("emb.weight").contiguous_copy();
+  LoadedEngine e = round_trip(program, sample_plan(program));
+  EXPECT_NE(e.program.weights.at("emb.weight").storage(),
+            e.program.weights.at("out.weight").storage());
+}
+
+TEST_F(EngineFileTest, NonContiguousWeightIsStoredContiguous) {
+  ir::Program program = load(kTied);
+  // A column-major [10, 4] view: element (i, j) at i + 10 * j.
+  auto storage = Storage::allocate(40 * sizeof(float));
+  auto* f = reinterpret_cast<float*>(storage->data());
+  for (int i = 0; i < 40; ++i) f[i] = static_cast<float>(i) * 0.5f;
+  program.weights["out.weight"] = Tensor(DType::kFloat32, {10, 4}, {1, 10}, 0, storage);
+  ASSERT_FALSE(program.weights["out.weight"].is_contiguous());
+  LoadedEngine e = round_trip(program, sample_plan(program));
+  const Tensor& w = e.program.weights.at("out.weight");
+  EXPECT_EQ(w.data<float>()[1 * 4 + 2], f[1 + 10 * 2]);
+}
+
+TEST_F(EngineFileTest, TruncatedFilesAreRefused) {
+  ir::Program program = load(kKvCache);
+  auto bytes = serialize_engine(program, sample_plan(program));
+  ASSERT_TRUE(bytes.ok());
+  for (size_t len : {size_t{0}, size_t{5}, size_t{8}, size_t{31}, size_t{32}, size_t{119}}) {
+    expect_refused(bytes->substr(0, len), "truncated", fmt::format("length {}", len));
+  }
+  for (size_t len : {size_t{120}, size_t{200}, bytes->size() / 2, bytes->size() - 1}) {
+    expect_refused(bytes->substr(0, len),
+                   fmt::format("truncated or corrupt: the file has {} bytes", len),
+                   fmt::format("length {}", len));
+  }
+}
+
+TEST_F(EngineFileTest, AFlippedByteInAnySectionFailsTheChecksum) {
+  ir::Program program = load(kKvCache);
+  auto bytes = serialize_engine(program, sample_plan(program));
+  ASSERT_TRUE(bytes.ok());
+  std::vector<size_t> where = {44, 110};  // the section table and the reserved bytes
+  for (size_t s = 0; s < 4; ++s) {
+    const uint64_t offset = get_u64(*bytes, 40 + 16 * s);
+    const uint64_t size = get_u64(*bytes, 48 + 16 * s);
+    ASSERT_GT(size, 0u) << "section " << s;
+    where.push_back(offset + size / 2);
+  }
+  for (size_t at : where) {
+    std::string bad = *bytes;
+    bad[at] = static_cast<char>(bad[at] ^ 0x20);
+    expect_refused(bad, "checksum mismatch", fmt::format("byte {}", at));
+  }
+  std::string bad = *bytes;
+  bad[33] ^= 1;  // the checksum itself
+  expect_refused(bad, "checksum mismatch", "checksum byte");
+}
+
+TEST_F(EngineFileTest, ForeignAndOtherVersionFilesAreRefused) {
+  ir::Program program = load(kRotary);
+  auto bytes = serialize_engine(program, sample_plan(program));
+  ASSERT_TRUE(bytes.ok());
+
+  std::string bad = *bytes;
+  bad[3] = 'X';
+  expect_refused(bad, "not a splice engine file", "magic");
+  expect_refused("PK\x03\x04 a zip archive, not an engine", "not a splice engine file", "zip");
+
+  bad = *bytes;
+  bad[8] = 99;
+  expect_refused(bad, "engine format 99), but this is splice 0.6.0 (engine format 1)", "format");
+  expect_refused(bad, "recompile the model with `splice compile`", "format");
+
+  bad = *bytes;
+  std::memcpy(&bad[16], "0.5.0\0\0\0", 8);
+  expect_refused(bad, "written by splice 0.5.0 (engine format 1), but this is splice 0.6.0",
+                 "version");
+  expect_refused(bad, "splice compile", "version");
+}
+
+TEST_F(EngineFileTest, ChecksummedButInconsistentFilesAreRefused) {
+  ir::Program program = load(kKvCache);
+  auto bytes = serialize_engine(program, sample_plan(program));
+  ASSERT_TRUE(bytes.ok());
+  const uint64_t plan_offset = get_u64(*bytes, 56);
+  const uint64_t plan_size = get_u64(*bytes, 64);
+
+  std::string bad = *bytes;
+  put_u64(bad, 56, ~uint64_t{0} - 4);  // offset + size overflows
+  reseal(bad);
+  expect_refused(bad, "the plan section at offset", "overflowing section");
+
+  bad = *bytes;
+  put_u64(bad, 40, 16);  // the program section inside the header
+  reseal(bad);
+  expect_refused(bad, "the program section at offset 16", "section in header");
+
+  bad = *bytes;
+  put_u64(bad, 40 + 48, get_u64(bad, 40 + 48) + 8);  // weight data no longer aligned,
+  put_u64(bad, 48 + 48, get_u64(bad, 48 + 48) - 8);  // though still inside the file
+  reseal(bad);
+  expect_refused(bad, "not 64-byte aligned", "unaligned data");
+
+  bad = *bytes;
+  bad[plan_offset] = '[';  // still checksummed, no longer the plan's JSON
+  reseal(bad);
+  expect_refused(bad, "engine plan:", "plan JSON");
+
+  bad = *bytes;
+  bad.replace(plan_offset, plan_size, std::string(plan_size, ' '));
+  reseal(bad);
+  expect_refused(bad, "engine plan: the plan section is not valid JSON", "blank plan");
+
+  bad = *bytes;
+  const uint64_t program_offset = get_u64(*bytes, 40);
+  bad.replace(program_offset, 9, "%%%%%%%%%");
+  reseal(bad);
+  expect_refused(bad, "program section", "program text");
+
+  bad = *bytes;
+  const uint64_t table_offset = get_u64(*bytes, 72);
+  const uint64_t table_size = get_u64(*bytes, 80);
+  std::string table = bad.substr(table_offset, table_size);
+  ASSERT_NE(table.find("\"f32\""), std::string::npos);
+  table.replace(table.find("\"f32\""), 5, "\"i32\"");
+  bad.replace(table_offset, table_size, table);
+  reseal(bad);
+  expect_refused(bad,
+                 "weight 'cache' is i32[1, 2, 8, 4] in the weights table but the graph "
+                 "expects f32[1, 2, 8, 4]",
+                 "weight dtype");
+}
+
+TEST_F(EngineFileTest, IsEngineFile) {
+  ir::Program program = load(kRotary);
+  const std::string path = (dir_ / "m.splice").string();
+  ASSERT_TRUE(write_engine_file(program, sample_plan(program), path).ok());
+  EXPECT_TRUE(is_engine_file(path));
+  EXPECT_FALSE(is_engine_file(std::string(SPLICE_SOURCE_DIR) + kRotary));
+  EXPECT_FALSE(is_engine_file((dir_ / "missing").string()));
+  EXPECT_FALSE(is_engine_file(dir_.string()));
+  EXPECT_FALSE(is_engine_file(write("short", "SPLC")));
+}
+
+TEST_F(EngineFileTest, WriteIsAtomicAndOverwrites) {
+  ir::Program program = load(kRotary);
+  const std::string path = (dir_ / "m.splice").string();
+  write("m.splice", "an older, broken engine");
+  Plan plan = sample_plan(program);
+  ASSERT_TRUE(write_engine_file(program, plan, path).ok());
+  plan.totals.steps = 99;
+  ASSERT_TRUE(write_engine_file(program, plan, path).ok());
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"m.splice"}) << "no temporary file is left behind";
+  auto loaded = load_engine_file(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  EXPECT_EQ(loaded->plan.totals.steps, 99);
+  EXPECT_EQ(fs::status(path).permissions() & fs::perms::others_read, fs::perms::others_read);
+}
+
+TEST_F(EngineFileTest, WriteIntoAMissingFolderIsAnIoError) {
+  ir::Program program = load(kRotary);
+  auto r = write_engine_file(program, sample_plan(program), (dir_ / "no" / "m.splice").string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
+  EXPECT_NE(r.error().message().find("m.splice"), std::string::npos) << r.error().message();
+}
+
+TEST_F(EngineFileTest, MissingFileIsAnIoError) {
+  auto r = load_engine_file((dir_ / "missing.splice").string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
+}
+
+// ---- plan_from_json: every check names its field ----
+
+class PlanJsonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    program_ = load(kDynamic);
+    plan_ = sample_plan(program_);
+    json_ = plan_to_json(plan_);
+  }
+  // Applies `edit` to a copy of the sample plan's JSON and expects `needle` in the error.
+  template <typename Edit>
+  void expect_refused(Edit edit, const std::string& needle) {
+    json j = json_;
+    edit(j);
+    auto r = plan_from_json(j, program_.graph);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_EQ(r.error().kind(), ErrorKind::kBadArchive);
+    EXPECT_EQ(r.error().message().rfind("engine plan: ", 0), 0u) << r.error().message();
+    EXPECT_NE(r.error().message().find(needle), std::string::npos) << r.error().message();
+  }
+  ir::Program program_;
+  Plan plan_;
+  json json_;
+};
+
+TEST_F(PlanJsonTest, RoundTrips) {
+  auto r = plan_from_json(json_, program_.graph);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(*r, plan_);
+  // Through text too, where nlohmann reads non-negative numbers back as unsigned.
+  auto r2 = plan_from_json(json::parse(json_.dump()), program_.graph);
+  ASSERT_TRUE(r2.ok()) << r2.error().message();
+  EXPECT_EQ(*r2, plan_);
+}
+
+TEST_F(PlanJsonTest, RefusesWhatDoesNotFitTheGraph) {
+  const size_t nodes = program_.graph.nodes().size();
+  expect_refused([](json& j) { j = json::array(); }, "the plan is a JSON array, not an object");
+  expect_refused([](json& j) { j["mode"] = "fast"; }, "plan.mode is 'fast'");
+  expect_refused([](json& j) { j.erase("steps"); }, "plan.steps is missing");
+  expect_refused([&](json& j) { j["writes"][0]["node"] = nodes; },
+                 fmt::format("writes[0].node is {}, outside the {} graph nodes", nodes, nodes));
+  expect_refused([](json& j) { j["writes"][0]["node"] = -1; }, "writes[0].node is -1");
+  expect_refused([](json& j) { j["writes"][0]["node"] = "0"; },
+                 "writes[0].node is a JSON string, not an integer");
+  expect_refused([](json& j) { j["writes"][0]["node"] = 1e20; }, "not an integer");
+  expect_refused([](json& j) { j["writes"][0]["node"] = ~uint64_t{0}; },
+                 "does not fit a 64-bit integer");
+  expect_refused([](json& j) { j["writes"].push_back(j["writes"][0]); }, "writes[1] decides node");
+  expect_refused([](json& j) { j["writes"][0]["strategy"] = "teleport"; },
+                 "writes[0].strategy is 'teleport'");
+  expect_refused([](json& j) { j["writes"][0]["src"] = 3; }, "writes[0].src is a JSON number");
+  expect_refused([](json& j) { j["writes"][0]["producer"] = -1; },
+                 "writes[0] is producer_writes but names no producer");
+  expect_refused([](json& j) { j["writes"][0]["dest_value"] = "nope"; },
+                 "writes[0].dest_value 'nope' is not a tensor value");
+  expect_refused([](json& j) { j["writes"][0]["rejected"][0].erase("reason"); },
+                 "writes[0].rejected[0].reason is missing");
+  expect_refused([](json& j) { j["buffers"][0]["bytes"] = "s0 +"; },
+                 "buffers[0].bytes 's0 +' is not a size expression");
+  expect_refused([](json& j) { j["buffers"][0]["bytes"] = "4*zz"; },
+                 "uses symbol 'zz', which no value of the graph has");
+  expect_refused([](json& j) { j["placements"][0]["value"] = "sym_size_int_1"; },
+                 "placements[0].value 'sym_size_int_1' is not a tensor value");
+  expect_refused([](json& j) { j["placements"][0]["buffer"] = 2; },
+                 "placements[0].buffer is 2, outside the 2 buffers");
+  expect_refused([](json& j) { j["placements"][1]["write"] = 1; },
+                 "placements[1].write is 1, outside the 1 writes");
+  expect_refused([](json& j) { j["placements"][1]["kind"] = "heap"; },
+                 "placements[1].kind is 'heap'");
+  expect_refused([](json& j) { j["placements"].push_back(j["placements"][0]); }, "places value");
+  expect_refused([](json& j) { j["steps"].erase(0); }, "node 0 ('sym_size_int_1') has no step");
+  expect_refused([](json& j) { j["steps"].push_back(j["steps"][0]); },
+                 "runs node 0 ('sym_size_int_1') a second time");
+  expect_refused(
+      [](json& j) {
+        j["steps"].push_back({{"kind", "base_copy"}, {"index", 1}});
+      },
+      "index is 1, outside the 1 writes");
+  expect_refused([](json& j) { j["totals"]["peak_bytes"] = true; },
+                 "totals.peak_bytes is a JSON boolean");
+}
+
+}  // namespace
+}  // namespace splice::plan
