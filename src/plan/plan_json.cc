@@ -139,15 +139,18 @@ Result<WriteDecision> read_write(const json& j, const std::string& where, const 
   SPLICE_ASSIGN_OR_RETURN(w.dest_value, get_string(j, "dest_value", where));
   SPLICE_ASSIGN_OR_RETURN(w.bytes, get_int(j, "bytes", where));
   if (w.bytes < 0) return plan_error("{}.bytes is negative ({})", where, w.bytes);
-  // The runtime stores src through the producer into dest_value's view: both must exist.
-  if (w.src == SrcMode::kProducerWrites && w.producer < 0)
+  // The runtime stores src through the producer into dest_value's view: both must exist
+  // (a full overwrite stores nothing: its result is src as produced).
+  const bool stores = w.src == SrcMode::kProducerWrites &&
+                      w.strategy != WriteStrategy::kFullOverwrite;
+  if (stores && w.producer < 0)
     return plan_error("{} is producer_writes but names no producer node", where);
   if (!w.dest_value.empty()) {
     const ir::Value* v = graph.find_value(w.dest_value);
     if (v == nullptr || !v->is_tensor())
       return plan_error("{}.dest_value '{}' is not a tensor value of the graph", where,
                         w.dest_value);
-  } else if (w.src == SrcMode::kProducerWrites) {
+  } else if (stores) {
     return plan_error("{} is producer_writes but names no destination value", where);
   }
   return w;

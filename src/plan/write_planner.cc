@@ -169,6 +169,18 @@ class Planner {
     return found;
   }
 
+  // Whether the node at pos is a write already planned in place (or as a full overwrite) that
+  // uses v only as its base: it writes into v's storage but reads none of it.
+  bool is_in_place_base_use(int pos, const Value* v) const {
+    if (pos >= df_.end) return false;
+    const int di = result_.decision_at[pos];
+    if (di < 0) return false;
+    const WriteStrategy s = result_.writes[di].strategy;
+    if (s == WriteStrategy::kCopyThenWrite) return false;
+    const Node& node = *df_.program->graph.nodes()[pos];
+    return write_base(node) == v && reads_base_once(pos, v);
+  }
+
   // Whether the write at w reads `base` only as its base (not also as src or an index).
   bool reads_base_once(int w, const Value* base) const {
     const Node& node = *df_.program->graph.nodes()[w];
@@ -365,7 +377,7 @@ class Planner {
       }
       for (const Value* v : result_.roots[dest_root].members)
         for (int pos : df_.transitive_reads(v))
-          if (pos > p && pos < w)
+          if (pos > p && pos < w && !is_in_place_base_use(pos, v))
             return fmt::format("{} reads the destination's storage between src's producer and "
                                "the write",
                                name_at(pos));

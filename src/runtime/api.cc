@@ -85,10 +85,18 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
     auto build = [mode](const ir::Program& p) -> Result<plan::Plan> {
       return plan::build_plan(p, mode);
     };
-    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine,
-                            plan::load_or_build(options.cache_dir, fresh, mode, build, &hit));
-    program = std::move(engine.program);
-    planned = std::move(engine.plan);
+    auto engine = plan::load_or_build(options.cache_dir, fresh, mode, build, &hit);
+    if (engine.ok()) {
+      program = std::move(engine->program);
+      planned = std::move(engine->plan);
+    } else if (engine.error().kind() == ErrorKind::kIo) {
+      // A cache that cannot be written (read-only home, full disk) only costs the planning
+      // time: the program still runs, planned in memory.
+      program = std::move(fresh);
+      hit = false;
+    } else {
+      return engine.error();
+    }
   } else {
     SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(path));
   }
