@@ -41,6 +41,13 @@ std::string reason_for(const WriteDecision& d, const std::string& strategy) {
   return "";
 }
 
+// The plan of a program written as text IR (the patterns no recorded case isolates).
+Plan plan_of(const char* text) {
+  auto program = ir::parse_program(text);
+  EXPECT_TRUE(program.ok()) << program.error().message();
+  return program.ok() ? build_plan(*program, PlanMode::kPlanned) : Plan{};
+}
+
 // A prepared model of a case and a session state to run it in.
 struct Runner {
   detail::ModelImpl model;
@@ -201,9 +208,7 @@ graph(%b_cache: f32[4, 8], %k: f32[4, 2]) {
   return (%slice_scatter, %mul)
 }
 )";
-  auto program = ir::parse_program(text);
-  ASSERT_TRUE(program.ok()) << program.error().message();
-  const Plan plan = build_plan(*program, PlanMode::kPlanned);
+  const Plan plan = plan_of(text);
   ASSERT_EQ(plan.writes.size(), 1u);
   EXPECT_EQ(plan.writes[0].strategy, WriteStrategy::kCopyThenWrite);
   EXPECT_NE(reason_for(plan.writes[0], "in_place_state").find("node 'mul' reads the old state"),
@@ -227,9 +232,7 @@ graph(%x: f32[2, 8], %a: f32[2, 4]) {
   return (%w2)
 }
 )";
-  auto program = ir::parse_program(text);
-  ASSERT_TRUE(program.ok()) << program.error().message();
-  const Plan plan = build_plan(*program, PlanMode::kPlanned);
+  const Plan plan = plan_of(text);
   ASSERT_EQ(plan.writes.size(), 2u);
   EXPECT_EQ(plan.writes[1].src, SrcMode::kCopied);
   EXPECT_NE(reason_for(plan.writes[1], "producer_writes").find("writes the destination between"),
@@ -253,9 +256,7 @@ graph(%x: f32[2, 8]) {
   return (%w2)
 }
 )";
-  auto program = ir::parse_program(text);
-  ASSERT_TRUE(program.ok()) << program.error().message();
-  const Plan plan = build_plan(*program, PlanMode::kPlanned);
+  const Plan plan = plan_of(text);
   ASSERT_EQ(plan.writes.size(), 2u);
   for (const auto& d : plan.writes) {
     EXPECT_EQ(d.strategy, WriteStrategy::kReuseBase);
