@@ -112,6 +112,9 @@ class Model {
 
   // Whether load() found this model's engine in the cache.
   bool from_cache() const { return from_cache_; }
+  // Why load() could not use the engine cache it was given (empty when it could); the model
+  // was then planned in memory and runs the same.
+  const std::string& cache_note() const { return cache_note_; }
 
   std::vector<InputInfo> inputs() const;
   // Fully qualified names of the program's buffers (its mutable state).
@@ -124,6 +127,7 @@ class Model {
       : impl_(std::move(impl)), from_cache_(from_cache) {}
   std::shared_ptr<const detail::ModelImpl> impl_;
   bool from_cache_ = false;
+  std::string cache_note_;
   friend class Session;
 };
 

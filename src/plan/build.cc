@@ -21,10 +21,12 @@ bool is_copy_op(std::string_view target) {
 // own step).
 int64_t write_launches(const WriteDecision& d) {
   switch (d.strategy) {
-    case WriteStrategy::kFullOverwrite: return 0;
+    case WriteStrategy::kFullOverwrite:
+      return 0;
     case WriteStrategy::kCopyThenWrite:
       return d.src == SrcMode::kCopied ? 2 : 0;  // base copy + src copy
-    default: return d.src == SrcMode::kCopied ? 1 : 0;
+    default:
+      return d.src == SrcMode::kCopied ? 1 : 0;
   }
 }
 

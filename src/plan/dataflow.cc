@@ -33,14 +33,27 @@ const Value* value_of(const ir::Arg& arg) {
 }  // namespace
 
 bool is_view_op(std::string_view target) {
-  static constexpr std::array<std::string_view, 21> kTargets = {
-      "aten.view.default",    "aten._unsafe_view.default", "aten.reshape.default",
-      "aten.permute.default", "aten.transpose.int",        "aten.t.default",
-      "aten.unsqueeze.default", "aten.squeeze.dim",        "aten.squeeze.dims",
-      "aten.squeeze.default", "aten.expand.default",       "aten.slice.Tensor",
-      "aten.select.int",      "aten.alias.default",        "aten.detach.default",
-      "aten.detach_.default", "aten.split_with_sizes.default", "aten.split.Tensor",
-      "aten.unbind.int",      "aten.as_strided.default",   "aten.expand_as.default"};
+  static constexpr std::array<std::string_view, 21> kTargets = {"aten.view.default",
+                                                                "aten._unsafe_view.default",
+                                                                "aten.reshape.default",
+                                                                "aten.permute.default",
+                                                                "aten.transpose.int",
+                                                                "aten.t.default",
+                                                                "aten.unsqueeze.default",
+                                                                "aten.squeeze.dim",
+                                                                "aten.squeeze.dims",
+                                                                "aten.squeeze.default",
+                                                                "aten.expand.default",
+                                                                "aten.slice.Tensor",
+                                                                "aten.select.int",
+                                                                "aten.alias.default",
+                                                                "aten.detach.default",
+                                                                "aten.detach_.default",
+                                                                "aten.split_with_sizes.default",
+                                                                "aten.split.Tensor",
+                                                                "aten.unbind.int",
+                                                                "aten.as_strided.default",
+                                                                "aten.expand_as.default"};
   return in(target, kTargets);
 }
 

@@ -36,7 +36,7 @@ struct DataFlow {
   std::unordered_map<const ir::Value*, int> def;  // -1 for graph inputs
   std::unordered_map<const ir::Value*, std::vector<int>> reads;
   std::unordered_map<const ir::Value*, std::vector<const ir::Value*>> views;  // value → views
-  std::unordered_map<const ir::Value*, const ir::Value*> viewed;  // view → its input
+  std::unordered_map<const ir::Value*, const ir::Value*> viewed;              // view → its input
   std::unordered_map<const ir::Value*, InputRole> input_role;
   // For each state input, the graph output value that is its new value.
   std::unordered_map<const ir::Value*, const ir::Value*> mutation_of;

@@ -9,6 +9,8 @@
 // open(2): <fcntl.h> declares glibc's ::splice(), which clashes with namespace splice.
 #include "plan/engine_file.h"
 
+#include "plan/build.h"
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -438,6 +440,15 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file) 
       json::parse(as_text(sections[kPlanSection]), nullptr, /*allow_exceptions=*/false);
   if (plan_json.is_discarded()) return bad("engine plan: the plan section is not valid JSON");
   SPLICE_ASSIGN_OR_RETURN(engine.plan, plan_from_json(plan_json, engine.program.graph));
+  // The plan decides which storage the runtime writes in place; one that passes the checksum
+  // but was edited (or made by a planner with other rules under the same version) could write
+  // where it must not. Planning is deterministic and fast, so the stored plan must be exactly
+  // the one this splice makes for the stored program.
+  if (build_plan(engine.program, engine.plan.mode) != engine.plan)
+    return bad("engine plan: the stored plan is not the one splice {} makes for this program "
+               "(the file was edited, or built by another build of splice); recompile it with "
+               "`splice compile`",
+               kSpliceVersion);
   return engine;
 }
 

@@ -79,9 +79,7 @@ class MemoryPlanner {
   }
 
  private:
-  const std::vector<std::unique_ptr<Node>>& nodes() const {
-    return df_.program->graph.nodes();
-  }
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return df_.program->graph.nodes(); }
 
   // Where a node's output may be produced into planned storage, from which position.
   std::optional<int> planned_start(const Node& node, int pos, const Value* v) const {
@@ -141,9 +139,10 @@ class MemoryPlanner {
     if (best < 0) {
       plan_.buffers.push_back({size, false});
       free_at_.push_back(life.last_read);
-      span_.push_back({start, life.last_read, bytes});
+      // A session keeps its buffers from call to call: each is resident for the whole call.
+      span_.push_back({0, df_.end, bytes});
       intervals_index_.push_back(intervals_.size());
-      intervals_.push_back({start, life.last_read, bytes});
+      intervals_.push_back(span_.back());
       return static_cast<int>(plan_.buffers.size()) - 1;
     }
     // Reuse: a constant-size buffer grows to the largest value it holds.
@@ -152,7 +151,6 @@ class MemoryPlanner {
       buf.bytes = size;
     free_at_[best] = life.last_read;
     Interval& span = span_[best];
-    span.end = life.last_read;
     span.bytes = std::max(span.bytes, bytes);
     intervals_[intervals_index_[best]] = span;
     return best;
@@ -164,10 +162,10 @@ class MemoryPlanner {
   std::vector<RootLife> lives_;
   MemoryPlan plan_;
   std::unordered_set<const Value*> region_values_;
-  std::vector<int> free_at_;               // by buffer: the last position that uses it
-  std::vector<Interval> span_;             // by buffer: when it is in use, and its size
-  std::vector<size_t> intervals_index_;    // by buffer: its entry in intervals_
-  std::vector<Interval> intervals_;        // everything live for the peak
+  std::vector<int> free_at_;             // by buffer: the last position that uses it
+  std::vector<Interval> span_;           // by buffer: when it is in use, and its size
+  std::vector<size_t> intervals_index_;  // by buffer: its entry in intervals_
+  std::vector<Interval> intervals_;      // everything live for the peak
 };
 
 }  // namespace

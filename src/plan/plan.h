@@ -76,7 +76,7 @@ struct WriteDecision {
 };
 
 struct Buffer {
-  SymExpr bytes;      // size in bytes, over the program's symbols
+  SymExpr bytes;  // size in bytes, over the program's symbols
   // Allocated afresh on every call because a value in it outlives the call (an output or a
   // new state value); otherwise the session keeps it and reuses it from call to call.
   bool per_call = false;

@@ -141,8 +141,8 @@ Result<WriteDecision> read_write(const json& j, const std::string& where, const 
   if (w.bytes < 0) return plan_error("{}.bytes is negative ({})", where, w.bytes);
   // The runtime stores src through the producer into dest_value's view: both must exist
   // (a full overwrite stores nothing: its result is src as produced).
-  const bool stores = w.src == SrcMode::kProducerWrites &&
-                      w.strategy != WriteStrategy::kFullOverwrite;
+  const bool stores =
+      w.src == SrcMode::kProducerWrites && w.strategy != WriteStrategy::kFullOverwrite;
   if (stores && w.producer < 0)
     return plan_error("{} is producer_writes but names no producer node", where);
   if (!w.dest_value.empty()) {

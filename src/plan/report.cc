@@ -29,15 +29,15 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
 
 std::string plan_report_text(const ir::Program& program, const Plan& plan) {
   const auto& nodes = program.graph.nodes();
-  std::string out = fmt::format("# plan ({} mode): {} write(s)\n", plan_mode_name(plan.mode),
-                                plan.writes.size());
+  std::string out =
+      fmt::format("# plan ({} mode): {} write(s)\n", plan_mode_name(plan.mode), plan.writes.size());
   for (const WriteDecision& d : plan.writes) {
     const ir::Node& node = *nodes[d.node];
     out += fmt::format("{} ({})\n  {} + {}, {} bytes\n", node.name(), node.target(),
                        strategy_name(d.strategy), src_mode_name(d.src), d.bytes);
     if (d.src == SrcMode::kProducerWrites && d.producer >= 0)
-      out += fmt::format("  src is stored into the destination by '{}'\n",
-                         nodes[d.producer]->name());
+      out +=
+          fmt::format("  src is stored into the destination by '{}'\n", nodes[d.producer]->name());
     for (const Rejection& r : d.rejected)
       out += fmt::format("  not {}: {}\n", r.strategy, r.reason);
   }

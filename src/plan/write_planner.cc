@@ -96,8 +96,8 @@ class Planner {
       if (spec.value != nullptr && spec.value->is_tensor()) add_input_root(spec.value);
     for (int pos = 0; pos < df_.end; ++pos) {
       const Node& node = *nodes[pos];
-      if (is_write_op(node.target()) && write_base(node) != nullptr &&
-          write_src(node) != nullptr && node.output(0) != nullptr) {
+      if (is_write_op(node.target()) && write_base(node) != nullptr && write_src(node) != nullptr &&
+          node.output(0) != nullptr) {
         plan_write(node, pos);
         continue;
       }
@@ -219,8 +219,8 @@ class Planner {
 
     std::optional<WriteStrategy> chosen;
     if (mode_ == PlanMode::kNaive) {
-      for (auto s : {WriteStrategy::kInPlaceState, WriteStrategy::kFullOverwrite,
-                     WriteStrategy::kReuseBase})
+      for (auto s :
+           {WriteStrategy::kInPlaceState, WriteStrategy::kFullOverwrite, WriteStrategy::kReuseBase})
         reject(s, "naive plan mode");
       chosen = WriteStrategy::kCopyThenWrite;
     }
@@ -274,8 +274,8 @@ class Planner {
     }
     d.strategy = chosen.value_or(WriteStrategy::kCopyThenWrite);
 
-    const bool in_place = d.strategy == WriteStrategy::kInPlaceState ||
-                          d.strategy == WriteStrategy::kReuseBase;
+    const bool in_place =
+        d.strategy == WriteStrategy::kInPlaceState || d.strategy == WriteStrategy::kReuseBase;
     int start = w;
     if (d.strategy == WriteStrategy::kFullOverwrite) {
       d.src = SrcMode::kProducerWrites;  // the result is src as produced: nothing moves
@@ -323,9 +323,8 @@ class Planner {
   }
 
   // Why src's producer cannot store straight into W's destination; nullopt if it can.
-  std::optional<std::string> producer_writes_refusal(const Node& w_node, int w,
-                                                     const Value* base, const Value* src,
-                                                     int r, bool in_place) const {
+  std::optional<std::string> producer_writes_refusal(const Node& w_node, int w, const Value* base,
+                                                     const Value* src, int r, bool in_place) const {
     if (mode_ == PlanMode::kNaive) return "naive plan mode";
     const std::string& t = w_node.target();
     if (t == "aten.index_put.default" || t == "aten.index_copy.default")
@@ -378,9 +377,10 @@ class Planner {
       for (const Value* v : result_.roots[dest_root].members)
         for (int pos : df_.transitive_reads(v))
           if (pos > p && pos < w && !is_in_place_base_use(pos, v))
-            return fmt::format("{} reads the destination's storage between src's producer and "
-                               "the write",
-                               name_at(pos));
+            return fmt::format(
+                "{} reads the destination's storage between src's producer and "
+                "the write",
+                name_at(pos));
     }
     // The base's own root: a copy_then_write copies the base when the producer runs, so the
     // base must not change between then and the write.
@@ -405,8 +405,6 @@ class Planner {
 
 }  // namespace
 
-WritePlanResult plan_writes(const DataFlow& df, PlanMode mode) {
-  return Planner(df, mode).run();
-}
+WritePlanResult plan_writes(const DataFlow& df, PlanMode mode) { return Planner(df, mode).run(); }
 
 }  // namespace splice::plan

@@ -76,6 +76,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
   ir::Program program;
   std::optional<plan::Plan> planned;
   bool hit = false;
+  std::string cache_note;
   if (plan::is_engine_file(path)) {
     SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path));
     program = std::move(engine.program);
@@ -89,25 +90,32 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
     if (engine.ok()) {
       program = std::move(engine->program);
       planned = std::move(engine->plan);
-    } else if (engine.error().kind() == ErrorKind::kIo) {
-      // A cache that cannot be written (read-only home, full disk) only costs the planning
-      // time: the program still runs, planned in memory.
+    } else {
+      // The cache only saves planning time: when it cannot serve (a read-only home, a full
+      // disk, an engine that does not load back) the program still runs, planned in memory,
+      // and the reason is kept for the caller to report.
+      cache_note = engine.error().message();
       program = std::move(fresh);
       hit = false;
-    } else {
-      return engine.error();
     }
   } else {
     SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(path));
   }
-  SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
-                          runtime::prepare(std::move(program), options.threads,
-                                           std::move(planned), mode));
-  return Model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
+  SPLICE_ASSIGN_OR_RETURN(
+      detail::ModelImpl impl,
+      runtime::prepare(std::move(program), options.threads, std::move(planned), mode));
+  Model model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
+  model.cache_note_ = std::move(cache_note);
+  return model;
 }
 
 Result<void> Model::compile(const std::string& pt2_path, const std::string& engine_path,
                             const LoadOptions& options) {
+  if (plan::is_engine_file(pt2_path))
+    return make_error(ErrorKind::kBadUsage,
+                      "'{}' is already an engine file; `splice compile` takes a .pt2 archive "
+                      "(run the engine with `splice run`)",
+                      pt2_path);
   SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));
   const plan::Plan plan = plan::build_plan(program, to_plan_mode(options.plan_mode));
   return plan::write_engine_file(program, plan, engine_path);
@@ -169,10 +177,9 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
   if (it == state_->buffers.end())
     return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
   if (value.dtype != it->second.dtype() || value.shape != it->second.sizes())
-    return make_error(ErrorKind::kBadInput,
-                      "state '{}' is {}{}, the buffer is {}{}", name, dtype_name(value.dtype),
-                      shape_string(value.shape), dtype_name(it->second.dtype()),
-                      shape_string(it->second.sizes()));
+    return make_error(ErrorKind::kBadInput, "state '{}' is {}{}, the buffer is {}{}", name,
+                      dtype_name(value.dtype), shape_string(value.shape),
+                      dtype_name(it->second.dtype()), shape_string(it->second.sizes()));
   SPLICE_ASSIGN_OR_RETURN(Tensor borrowed, borrow(name, value));
   it->second = borrowed.contiguous_copy();
   return ok_result();
@@ -181,8 +188,8 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
 Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
   runtime::TensorMap bound;
   for (const auto& [name, arg] : inputs) {
-    SPLICE_ASSIGN_OR_RETURN(
-        Tensor t, borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
+    SPLICE_ASSIGN_OR_RETURN(Tensor t,
+                            borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
     bound.emplace(name, std::move(t));
   }
   SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs, runtime::execute(*model_, bound, *state_));

@@ -9,8 +9,8 @@
 // disagrees with PyTorch is caught at the node, not at the output.
 #include "runtime/executor.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/cast.h"
 #include "plan/build.h"
@@ -89,7 +89,8 @@ class Call {
 
  private:
   void record(const Node& node, const char* kind, int64_t bytes, const Tensor& into) {
-    if (stats_ != nullptr) stats_->steps.push_back({node.name(), kind, bytes, into.storage().get()});
+    if (stats_ != nullptr)
+      stats_->steps.push_back({node.name(), kind, bytes, into.storage().get()});
   }
 
   void bind(const Value* v, Tensor t) { f_.values[v] = std::move(t); }
@@ -134,8 +135,8 @@ class Call {
     std::vector<cpu::KernelArg> args;
     for (size_t i = 0; i < w.args().size(); ++i) {
       if (i == 1) {
-        args.emplace_back(Tensor(src->type().dtype, src_sizes, contiguous_strides(src_sizes), 0,
-                                 nullptr));
+        args.emplace_back(
+            Tensor(src->type().dtype, src_sizes, contiguous_strides(src_sizes), 0, nullptr));
         continue;
       }
       SPLICE_ASSIGN_OR_RETURN(cpu::KernelArg a, resolve_arg(f_, w.op().args[i], w.arg(i)));
@@ -162,6 +163,9 @@ class Call {
         }
       }
     }
+    // Never store into memory splice may not write (a plan naming a read-only input or
+    // weight as a destination): the kernel allocates instead and nothing else changes.
+    if (dest && !dest->storage()->writable()) dest.reset();
     if (dest && plan::is_empty_factory(node.target())) {
       bind(out0, *dest);  // contents undefined, as PyTorch's: nothing to run
       return ok_result();
@@ -227,8 +231,8 @@ class Call {
       bind(result, src);
       return ok_result();
     }
-    const bool in_place = d.strategy == WriteStrategy::kInPlaceState ||
-                          d.strategy == WriteStrategy::kReuseBase;
+    const bool in_place =
+        d.strategy == WriteStrategy::kInPlaceState || d.strategy == WriteStrategy::kReuseBase;
     if (in_place && base.storage()->writable()) {
       if (d.src == SrcMode::kCopied) SPLICE_TRY(write_src_into(node, pos, base));
       SPLICE_TRY(check_output(node, *result, base, f_.symbols));
@@ -407,8 +411,8 @@ Tensor scalar_tensor(const Scalar& s) {
   return t;
 }
 
-Result<detail::ModelImpl> prepare(ir::Program program, int threads,
-                                  std::optional<plan::Plan> plan, plan::PlanMode mode) {
+Result<detail::ModelImpl> prepare(ir::Program program, int threads, std::optional<plan::Plan> plan,
+                                  plan::PlanMode mode) {
   detail::ModelImpl model;
   std::set<std::string> missing;
   for (const auto& node : program.graph.nodes()) {
@@ -423,8 +427,8 @@ Result<detail::ModelImpl> prepare(ir::Program program, int threads,
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return make_error(ErrorKind::kUnsupportedOp,
-                      "the CPU backend has no kernel for {} op(s): {}", missing.size(), list);
+    return make_error(ErrorKind::kUnsupportedOp, "the CPU backend has no kernel for {} op(s): {}",
+                      missing.size(), list);
   }
   const auto& specs = program.signature.inputs;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -443,8 +447,10 @@ Result<detail::ModelImpl> prepare(ir::Program program, int threads,
     if (spec.kind != ir::OutputKind::kUserOutput && spec.kind != ir::OutputKind::kLossOutput &&
         spec.kind != ir::OutputKind::kBufferMutation &&
         spec.kind != ir::OutputKind::kUserInputMutation)
-      return make_error(ErrorKind::kUnsupportedOp, "a graph output is a {}, which splice cannot "
-                        "run", ir::output_kind_name(spec.kind));
+      return make_error(ErrorKind::kUnsupportedOp,
+                        "a graph output is a {}, which splice cannot "
+                        "run",
+                        ir::output_kind_name(spec.kind));
   model.plan = plan ? std::move(*plan) : plan::build_plan(program, mode);
   model.threads = threads;
   model.program = std::move(program);
@@ -452,8 +458,8 @@ Result<detail::ModelImpl> prepare(ir::Program program, int threads,
   std::vector<int> seen(model.program.graph.nodes().size(), 0);
   for (const auto& s : model.plan.steps) {
     const bool node = s.kind == plan::StepKind::kNode;
-    const int limit = node ? static_cast<int>(seen.size())
-                           : static_cast<int>(model.plan.writes.size());
+    const int limit =
+        node ? static_cast<int>(seen.size()) : static_cast<int>(model.plan.writes.size());
     if (s.index < 0 || s.index >= limit)
       return make_error(ErrorKind::kBadArchive, "plan: a step refers to {} {}",
                         node ? "node" : "write", s.index);

@@ -26,9 +26,9 @@ struct CallOutputs {
 
 // What one call did, step by step: the proof that a plan moves the bytes it says.
 struct StepRecord {
-  std::string node;           // the node (or, for a base copy, the write) it ran for
-  std::string kind;           // "kernel", "copy" (a copy the plan added) or "write"
-  int64_t bytes = 0;          // bytes it wrote
+  std::string node;                  // the node (or, for a base copy, the write) it ran for
+  std::string kind;                  // "kernel", "copy" (a copy the plan added) or "write"
+  int64_t bytes = 0;                 // bytes it wrote
   const Storage* storage = nullptr;  // the storage it wrote into
 };
 struct CallStats {

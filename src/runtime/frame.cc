@@ -112,16 +112,16 @@ Result<void> check_output(const Node& node, const Value& v, const Tensor& t,
   const ir::TensorType& type = v.type();
   if (t.dtype() != type.dtype || t.dim() != type.rank())
     return make_error(ErrorKind::kInternal, "{}: kernel produced {} {} for '{}', recorded {}",
-                      node_label(node), dtype_name(t.dtype()), shape_string(t.sizes()),
-                      v.name(), type.to_string());
+                      node_label(node), dtype_name(t.dtype()), shape_string(t.sizes()), v.name(),
+                      type.to_string());
   for (int64_t d = 0; d < type.rank(); ++d) {
     auto expected = type.sizes[d].evaluate(symbols);
     if (!expected.ok()) continue;  // depends on a symbol not bound yet (data-dependent)
     if (*expected != t.size(d))
       return make_error(ErrorKind::kInternal,
                         "{}: kernel produced {} for '{}', recorded {} (dim {} should be {})",
-                        node_label(node), shape_string(t.sizes()), v.name(), type.to_string(),
-                        d, *expected);
+                        node_label(node), shape_string(t.sizes()), v.name(), type.to_string(), d,
+                        *expected);
   }
   return ok_result();
 }

@@ -25,8 +25,7 @@ Result<Scalar> scalar_of(const Frame& f, const ir::Value* v);
 Result<int64_t> int_of(const Frame& f, const ir::Value* v);
 cpu::KernelArg scalar_to_kernel_arg(const Scalar& s);
 // Converts one IR argument into a kernel argument, resolving values from the frame.
-Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema,
-                                   const ir::Arg& arg);
+Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, const ir::Arg& arg);
 // A node's arguments as kernel arguments, in schema order.
 Result<std::vector<cpu::KernelArg>> resolve_args(const Frame& f, const ir::Node& node);
 // Checks a kernel's output against the type the archive recorded for it.

@@ -36,12 +36,23 @@ Result<Scalar> read_item(const Node& node, const Value& out, const Tensor& t) {
   double d = 0;
   int64_t i = 0;
   switch (t.dtype()) {
-    case DType::kBool: return Scalar{*reinterpret_cast<const bool*>(p)};
-    case DType::kUInt8: i = *reinterpret_cast<const uint8_t*>(p); break;
-    case DType::kInt8: i = *reinterpret_cast<const int8_t*>(p); break;
-    case DType::kInt16: i = *reinterpret_cast<const int16_t*>(p); break;
-    case DType::kInt32: i = *reinterpret_cast<const int32_t*>(p); break;
-    case DType::kInt64: i = *reinterpret_cast<const int64_t*>(p); break;
+    case DType::kBool:
+      return Scalar{*reinterpret_cast<const bool*>(p)};
+    case DType::kUInt8:
+      i = *reinterpret_cast<const uint8_t*>(p);
+      break;
+    case DType::kInt8:
+      i = *reinterpret_cast<const int8_t*>(p);
+      break;
+    case DType::kInt16:
+      i = *reinterpret_cast<const int16_t*>(p);
+      break;
+    case DType::kInt32:
+      i = *reinterpret_cast<const int32_t*>(p);
+      break;
+    case DType::kInt64:
+      i = *reinterpret_cast<const int64_t*>(p);
+      break;
     default: {
       Tensor f = cpu::cast_copy(t, DType::kFloat64);
       d = *f.data<double>();
@@ -72,15 +83,15 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
     if (auto* b = std::get_if<bool>(&a.data)) return Scalar{*b};
     if (auto* x = std::get_if<int64_t>(&a.data)) return Scalar{*x};
     if (auto* d = std::get_if<double>(&a.data)) return Scalar{*d};
-    return make_error(ErrorKind::kBadArchive, "{}: argument {} is not a scalar",
-                      node_label(node), i);
+    return make_error(ErrorKind::kBadArchive, "{}: argument {} is not a scalar", node_label(node),
+                      i);
   };
   auto arg_tensor = [&](size_t i) -> Result<const Tensor*> {
     const Arg& a = node.arg(i);
     auto* v = std::get_if<Value*>(&a.data);
     if (v == nullptr || !(*v)->is_tensor())
-      return make_error(ErrorKind::kBadArchive, "{}: argument {} is not a tensor",
-                        node_label(node), i);
+      return make_error(ErrorKind::kBadArchive, "{}: argument {} is not a tensor", node_label(node),
+                        i);
     return tensor_of(f, *v);
   };
 

@@ -65,8 +65,7 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::P
       case ir::InputKind::kTensorConstant: {
         auto it = program.weights.find(spec.target);
         if (it == program.weights.end())
-          return make_error(ErrorKind::kBadArchive, "the archive has no weight '{}'",
-                            spec.target);
+          return make_error(ErrorKind::kBadArchive, "the archive has no weight '{}'", spec.target);
         bound.push_back({v, fmt::format("weight '{}'", spec.target), it->second});
         break;
       }
@@ -85,8 +84,8 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::P
     if (!known_user_inputs.count(name)) {
       std::string expected;
       for (const auto& n : known_user_inputs) expected += (expected.empty() ? "" : ", ") + n;
-      return make_error(ErrorKind::kBadInput, "unknown input '{}' (the program's inputs: {})",
-                        name, expected);
+      return make_error(ErrorKind::kBadInput, "unknown input '{}' (the program's inputs: {})", name,
+                        expected);
     }
   }
 
@@ -120,9 +119,9 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::P
       int64_t actual = b.tensor.size(static_cast<int64_t>(d));
       if (*expected != actual)
         return make_error(ErrorKind::kBadInput,
-                          "{} has shape {}, the program expects {} (dim {} should be {})",
-                          b.label, shape_string(b.tensor.sizes()),
-                          describe_expected(program, *b.value), d, *expected);
+                          "{} has shape {}, the program expects {} (dim {} should be {})", b.label,
+                          shape_string(b.tensor.sizes()), describe_expected(program, *b.value), d,
+                          *expected);
     }
   }
   std::vector<std::pair<const ir::Value*, Tensor>> result;

@@ -10,7 +10,9 @@ namespace splice::runtime {
 
 namespace {
 
-bool is_int(const Scalar& s) { return std::holds_alternative<int64_t>(s) || std::holds_alternative<bool>(s); }
+bool is_int(const Scalar& s) {
+  return std::holds_alternative<int64_t>(s) || std::holds_alternative<bool>(s);
+}
 int64_t as_int(const Scalar& s) {
   if (auto* b = std::get_if<bool>(&s)) return *b ? 1 : 0;
   return std::get<int64_t>(s);
@@ -73,7 +75,9 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
     }
     if (is_int(a)) return Scalar{as_int(a)};
     double d = as_double(a);
-    double r = target == "math.ceil" ? std::ceil(d) : target == "math.floor" ? std::floor(d) : std::trunc(d);
+    double r = target == "math.ceil"    ? std::ceil(d)
+               : target == "math.floor" ? std::floor(d)
+                                        : std::trunc(d);
     if (!(r >= -9.2e18 && r <= 9.2e18))
       return make_error(ErrorKind::kOutOfRange, "{}: {} does not fit in an int", target, d);
     return Scalar{static_cast<int64_t>(r)};
@@ -112,7 +116,8 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
   }
 
   if (target == "_operator.truediv") {
-    if (as_double(b) == 0.0) return make_error(ErrorKind::kOutOfRange, "{}: division by zero", target);
+    if (as_double(b) == 0.0)
+      return make_error(ErrorKind::kOutOfRange, "{}: division by zero", target);
     return Scalar{as_double(a) / as_double(b)};
   }
 

@@ -1,6 +1,7 @@
-// `splice inspect MODEL` (a .pt2 archive or an engine file): the signature (user input names exactly as `splice run`
-// expects them, with their expected dtype and shape), the symbols with their ranges, the
-// weights, and the whole program as text IR; or, with --plan, the write and memory plan.
+// `splice inspect MODEL` (a .pt2 archive or an engine file): the signature (user input names
+// exactly as `splice run` expects them, with their expected dtype and shape), the symbols with
+// their ranges, the weights, and the whole program as text IR; or, with --plan, the write and
+// memory plan.
 #include <cstdio>
 
 #include "frontend/pt2/loader.h"
@@ -40,8 +41,7 @@ Result<void> print_plan(const InspectOptions& options) {
     plan = std::move(engine.plan);
   } else {
     auto mode = plan::parse_plan_mode(options.planning.plan_mode);
-    if (!mode)
-      return make_error(ErrorKind::kBadUsage, "--plan-mode must be 'planned' or 'naive'");
+    if (!mode) return make_error(ErrorKind::kBadUsage, "--plan-mode must be 'planned' or 'naive'");
     SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(options.model));
     plan = plan::build_plan(program, *mode);
   }

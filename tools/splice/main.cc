@@ -1,6 +1,7 @@
 // The splice command line. Subcommands live in their own files (inspect.cc, run.cc,
-// compile.cc); this file parses the command line and maps errors to exit codes: 0 success, 2 for anything the
-// user can fix (bad usage, unreadable file, bad archive, bad input), 1 for internal errors.
+// compile.cc); this file parses the command line and maps errors to exit codes: 0 success, 2 for
+// anything the user can fix (bad usage, unreadable file, bad archive, bad input), 1 for internal
+// errors.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -60,9 +61,10 @@ int main(int argc, char** argv) {
       app.add_subcommand("compile", "Plan a .pt2 program once and write an engine file");
   compile_cmd->add_option("model", compile.model, "the .pt2 archive")->required();
   compile_cmd->add_option("-o,--output", compile.output, "the engine file to write")->required();
-  compile_cmd->add_option("--plan-mode", compile.planning.plan_mode,
-                          "planned (default) or naive (every write copies its base; no buffer "
-                          "reuse: the baseline)")
+  compile_cmd
+      ->add_option("--plan-mode", compile.planning.plan_mode,
+                   "planned (default) or naive (every write copies its base; no buffer "
+                   "reuse: the baseline)")
       ->check(CLI::IsMember({"planned", "naive"}));
 
   try {

@@ -33,6 +33,9 @@ Result<void> run_run(const RunOptions& options) {
   SPLICE_ASSIGN_OR_RETURN(LoadOptions load_options,
                           to_load_options(options.planning, options.threads));
   SPLICE_ASSIGN_OR_RETURN(Model model, Model::load(options.model, load_options));
+  if (!model.cache_note().empty())
+    std::fprintf(stderr, "splice: warning: engine cache not used (%s); planned in memory\n",
+                 model.cache_note().c_str());
   Session session = model.open_session();
 
   std::map<std::string, Tensor> input_tensors;
@@ -60,7 +63,8 @@ Result<void> run_run(const RunOptions& options) {
     SPLICE_ASSIGN_OR_RETURN(auto expected, read_safetensors(options.compare));
     std::printf("%s", format_comparison(out, expected).c_str());
   } else if (options.print || options.outputs.empty()) {
-    for (const auto& [name, t] : out) std::printf("%s = %s\n", name.c_str(), format_tensor(t).c_str());
+    for (const auto& [name, t] : out)
+      std::printf("%s = %s\n", name.c_str(), format_tensor(t).c_str());
   }
   if (!options.state_out.empty()) {
     std::map<std::string, Tensor> state;

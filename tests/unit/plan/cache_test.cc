@@ -12,6 +12,7 @@
 #include "frontend/pt2/loader.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "plan/build.h"
 #include "tests/unit/temp_dir_test_base.h"
 
 namespace splice::plan {
@@ -42,21 +43,8 @@ ir::Program edited(const ir::Program& program, const std::string& from, const st
   return std::move(*p);
 }
 
-// A valid hand-made plan: one step per node, numbered by `tag` so builds can be told apart.
-Plan simple_plan(const ir::Program& program, PlanMode mode, int64_t tag = 7) {
-  Plan plan;
-  plan.mode = mode;
-  plan.buffers.push_back(Buffer{64, false});
-  for (const auto& v : program.graph.values())
-    if (v->is_tensor()) {
-      plan.placements.push_back(Placement{v->name(), PlacementKind::kBuffer, 0, -1});
-      break;
-    }
-  for (size_t i = 0; i < program.graph.nodes().size(); ++i)
-    plan.steps.push_back(Step{StepKind::kNode, static_cast<int32_t>(i)});
-  plan.totals = Totals{tag, 0, 64};
-  return plan;
-}
+// The plan splice makes (an engine only loads with the plan splice makes for its program).
+Plan simple_plan(const ir::Program& program, PlanMode mode) { return build_plan(program, mode); }
 
 // Sets an environment variable for one test and restores it afterwards.
 class ScopedEnv {
@@ -204,7 +192,8 @@ TEST_F(CacheTest, CorruptEntryIsRebuilt) {
   ir::Program p = load(kRotary);
   int builds = 0;
   auto build = [&](const ir::Program& prog) -> Result<Plan> {
-    return simple_plan(prog, PlanMode::kPlanned, ++builds);
+    ++builds;
+    return simple_plan(prog, PlanMode::kPlanned);
   };
   ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, build).ok());
   const std::string entry = (fs::path(cache_dir()) / cache_files().at(0)).string();
@@ -216,7 +205,7 @@ TEST_F(CacheTest, CorruptEntryIsRebuilt) {
     auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
     ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_FALSE(hit);
-    EXPECT_EQ(r->plan.totals.steps, builds) << "the fresh build's plan";
+    EXPECT_EQ(r->plan, simple_plan(p, PlanMode::kPlanned)) << "the fresh build's plan";
     EXPECT_TRUE(load_engine_file(entry).ok()) << "the entry was overwritten";
   }
   EXPECT_EQ(builds, 3);

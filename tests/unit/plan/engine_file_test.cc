@@ -13,6 +13,7 @@
 
 #include "frontend/pt2/loader.h"
 #include "ir/printer.h"
+#include "plan/build.h"
 #include "plan/plan_json.h"
 #include "tests/unit/temp_dir_test_base.h"
 
@@ -66,6 +67,9 @@ Plan sample_plan(const ir::Program& program) {
   plan.totals = Totals{n, 128, 4096};
   return plan;
 }
+
+// The plan splice makes: the only plan an engine may hold.
+Plan real_plan(const ir::Program& program) { return build_plan(program, PlanMode::kPlanned); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -141,7 +145,7 @@ TEST_F(EngineFileTest, RoundTripsProgramsPlansAndWeights) {
   for (const char* c : {kRotary, kKvCache, kTied, kDynamic}) {
     SCOPED_TRACE(c);
     ir::Program program = load(c);
-    round_trip(program, sample_plan(program));
+    round_trip(program, real_plan(program));
   }
 }
 
@@ -149,7 +153,7 @@ TEST_F(EngineFileTest, KeepsRangesAndHints) {
   ir::Program program = load(kDynamic);
   ASSERT_FALSE(program.ranges.empty());
   ASSERT_FALSE(program.hints.empty());
-  LoadedEngine e = round_trip(program, sample_plan(program));
+  LoadedEngine e = round_trip(program, real_plan(program));
   for (const auto& [name, range] : program.ranges) {
     ASSERT_TRUE(e.program.ranges.count(name)) << name;
     EXPECT_EQ(e.program.ranges.at(name).min, range.min);
@@ -161,7 +165,7 @@ TEST_F(EngineFileTest, KeepsRangesAndHints) {
 
 TEST_F(EngineFileTest, WeightsAreAlignedInTheFile) {
   ir::Program program = load(kKvCache);
-  auto bytes = serialize_engine(program, sample_plan(program));
+  auto bytes = serialize_engine(program, real_plan(program));
   ASSERT_TRUE(bytes.ok());
   const uint64_t data_offset = get_u64(*bytes, 40 + 16 * 3);
   EXPECT_EQ(data_offset % 64, 0u);
@@ -182,10 +186,10 @@ TEST_F(EngineFileTest, WeightsAreAlignedInTheFile) {
 TEST_F(EngineFileTest, TiedWeightsAreStoredOnceAndShareStorage) {
   ir::Program program = load(kTied);
   ASSERT_EQ(program.weights.at("emb.weight").storage(), program.weights.at("out.weight").storage());
-  auto bytes = serialize_engine(program, sample_plan(program));
+  auto bytes = serialize_engine(program, real_plan(program));
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(get_u64(*bytes, 48 + 48), 10u * 4 * 4) << "one copy of the 160 weight bytes";
-  LoadedEngine e = round_trip(program, sample_plan(program));
+  LoadedEngine e = round_trip(program, real_plan(program));
   EXPECT_EQ(e.program.weights.at("emb.weight").storage(),
             e.program.weights.at("out.weight").storage());
 }
@@ -193,7 +197,7 @@ TEST_F(EngineFileTest, TiedWeightsAreStoredOnceAndShareStorage) {
 TEST_F(EngineFileTest, UntiedWeightsWithEqualShapesStayApart) {
   ir::Program program = load(kTied);
   program.weights["out.weight"] = program.weights.at("emb.weight").contiguous_copy();
-  LoadedEngine e = round_trip(program, sample_plan(program));
+  LoadedEngine e = round_trip(program, real_plan(program));
   EXPECT_NE(e.program.weights.at("emb.weight").storage(),
             e.program.weights.at("out.weight").storage());
 }
@@ -206,14 +210,14 @@ TEST_F(EngineFileTest, NonContiguousWeightIsStoredContiguous) {
   for (int i = 0; i < 40; ++i) f[i] = static_cast<float>(i) * 0.5f;
   program.weights["out.weight"] = Tensor(DType::kFloat32, {10, 4}, {1, 10}, 0, storage);
   ASSERT_FALSE(program.weights["out.weight"].is_contiguous());
-  LoadedEngine e = round_trip(program, sample_plan(program));
+  LoadedEngine e = round_trip(program, real_plan(program));
   const Tensor& w = e.program.weights.at("out.weight");
   EXPECT_EQ(w.data<float>()[1 * 4 + 2], f[1 + 10 * 2]);
 }
 
 TEST_F(EngineFileTest, TruncatedFilesAreRefused) {
   ir::Program program = load(kKvCache);
-  auto bytes = serialize_engine(program, sample_plan(program));
+  auto bytes = serialize_engine(program, real_plan(program));
   ASSERT_TRUE(bytes.ok());
   for (size_t len : {size_t{0}, size_t{5}, size_t{8}, size_t{31}, size_t{32}, size_t{119}}) {
     expect_refused(bytes->substr(0, len), "truncated", fmt::format("length {}", len));
@@ -227,7 +231,7 @@ TEST_F(EngineFileTest, TruncatedFilesAreRefused) {
 
 TEST_F(EngineFileTest, AFlippedByteInAnySectionFailsTheChecksum) {
   ir::Program program = load(kKvCache);
-  auto bytes = serialize_engine(program, sample_plan(program));
+  auto bytes = serialize_engine(program, real_plan(program));
   ASSERT_TRUE(bytes.ok());
   std::vector<size_t> where = {44, 110};  // the section table and the reserved bytes
   for (size_t s = 0; s < 4; ++s) {
@@ -248,7 +252,7 @@ TEST_F(EngineFileTest, AFlippedByteInAnySectionFailsTheChecksum) {
 
 TEST_F(EngineFileTest, ForeignAndOtherVersionFilesAreRefused) {
   ir::Program program = load(kRotary);
-  auto bytes = serialize_engine(program, sample_plan(program));
+  auto bytes = serialize_engine(program, real_plan(program));
   ASSERT_TRUE(bytes.ok());
 
   std::string bad = *bytes;
@@ -270,7 +274,7 @@ TEST_F(EngineFileTest, ForeignAndOtherVersionFilesAreRefused) {
 
 TEST_F(EngineFileTest, ChecksummedButInconsistentFilesAreRefused) {
   ir::Program program = load(kKvCache);
-  auto bytes = serialize_engine(program, sample_plan(program));
+  auto bytes = serialize_engine(program, real_plan(program));
   ASSERT_TRUE(bytes.ok());
   const uint64_t plan_offset = get_u64(*bytes, 56);
   const uint64_t plan_size = get_u64(*bytes, 64);
@@ -324,7 +328,7 @@ TEST_F(EngineFileTest, ChecksummedButInconsistentFilesAreRefused) {
 TEST_F(EngineFileTest, IsEngineFile) {
   ir::Program program = load(kRotary);
   const std::string path = (dir_ / "m.splice").string();
-  ASSERT_TRUE(write_engine_file(program, sample_plan(program), path).ok());
+  ASSERT_TRUE(write_engine_file(program, real_plan(program), path).ok());
   EXPECT_TRUE(is_engine_file(path));
   EXPECT_FALSE(is_engine_file(std::string(SPLICE_SOURCE_DIR) + kRotary));
   EXPECT_FALSE(is_engine_file((dir_ / "missing").string()));
@@ -336,22 +340,21 @@ TEST_F(EngineFileTest, WriteIsAtomicAndOverwrites) {
   ir::Program program = load(kRotary);
   const std::string path = (dir_ / "m.splice").string();
   write("m.splice", "an older, broken engine");
-  Plan plan = sample_plan(program);
-  ASSERT_TRUE(write_engine_file(program, plan, path).ok());
-  plan.totals.steps = 99;
-  ASSERT_TRUE(write_engine_file(program, plan, path).ok());
+  ASSERT_TRUE(write_engine_file(program, real_plan(program), path).ok());
+  const Plan naive = build_plan(program, PlanMode::kNaive);
+  ASSERT_TRUE(write_engine_file(program, naive, path).ok());
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"m.splice"}) << "no temporary file is left behind";
   auto loaded = load_engine_file(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
-  EXPECT_EQ(loaded->plan.totals.steps, 99);
+  EXPECT_EQ(loaded->plan, naive);
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::others_read, fs::perms::others_read);
 }
 
 TEST_F(EngineFileTest, WriteIntoAMissingFolderIsAnIoError) {
   ir::Program program = load(kRotary);
-  auto r = write_engine_file(program, sample_plan(program), (dir_ / "no" / "m.splice").string());
+  auto r = write_engine_file(program, real_plan(program), (dir_ / "no" / "m.splice").string());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
   EXPECT_NE(r.error().message().find("m.splice"), std::string::npos) << r.error().message();
@@ -444,6 +447,26 @@ TEST_F(PlanJsonTest, RefusesWhatDoesNotFitTheGraph) {
       "index is 1, outside the 1 writes");
   expect_refused([](json& j) { j["totals"]["peak_bytes"] = true; },
                  "totals.peak_bytes is a JSON boolean");
+}
+
+}  // namespace
+}  // namespace splice::plan
+
+namespace splice::plan {
+namespace {
+
+TEST_F(EngineFileTest, APlanOtherThanSplicesOwnIsRefused) {
+  // A well-formed plan with a valid checksum that is not the plan splice makes (an edited
+  // file) could name storage to write in place: the loader refuses it.
+  ir::Program program = load(kRotary);
+  const std::string path = (dir_ / "edited.splice").string();
+  ASSERT_TRUE(write_engine_file(program, sample_plan(program), path).ok());
+  auto r = load_engine_file(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kBadArchive);
+  EXPECT_NE(r.error().message().find("is not the one splice"), std::string::npos)
+      << r.error().message();
+  EXPECT_NE(r.error().message().find("splice compile"), std::string::npos);
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ struct Runner {
 
   // Runs recorded call k, checks every output against PyTorch's, keeps new state.
   runtime::CallOutputs call(const std::string& name, int k, CallStats* stats) {
-    auto inputs = read_safetensors(kCases + name + "/call" + std::to_string(k) + ".inputs.safetensors");
+    auto inputs =
+        read_safetensors(kCases + name + "/call" + std::to_string(k) + ".inputs.safetensors");
     EXPECT_TRUE(inputs.ok());
     runtime::TensorMap in(inputs->begin(), inputs->end());
     auto out = runtime::execute(model, in, state, stats);

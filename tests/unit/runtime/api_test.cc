@@ -4,6 +4,7 @@
 // into the caller's memory, and sessions running in parallel on several threads.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -320,6 +321,38 @@ TEST(Api, SessionsRunInParallelLikeSequentially) {
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t)
     EXPECT_TRUE(failures[t].empty()) << "thread " << t << ": " << failures[t].front();
+}
+
+TEST(Api, ACacheThatCannotBeWrittenOnlyCostsPlanningTime) {
+  // The cache folder would have to live under a regular file: it can never be created.
+  const std::string file = std::string(SPLICE_BINARY_DIR) + "/api_test_not_a_folder";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  LoadOptions options;
+  options.cache_dir = file + "/cache";
+  auto model = Model::load(model_path(kKv), options);
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  EXPECT_FALSE(model->from_cache());
+  EXPECT_NE(model->cache_note().find("api_test_not_a_folder"), std::string::npos)
+      << model->cache_note();
+  Session s = model->open_session();
+  EXPECT_TRUE(same(run_call(s, kKv, 0).outputs.at(0), recorded(kKv, 0, "outputs").at("output.0")));
+  std::remove(file.c_str());
+}
+
+TEST(Api, NaivePlanGivesTheSameResults) {
+  LoadOptions options;
+  options.plan_mode = PlanMode::kNaive;
+  auto model = Model::load(model_path(kKv), options);
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  Session s = model->open_session();
+  for (int call = 0; call < 3; ++call)
+    EXPECT_TRUE(
+        same(run_call(s, kKv, call).outputs.at(0), recorded(kKv, call, "outputs").at("output.0")))
+        << "call " << call;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #pragma once
 // Helpers for the CLI tests: run the built `splice` binary as a child process (no shell),
-// capture its exit code, stdout and stderr, and kill it when it runs past a deadline so a hang
-// fails the test instead of stalling ctest; plus safetensors helpers over tests/cases.
+// optionally with extra environment variables (e.g. XDG_CACHE_HOME pointing at a scratch folder
+// so the engine cache never touches the real ~/.cache), capture its exit code, stdout and
+// stderr, and kill it when it runs past a deadline so a hang fails the test instead of stalling
+// ctest; plus safetensors helpers over tests/cases.
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -32,10 +34,26 @@ struct Outcome {
   std::string err;
 };
 
-// Runs `binary args...`; after `timeout` the child is killed and timed_out is set.
+// Variables to set in a child's environment (overriding the test process's own values).
+using Environment = std::map<std::string, std::string>;
+
+// Runs `binary args...` with the test process's environment plus `env`; after `timeout` the
+// child is killed and timed_out is set.
 inline Outcome run_program(const std::string& binary, const std::vector<std::string>& args,
-                           std::chrono::seconds timeout = std::chrono::seconds(20)) {
+                           std::chrono::seconds timeout = std::chrono::seconds(20),
+                           const Environment& env = {}) {
   Outcome outcome;
+  // Built before fork(): the child only calls async-signal-safe functions.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    if (!env.count(entry.substr(0, entry.find('=')))) env_strings.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
   int out_pipe[2], err_pipe[2];
   // (pipe(), not pipe2(): <fcntl.h> declares a function named splice.)
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
@@ -53,7 +71,7 @@ inline Outcome run_program(const std::string& binary, const std::vector<std::str
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   close(out_pipe[1]);
@@ -110,9 +128,18 @@ inline Outcome run_program(const std::string& binary, const std::vector<std::str
   return outcome;
 }
 
+// `splice` with the test's environment. Unless the test chooses its own, the engine cache
+// lives in the build folder, so no test writes into the user's ~/.cache.
+inline Outcome run_splice(const std::vector<std::string>& args, const Environment& env,
+                          std::chrono::seconds timeout = std::chrono::seconds(20)) {
+  Environment with_cache = env;
+  with_cache.emplace("XDG_CACHE_HOME", SPLICE_BINARY_DIR "/cli-test-cache");
+  return run_program(kSpliceBinary, args, timeout, with_cache);
+}
+
 inline Outcome run_splice(const std::vector<std::string>& args,
                           std::chrono::seconds timeout = std::chrono::seconds(20)) {
-  return run_program(kSpliceBinary, args, timeout);
+  return run_splice(args, Environment{}, timeout);
 }
 
 inline std::string describe(const Outcome& o) {
