@@ -102,6 +102,23 @@ bool DataFlow::is_graph_output(const Value* v) const {
   return std::find(r.begin(), r.end(), end) != r.end();
 }
 
+const Value* DataFlow::stored_value(const Value* src, int* squeeze_dim) const {
+  if (squeeze_dim != nullptr) *squeeze_dim = -1;
+  auto it = viewed.find(src);
+  const Node* view = src->producer();
+  if (it == viewed.end() || view == nullptr || view->target() != "aten.unsqueeze.default")
+    return src;
+  const Value* v = it->second;
+  auto v_views = views.find(v);
+  if (!reads_of(v).empty() || v_views == views.end() || v_views->second.size() != 1) return src;
+  if (!view->arg(1).is<int64_t>()) return src;
+  int64_t d = view->arg(1).as<int64_t>();
+  if (d < 0) d += src->type().rank();
+  if (d < 0 || d >= src->type().rank()) return src;
+  if (squeeze_dim != nullptr) *squeeze_dim = static_cast<int>(d);
+  return v;
+}
+
 DataFlow analyse(const ir::Program& program) {
   DataFlow df;
   df.program = &program;

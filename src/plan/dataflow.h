@@ -46,6 +46,10 @@ struct DataFlow {
   // Reads of v and of every view of v, transitively, sorted.
   std::vector<int> transitive_reads(const ir::Value* v) const;
   bool is_graph_output(const ir::Value* v) const;
+  // The value whose producer would store a write's src: src itself, or v when src is
+  // unsqueeze(v, d) and that view is v's only use (the canonical form of a select write,
+  // `x[:, i] = v`); `squeeze_dim` receives d, or -1.
+  const ir::Value* stored_value(const ir::Value* src, int* squeeze_dim = nullptr) const;
 };
 
 DataFlow analyse(const ir::Program& program);

@@ -68,10 +68,11 @@ class MemoryPlanner {
       const WriteDecision& d = wp_.writes[i];
       if (d.src != SrcMode::kProducerWrites || d.strategy == WriteStrategy::kFullOverwrite)
         continue;
-      const Value* src = write_src(*nodes()[d.node]);
-      region_values_.insert(src);
+      int squeeze_dim = -1;
+      const Value* stored = df_.stored_value(write_src(*nodes()[d.node]), &squeeze_dim);
+      region_values_.insert(stored);
       plan_.placements.push_back(
-          {src->name(), PlacementKind::kRegion, -1, static_cast<int32_t>(i)});
+          {stored->name(), PlacementKind::kRegion, -1, static_cast<int32_t>(i), squeeze_dim});
     }
     for (int pos = 0; pos < df_.end; ++pos) place_outputs(pos);
     plan_.peak_bytes = peak_of(intervals_, df_.end);

@@ -93,6 +93,9 @@ struct Placement {
   PlacementKind kind = PlacementKind::kBuffer;
   int32_t buffer = -1;  // kBuffer
   int32_t write = -1;   // kRegion: index into Plan::writes
+  // kRegion: the value is the destination with this dim (of size 1) dropped — it is a select
+  // write's value, which the program unsqueezes into src; -1 when the value is src itself.
+  int32_t squeeze_dim = -1;
   bool operator==(const Placement&) const = default;
 };
 

@@ -187,6 +187,11 @@ Result<Placement> read_placement(const json& j, const std::string& where, const 
   const bool is_buffer = p.kind == PlacementKind::kBuffer;
   SPLICE_ASSIGN_OR_RETURN(p.buffer, get_index(j, "buffer", where, buffers, "buffers", !is_buffer));
   SPLICE_ASSIGN_OR_RETURN(p.write, get_index(j, "write", where, writes, "writes", is_buffer));
+  SPLICE_ASSIGN_OR_RETURN(int64_t squeeze, get_int(j, "squeeze_dim", where));
+  if (squeeze < -1 || squeeze >= static_cast<int64_t>(v->type().rank()) + 1 ||
+      (is_buffer && squeeze != -1))
+    return plan_error("{}.squeeze_dim {} is out of range", where, squeeze);
+  p.squeeze_dim = static_cast<int32_t>(squeeze);
   return p;
 }
 
@@ -226,7 +231,8 @@ json plan_to_json(const Plan& plan) {
     placements.push_back({{"value", p.value},
                           {"kind", placement_kind_name(p.kind)},
                           {"buffer", p.buffer},
-                          {"write", p.write}});
+                          {"write", p.write},
+                          {"squeeze_dim", p.squeeze_dim}});
   json steps = json::array();
   for (const Step& s : plan.steps)
     steps.push_back({{"kind", step_kind_name(s.kind)}, {"index", s.index}});

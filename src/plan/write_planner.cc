@@ -284,7 +284,7 @@ class Planner {
       d.src = SrcMode::kCopied;
     } else {
       d.src = SrcMode::kProducerWrites;
-      d.producer = df_.def_of(src);
+      d.producer = df_.def_of(df_.stored_value(src));
       start = d.producer;
       d.dest_value = in_place ? chain_start(base)->name() : result->name();
     }
@@ -329,11 +329,13 @@ class Planner {
     const std::string& t = w_node.target();
     if (t == "aten.index_put.default" || t == "aten.index_copy.default")
       return "an index write moves whole rows through the index kernel";
-    const int p = df_.def_of(src);
+    // A select write stores unsqueeze(v): v's producer can store into the destination.
+    const Value* stored = df_.stored_value(src);
+    const int p = df_.def_of(stored);
     if (p < 0) return "src is a program input or weight";
     const Node& producer = *df_.program->graph.nodes()[p];
     const std::string pname = fmt::format("'{}' ({})", producer.name(), producer.target());
-    if (df_.viewed.count(src)) return fmt::format("src is a view made by {}", pname);
+    if (df_.viewed.count(stored)) return fmt::format("src is a view made by {}", pname);
     if (!cpu::writes_strided_destination(producer.target()))
       return fmt::format("{} cannot store into a strided destination", pname);
     if (producer.outputs().size() != 1) return fmt::format("{} has several outputs", pname);

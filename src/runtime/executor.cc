@@ -124,8 +124,22 @@ class Call {
     return Tensor::empty(like.dtype(), like.sizes());
   }
 
-  // The view of write wi's destination, for its producer to store src into.
-  Result<Tensor> region_destination(int wi) {
+  // The view of write wi's destination, for its producer to store src into; with
+  // squeeze_dim >= 0, without that dim (a select write's value before its unsqueeze).
+  Result<Tensor> region_destination(int wi, int squeeze_dim) {
+    SPLICE_ASSIGN_OR_RETURN(Tensor region, write_region(wi));
+    if (squeeze_dim < 0) return region;
+    if (squeeze_dim >= region.dim() || region.size(squeeze_dim) != 1)
+      return make_error(ErrorKind::kBadArchive, "plan: write {} has no dim {} of size 1 to drop",
+                        wi, squeeze_dim);
+    Shape sizes = region.sizes(), strides = region.strides();
+    sizes.erase(sizes.begin() + squeeze_dim);
+    strides.erase(strides.begin() + squeeze_dim);
+    return region.view_as(sizes, strides, region.offset());
+  }
+
+  // The view of write wi's base that the write covers (src's shape).
+  Result<Tensor> write_region(int wi) {
     const plan::WriteDecision& d = m_.plan.writes[wi];
     const Node& w = *m_.program.graph.nodes()[d.node];
     SPLICE_ASSIGN_OR_RETURN(const Tensor* whole, tensor_of(f_, m_.dest_value[wi]));
@@ -156,7 +170,8 @@ class Call {
       auto it = m_.placement.find(out0);
       if (it != m_.placement.end()) {
         if (it->second->kind == PlacementKind::kRegion) {
-          SPLICE_ASSIGN_OR_RETURN(Tensor t, region_destination(it->second->write));
+          SPLICE_ASSIGN_OR_RETURN(
+              Tensor t, region_destination(it->second->write, it->second->squeeze_dim));
           dest = t;
         } else {
           dest = whole_view(*out0, it->second->buffer);

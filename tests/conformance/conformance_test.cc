@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -87,16 +86,32 @@ enum class Route {
   kCache,    // through the engine cache: a miss that builds, then the hit that is run
 };
 
-// A scratch folder for this process's engines and cache entries, removed at exit.
+// A scratch folder for this process's engines and cache entries. The path lives on the heap
+// for the whole process on purpose: it is removed by ScratchCleanup (a gtest environment,
+// torn down before any static is destroyed), never from an atexit handler, which could run
+// after a static path was destroyed and remove whatever the dead memory then named.
 const fs::path& scratch_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / fmt::format("splice-conformance-{}", ::getpid());
-    fs::create_directories(d);
-    std::atexit([] { std::error_code ec; fs::remove_all(scratch_dir(), ec); });
+  static const fs::path* const dir = [] {
+    auto* d = new fs::path(fs::temp_directory_path() /
+                           fmt::format("splice-conformance-{}", ::getpid()));
+    fs::create_directories(*d);
     return d;
   }();
-  return dir;
+  return *dir;
 }
+
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    const fs::path& dir = scratch_dir();
+    // Belt and braces: only ever remove our own folder under the temp directory.
+    if (dir.parent_path() != fs::temp_directory_path() ||
+        !dir.filename().string().starts_with("splice-conformance-"))
+      return;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
 
 Result<Model> load_model(const fs::path& dir, Route route) {
   const std::string pt2 = (dir / "model.pt2").string();
@@ -265,6 +280,7 @@ class CaseTest : public ::testing::Test {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new splice::testing::ScratchCleanup);
   std::vector<fs::path> dirs;
   if (fs::exists(splice::testing::cases_dir()))
     for (const auto& e : fs::directory_iterator(splice::testing::cases_dir()))

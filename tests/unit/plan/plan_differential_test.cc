@@ -66,7 +66,7 @@ class ProgramGenerator {
   }
 
   void add_op() {
-    const int kind = pick(0, 9);
+    const int kind = pick(0, 10);
     const int w = widths()[pick(0, 2)];
     if (pools_[w].empty()) return;
     switch (kind) {
@@ -124,6 +124,20 @@ class ProgramGenerator {
         line(fresh(8), 8,
              fmt::format("aten.slice_scatter.default(%{}, %{}, 1, {}, {}, 1)", base, src, start,
                          start + w));
+        break;
+      }
+      case 10: {
+        // A select write in its canonical form: x[:, j] = f(y[:, i]).
+        const std::string sel = fmt::format("s{}", next_++), p = fmt::format("p{}", next_++),
+                          u = fmt::format("u{}", next_++);
+        body_ += fmt::format("  %{}: f32[4] = aten.select.int(%{}, 1, {})\n", sel, any_of(8),
+                             pick(0, 7));
+        body_ += fmt::format("  %{}: f32[4] = aten.neg.default(%{})\n", p, sel);
+        body_ += fmt::format("  %{}: f32[4, 1] = aten.unsqueeze.default(%{}, 1)\n", u, p);
+        const int j = pick(0, 7);
+        const std::string base = any_of(8);
+        line(fresh(8), 8,
+             fmt::format("aten.slice_scatter.default(%{}, %{}, 1, {}, {}, 1)", base, u, j, j + 1));
         break;
       }
       case 7: {
