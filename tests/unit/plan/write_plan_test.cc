@@ -267,5 +267,28 @@ graph(%x: f32[2, 8]) {
   EXPECT_EQ(plan.totals.copy_bytes, 0);
 }
 
+
+TEST(WritePlan, SelectWriteIsStoredByItsValuesProducerThroughTheUnsqueeze) {
+  // x[..., -1] = v: canonically slice_scatter(clone, unsqueeze(v_to_i32, 2), 2, 4, 5); the
+  // cast stores straight into the last column of the clone.
+  const std::string name = "w_select_ellipsis_last.default";
+  Runner r(name, PlanMode::kPlanned);
+  const WriteDecision& d = decision(r.model.plan, r.model.program, "where");
+  EXPECT_EQ(d.strategy, WriteStrategy::kReuseBase);
+  EXPECT_EQ(d.src, SrcMode::kProducerWrites);
+  EXPECT_EQ(r.model.program.graph.nodes()[d.producer]->name(), "v_to_i32");
+  bool squeezed = false;
+  for (const auto& p : r.model.plan.placements)
+    squeezed |= p.value == "v_to_i32" && p.kind == PlacementKind::kRegion && p.squeeze_dim == 2;
+  EXPECT_TRUE(squeezed) << "v_to_i32 is placed in the destination with dim 2 dropped";
+  CallStats stats;
+  auto out = r.call(name, 0, &stats);
+  const Tensor& result = *out.user_outputs[0];
+  // The clone (a program copy) writes the whole result, the cast its last column: no more.
+  EXPECT_EQ(stats.bytes_into(result.storage().get()),
+            static_cast<int64_t>(result.nbytes() + result.nbytes() / 5));
+  for (const auto& s : stats.steps) EXPECT_NE(s.node, "where") << "the write itself moves nothing";
+}
+
 }  // namespace
 }  // namespace splice::plan
