@@ -148,6 +148,26 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
     } else {
       const M al = static_cast<M>(alpha.to_double());
       const M bv = static_cast<M>(b_value);
+      if constexpr (std::is_same_v<T, M>) {
+        // float and double: the common ops as branch-free loops the compiler vectorises (the
+        // same arithmetic as the general loop below, so the same bits).
+        if (kind == BinOp::kMul) {
+          binary_loop<T, T, T>(out, ta, tb, [](T x, T y) { return x * y; });
+          return;
+        }
+        if (kind == BinOp::kAdd && alpha.to_double() == 1.0) {
+          binary_loop<T, T, T>(out, ta, tb, [](T x, T y) { return x + y; });
+          return;
+        }
+        if (kind == BinOp::kAdd) {
+          binary_loop<T, T, T>(out, ta, tb, [al](T x, T y) { return x + al * y; });
+          return;
+        }
+        if (kind == BinOp::kDiv) {
+          binary_loop<T, T, T>(out, ta, tb, [](T x, T y) { return x / y; });
+          return;
+        }
+      }
       binary_loop<T, T, T>(out, ta, tb, [&](T xs, T ys) -> T {
         const M x = to_opmath(xs);
         const M y = b_original ? bv : to_opmath(ys);

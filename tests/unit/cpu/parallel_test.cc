@@ -1,5 +1,5 @@
-// parallel_for covers [0, n) exactly once, and the multi-threaded contiguous fast paths give
-// the same bits as one thread.
+// parallel_for covers [0, n) exactly once, and the multi-threaded contiguous and row-wise fast
+// paths give the same bits as one thread.
 #include "backends/cpu/parallel.h"
 
 #include <gtest/gtest.h>
@@ -68,6 +68,29 @@ TEST(Parallel, PointwiseResultsAreBitwiseEqual) {
     ib.data<int64_t>()[i] = i == n - 1 ? 0 : 3;
   }
   call_error("aten.remainder.Tensor", {ia, ib});
+}
+
+
+TEST(Parallel, StridedRowsMatchTheContiguousResultOnAnyThreadCount) {
+  // The rotary shape: a half of the last dim (rows of 32, stride 64) times a broadcast table;
+  // big enough that the row-wise path splits across threads, with chunks starting mid-tensor.
+  ThreadsGuard guard;
+  Tensor x = Tensor::empty(DType::kFloat32, {2, 8, 512, 64});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i % 977) - 400;
+  Tensor table = Tensor::empty(DType::kFloat32, {512, 32});
+  for (int64_t i = 0; i < table.numel(); ++i) table.data<float>()[i] = 0.25f * (i % 13);
+  Tensor half = x.view_as({2, 8, 512, 32}, x.strides(), 32);  // x[..., 32:]
+  Tensor expected = call1("aten.mul.Tensor", {half.contiguous_copy(), table});
+  Tensor negated = call1("aten.neg.default", {half.contiguous_copy()});
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    Tensor got = call1("aten.mul.Tensor", {half, table});
+    ASSERT_EQ(got.nbytes(), expected.nbytes());
+    EXPECT_EQ(std::memcmp(got.raw_data(), expected.raw_data(), got.nbytes()), 0) << threads;
+    Tensor neg = call1("aten.neg.default", {half});
+    EXPECT_EQ(std::memcmp(neg.raw_data(), negated.raw_data(), neg.nbytes()), 0) << threads;
+  }
+  EXPECT_EQ(expected.data<float>()[1], (33 % 977 - 400.0f) * 0.25f);
 }
 
 }  // namespace
