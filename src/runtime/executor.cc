@@ -148,6 +148,12 @@ class Call {
     SPLICE_ASSIGN_OR_RETURN(Shape src_sizes, evaluate_sizes(src->type(), f_.symbols));
     std::vector<cpu::KernelArg> args;
     for (size_t i = 0; i < w.args().size(); ++i) {
+      if (i == 0) {
+        // The base itself may not exist yet (a later link of an in-place chain): the
+        // destination's whole view stands in for it.
+        args.emplace_back(*whole);
+        continue;
+      }
       if (i == 1) {
         args.emplace_back(
             Tensor(src->type().dtype, src_sizes, contiguous_strides(src_sizes), 0, nullptr));
