@@ -12,11 +12,6 @@ namespace splice::plan {
 
 namespace {
 
-bool is_copy_op(std::string_view target) {
-  return target == "aten.clone.default" || target == "aten._to_copy.default" ||
-         target == "aten.copy.default" || target == "aten.lift_fresh_copy.default";
-}
-
 // Kernel launches a write's own step makes (base copies of a producer_writes plan are their
 // own step).
 int64_t write_launches(const WriteDecision& d) {

@@ -71,6 +71,13 @@ bool is_empty_factory(std::string_view target) {
   return in(target, kTargets);
 }
 
+bool is_copy_op(std::string_view target) {
+  static constexpr std::array<std::string_view, 4> kTargets = {
+      "aten.clone.default", "aten._to_copy.default", "aten.copy.default",
+      "aten.lift_fresh_copy.default"};
+  return in(target, kTargets);
+}
+
 int DataFlow::def_of(const Value* v) const {
   auto it = def.find(v);
   return it == def.end() ? -1 : it->second;

@@ -22,6 +22,9 @@ bool is_view_op(std::string_view target);
 bool is_write_op(std::string_view target);
 // Factories whose contents are undefined (PyTorch's empty*): nothing needs to run for them.
 bool is_empty_factory(std::string_view target);
+// The program's own copies (clone, _to_copy, copy, lift_fresh_copy): counted as copy bytes by
+// the plan's totals and by the executor's step records alike.
+bool is_copy_op(std::string_view target);
 
 enum class InputRole {
   kReadOnly,  // parameters, constants, buffers the program does not mutate

@@ -29,11 +29,6 @@ using plan::PlacementKind;
 using plan::SrcMode;
 using plan::WriteStrategy;
 
-bool is_copy_op(std::string_view target) {
-  return target == "aten.clone.default" || target == "aten._to_copy.default" ||
-         target == "aten.copy.default" || target == "aten.lift_fresh_copy.default";
-}
-
 Result<Shape> evaluate_sizes(const ir::TensorType& type, const SymBindings& symbols) {
   Shape sizes;
   for (const SymExpr& d : type.sizes) {
@@ -176,8 +171,8 @@ class Call {
       auto it = m_.placement.find(out0);
       if (it != m_.placement.end()) {
         if (it->second->kind == PlacementKind::kRegion) {
-          SPLICE_ASSIGN_OR_RETURN(
-              Tensor t, region_destination(it->second->write, it->second->squeeze_dim));
+          SPLICE_ASSIGN_OR_RETURN(Tensor t,
+                                  region_destination(it->second->write, it->second->squeeze_dim));
           dest = t;
         } else {
           dest = whole_view(*out0, it->second->buffer);
@@ -224,7 +219,7 @@ class Call {
       bind(v, std::move(t));
     }
     if (!view && out0 != nullptr && out0->is_tensor())
-      record(node, is_copy_op(node.target()) ? "copy" : "kernel", written,
+      record(node, plan::is_copy_op(node.target()) ? "copy" : "kernel", written,
              std::get<Tensor>(f_.values[out0]));
     else if (!view && stats_ != nullptr)
       stats_->steps.push_back({node.name(), "kernel", written, nullptr});

@@ -173,6 +173,13 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
   return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
 }
 
+// The program of `text` prepared in the planned (m == 0) or the naive (m == 1) plan.
+Result<detail::ModelImpl> prepare_mode(const std::string& text, int m) {
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, ir::parse_program(text));
+  return runtime::prepare(std::move(program), 1, std::nullopt,
+                          m == 0 ? PlanMode::kPlanned : PlanMode::kNaive);
+}
+
 struct ModeRun {
   detail::ModelImpl model;
   detail::SessionState state;
@@ -188,10 +195,7 @@ TEST(PlanDifferential, PlannedAndNaivePlansAgreeOnRandomWritePrograms) {
     const Tensor initial = random_tensor(rng, DType::kFloat32, {4, 8});
     std::array<ModeRun, 2> runs;
     for (int m = 0; m < 2; ++m) {
-      auto program = ir::parse_program(text);
-      ASSERT_TRUE(program.ok()) << program.error().message();
-      auto model = runtime::prepare(std::move(*program), 1, std::nullopt,
-                                    m == 0 ? PlanMode::kPlanned : PlanMode::kNaive);
+      auto model = prepare_mode(text, m);
       ASSERT_TRUE(model.ok()) << model.error().message();
       runs[m].model = std::move(*model);
       runs[m].state.buffers["buf"] = initial.contiguous_copy();
@@ -233,7 +237,6 @@ TEST(PlanDifferential, PlannedAndNaivePlansAgreeOnRandomWritePrograms) {
   EXPECT_GT(state_in_place, kPrograms / 20);
 }
 
-
 TEST(PlanDifferential, AProducerOfALaterLinkRunsBeforeItsBaseExists) {
   // Found by the random programs (seed 236): p2 stores into v7's destination at position 2,
   // before v6 (v7's base, the previous link of the in-place chain) exists; the destination is
@@ -257,10 +260,7 @@ graph(%x: f32[4, 8], %y: f32[4, 2]) {
                                {"y", random_tensor(rng, DType::kFloat32, {4, 2})}};
   std::array<Tensor, 2> results;
   for (int m = 0; m < 2; ++m) {
-    auto program = ir::parse_program(text);
-    ASSERT_TRUE(program.ok()) << program.error().message();
-    auto model = runtime::prepare(std::move(*program), 1, std::nullopt,
-                                  m == 0 ? PlanMode::kPlanned : PlanMode::kNaive);
+    auto model = prepare_mode(text, m);
     ASSERT_TRUE(model.ok()) << model.error().message();
     if (m == 0) {
       ASSERT_EQ(model->plan.writes.size(), 2u);
