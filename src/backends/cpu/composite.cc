@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 #include "backends/cpu/composite.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/dtype_dispatch.h"
 #include "support/checked_math.h"
 
 namespace splice::cpu {
@@ -19,7 +19,7 @@ Result<Outputs> run_kernel(std::string_view op, std::string_view target,
                            std::vector<KernelArg> args) {
   KernelFn fn = find_kernel(target);
   KCHECK(fn != nullptr, ErrorKind::kInternal, "is built on {}, which has no kernel", target);
-  auto r = fn(args);
+  auto r = call_kernel(fn, args);
   if (!r.ok()) return r.error().with_context(std::string(op));
   return r;
 }
@@ -93,7 +93,7 @@ Result<Outputs> type_as(std::string_view op, std::span<const KernelArg> args) {
 Result<Outputs> contiguous(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  return Outputs{self.is_contiguous() ? self : self.contiguous_copy()};
+  return Outputs{self.is_contiguous() ? self : contiguous_copy(self)};
 }
 
 // dropout(input, float p, bool train): the identity in eval mode (and for p == 0, which keeps
@@ -110,7 +110,7 @@ Result<Outputs> dropout(std::string_view op, std::span<const KernelArg> args) {
          "dropout in training mode is not supported (p={}); export the model after "
          "model.eval()",
          pv);
-  return Outputs{input.contiguous_copy()};
+  return Outputs{contiguous_copy(input)};
 }
 
 // Source index along one padded dim for output position o (-1: the constant fill value).
@@ -468,27 +468,27 @@ Result<Outputs> diagonal(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> composite_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.to.dtype", to_dtype_op>(),
-      entry<"aten.to.dtype_layout", to_dtype_layout>(),
-      entry<"aten.to.device", to_device>(),
-      entry<"aten.to.other", to_other>(),
-      entry<"aten.type_as.default", type_as>(),
-      entry<"aten.contiguous.default", contiguous>(),
-      entry<"aten.dropout.default", dropout>(),
-      entry<"aten.narrow.default", narrow>(),
-      entry<"aten.chunk.default", chunk>(),
-      entry<"aten.flatten.using_ints", flatten>(),
-      entry<"aten.unflatten.int", unflatten>(),
-      entry<"aten.view_as.default", reshape_as>(),
-      entry<"aten.reshape_as.default", reshape_as>(),
-      entry<"aten.expand_as.default", expand_as>(),
-      entry<"aten.movedim.int", movedim>(),
-      entry<"aten.movedim.intlist", movedim>(),
-      entry<"aten.moveaxis.int", movedim>(),
-      entry<"aten.moveaxis.intlist", movedim>(),
-      entry<"aten.swapaxes.default", swapaxes>(),
-      entry<"aten.swapdims.default", swapaxes>(),
-      entry<"aten.diagonal.default", diagonal>(),
+      entry<OpId::to_dtype, to_dtype_op>(),
+      entry<OpId::to_dtype_layout, to_dtype_layout>(),
+      entry<OpId::to_device, to_device>(),
+      entry<OpId::to_other, to_other>(),
+      entry<OpId::type_as, type_as>(),
+      entry<OpId::contiguous, contiguous>(),
+      entry<OpId::dropout, dropout>(),
+      entry<OpId::narrow, narrow>(),
+      entry<OpId::chunk, chunk>(),
+      entry<OpId::flatten_using_ints, flatten>(),
+      entry<OpId::unflatten_int, unflatten>(),
+      entry<OpId::view_as, reshape_as>(),
+      entry<OpId::reshape_as, reshape_as>(),
+      entry<OpId::expand_as, expand_as>(),
+      entry<OpId::movedim_int, movedim>(),
+      entry<OpId::movedim_intlist, movedim>(),
+      entry<OpId::moveaxis_int, movedim>(),
+      entry<OpId::moveaxis_intlist, movedim>(),
+      entry<OpId::swapaxes, swapaxes>(),
+      entry<OpId::swapdims, swapaxes>(),
+      entry<OpId::diagonal, diagonal>(),
   };
   return kEntries;
 }

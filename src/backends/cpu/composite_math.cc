@@ -8,9 +8,9 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 #include "backends/cpu/composite.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/reduce_plan.h"
 #include "support/checked_math.h"
@@ -285,7 +285,7 @@ Result<Outputs> einsum(std::string_view op, std::span<const KernelArg> args) {
   // A new contiguous tensor, never a view of an operand ('ij->ji' is a permuted input).
   bool shares = false;
   for (const Tensor& t : tensors) shares = shares || t.storage() == out.storage();
-  if (shares || !out.is_contiguous()) out = out.contiguous_copy();
+  if (shares || !out.is_contiguous()) out = contiguous_copy(out);
   return Outputs{out};
 }
 
@@ -308,7 +308,7 @@ Result<Outputs> baddbmm(std::string_view op, std::span<const KernelArg> args) {
   KCHECK(shape == prod.sizes(), ErrorKind::kShapeMismatch,
          "self of shape {} does not broadcast to the product's shape {}",
          shape_string(self.sizes()), shape_string(prod.sizes()));
-  Tensor out = Tensor::empty(prod.dtype(), prod.sizes());
+  Tensor out = empty(prod.dtype(), prod.sizes());
   const Tensor s = broadcast_to(self, prod.sizes());
   bool ok = true;
   dispatch_dtype(prod.dtype(), [&](auto tag) {
@@ -481,7 +481,7 @@ Result<Outputs> group_norm_impl(std::string_view op, const Tensor& input,
            "expected weight and bias to have {} elements, got shape {}", c,
            shape_string((*p)->sizes()));
   }
-  const Tensor x = input.is_contiguous() ? input : input.contiguous_copy();
+  const Tensor x = input.is_contiguous() ? input : contiguous_copy(input);
   const Tensor w = weight ? cast_copy(*weight, DType::kFloat64) : Tensor();
   const Tensor b = bias ? cast_copy(*bias, DType::kFloat64) : Tensor();
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, input.dtype(), input.sizes()));
@@ -567,16 +567,16 @@ Result<Outputs> native_group_norm(std::string_view op, std::span<const KernelArg
 
 std::span<const KernelEntry> composite_math_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.einsum.default", einsum>(),
-      entry<"aten.baddbmm.default", baddbmm>(),
-      entry<"aten.outer.default", outer>(),
-      entry<"aten.linalg_vector_norm.default", linalg_vector_norm>(),
-      entry<"aten.norm.ScalarOpt_dim", norm<true>>(),
-      entry<"aten.norm.Scalar", norm<false>>(),
-      entry<"aten.std_mean.correction", std_mean<false>>(),
-      entry<"aten.std_mean.dim", std_mean<true>>(),
-      entry<"aten.group_norm.default", group_norm>(),
-      entry<"aten.native_group_norm.default", native_group_norm>(),
+      entry<OpId::einsum, einsum>(),
+      entry<OpId::baddbmm, baddbmm>(),
+      entry<OpId::outer, outer>(),
+      entry<OpId::linalg_vector_norm, linalg_vector_norm>(),
+      entry<OpId::norm_ScalarOpt_dim, norm<true>>(),
+      entry<OpId::norm_Scalar, norm<false>>(),
+      entry<OpId::std_mean_correction, std_mean<false>>(),
+      entry<OpId::std_mean_dim, std_mean<true>>(),
+      entry<OpId::group_norm, group_norm>(),
+      entry<OpId::native_group_norm, native_group_norm>(),
   };
   return kEntries;
 }
