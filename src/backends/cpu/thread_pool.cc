@@ -18,7 +18,7 @@ ScopedPool::~ScopedPool() { t_current_pool = saved_; }
 ThreadPool::ThreadPool(int threads) : size_(std::max(threads, 1)) {
   for (int i = 1; i < size_; ++i) {
     try {
-      workers_.emplace_back([this] { worker_loop(); });
+      workers_.emplace_back([this, i] { worker_loop(i); });
     } catch (const std::system_error&) {
       break;  // no more threads available: the pool runs with fewer workers
     }
@@ -34,20 +34,16 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-int64_t ThreadPool::work() {
-  int64_t ran = 0;
-  while (true) {
-    const int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= chunks_) break;
-    const int64_t begin = c * chunk_;
-    fn_(ctx_, begin, std::min(n_, begin + chunk_));
-    ++ran;
-    chunks_done_.fetch_add(1, std::memory_order_release);
-  }
-  return ran;
+bool ThreadPool::work(int index) {
+  if (index >= chunks_) return false;
+  const int64_t begin = index * chunk_;
+  // ceil(n / chunks)-sized chunks can leave the last one empty (n = 9 in 4 chunks of 3).
+  if (begin < n_) fn_(ctx_, begin, std::min(n_, begin + chunk_));
+  chunks_done_.fetch_add(1, std::memory_order_release);
+  return begin < n_;
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   while (true) {
     {
@@ -57,7 +53,7 @@ void ThreadPool::worker_loop() {
       seen = generation_;
       ++active_workers_;
     }
-    if (work() > 0) participants_.fetch_add(1, std::memory_order_relaxed);
+    if (work(index)) participants_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(wake_mutex_);
       --active_workers_;
@@ -87,20 +83,19 @@ void ThreadPool::run(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {
     n_ = n;
     chunks_ = chunks;
     chunk_ = (n + chunks - 1) / chunks;
-    next_chunk_.store(0, std::memory_order_relaxed);
     chunks_done_.store(0, std::memory_order_relaxed);
     participants_.store(0, std::memory_order_relaxed);
     ++generation_;
   }
   wake_.notify_all();
-  const int64_t mine = work();
+  const bool mine = work(0);
   // The job's state must outlive every worker that entered it: wait until all chunks ran and
-  // every worker left (a worker that found no chunk left still read the job).
+  // every worker left (a worker without a chunk of this job still read it).
   std::unique_lock<std::mutex> lock(wake_mutex_);
   done_cv_.wait(lock, [&] {
     return chunks_done_.load(std::memory_order_acquire) == chunks_ && active_workers_ == 0;
   });
-  const int used = participants_.load(std::memory_order_relaxed) + (mine > 0 ? 1 : 0);
+  const int used = participants_.load(std::memory_order_relaxed) + (mine ? 1 : 0);
   int prev = max_used_.load(std::memory_order_relaxed);
   while (used > prev && !max_used_.compare_exchange_weak(prev, used)) {
   }

@@ -1,7 +1,9 @@
 #pragma once
 // ThreadPool: a model's own worker threads (threads - 1 of them; the caller is the last one).
-// parallel_for splits [0, n) into fixed chunks that depend only on n, the grain and the pool's
-// size — never on timing — so results are bitwise the same on every run. Workers sleep on a
+// parallel_for splits [0, n) into at most size() fixed chunks that depend only on n, the grain
+// and the pool's size — never on timing — so results are bitwise the same on every run; chunk
+// i runs on participant i (the caller is participant 0), so a job of k chunks always runs on
+// exactly k threads. Workers sleep on a
 // condition variable between jobs: a pool never spins against BLAS or another model's pool.
 //
 // Sessions of one model share its pool and may run at the same time: a parallel_for that
@@ -42,9 +44,9 @@ class ThreadPool {
  private:
   using ChunkFn = void (*)(void* ctx, int64_t begin, int64_t end);
   void run(int64_t n, int64_t grain, ChunkFn fn, void* ctx);
-  // Takes and runs chunks of the current job until none are left; returns how many it ran.
-  int64_t work();
-  void worker_loop();
+  // Runs the current job's chunk for participant `index`, if the job has one; whether it did.
+  bool work(int index);
+  void worker_loop(int index);
 
   const int size_;
   std::vector<std::thread> workers_;
@@ -61,7 +63,6 @@ class ThreadPool {
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int64_t chunks_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<int> participants_{0};
   int active_workers_ = 0;  // workers still inside the current job (under wake_mutex_)
