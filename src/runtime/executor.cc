@@ -60,6 +60,8 @@ class Call {
   }
 
   Frame& frame() { return f_; }
+  // The shape checks evaluated so far this call (run_shape_checks).
+  std::vector<char>& checks_done() { return checks_done_; }
 
   Result<void> run_steps() {
     const auto& nodes = m_.program.graph.nodes();
@@ -72,6 +74,8 @@ class Call {
       const Node& node = *nodes[pos];
       if (m_.kernels[pos] == nullptr) {
         SPLICE_TRY(run_host_node(m_.program, node, f_));
+        // A data-dependent symbol (.item()) may just have been bound.
+        SPLICE_TRY(run_shape_checks(m_.program, f_.symbols, checks_done_));
       } else if (m_.decision_at[pos] >= 0) {
         SPLICE_TRY(run_write(pos, m_.decision_at[pos]));
       } else {
@@ -297,6 +301,7 @@ class Call {
   detail::SessionState& state_;
   CallStats* stats_;
   Frame f_;
+  std::vector<char> checks_done_;
   std::vector<std::shared_ptr<Storage>> per_call_;
 };
 
@@ -494,6 +499,8 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
   Frame& f = call.frame();
   SPLICE_ASSIGN_OR_RETURN(auto bound, bind_inputs(program, user_inputs, state.buffers, f.symbols));
   for (auto& [value, tensor] : bound) f.values[value] = std::move(tensor);
+  // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
+  SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
   SPLICE_TRY(call.run_steps());
 
   CallOutputs result;

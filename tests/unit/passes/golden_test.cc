@@ -129,7 +129,8 @@ void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.file << ":" << c.
 
 // A block without a `signature { ... }` tests the graph alone.
 Result<void> verify_block(const ir::Program& p) {
-  if (p.signature.inputs.empty() && p.signature.outputs.empty()) return ir::verify_graph(p.graph);
+  if (p.signature.inputs.empty() && p.signature.outputs.empty())
+    return ir::verify_graph(p.graph, p.ranges);
   return ir::verify(p);
 }
 
@@ -210,7 +211,7 @@ TEST(Pipeline, PassesHaveUniqueNamesAndDescriptions) {
     names.emplace_back(pass->name());
   }
   ASSERT_EQ(names.size(), 6u);
-  EXPECT_EQ(names.front(), "normalize_slice_bounds");
+  EXPECT_EQ(names.front(), "refine_recorded_types");
   EXPECT_EQ(names.back(), "insert_write_casts");
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
