@@ -148,7 +148,7 @@ class WeightLoader {
 
 }  // namespace
 
-Result<ir::Program> load_program(const std::string& path) {
+Result<ir::Program> load_recorded_program(const std::string& path) {
   auto zip = ZipArchive::open(path);
   if (!zip.ok()) return zip.error();  // its errors already name the file
   auto result = [&]() -> Result<ir::Program> {
@@ -167,6 +167,15 @@ Result<ir::Program> load_program(const std::string& path) {
     if (!ep.ok()) return ep.error().with_context(entry);
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, import_program(*ep));
     SPLICE_TRY(WeightLoader(*zip, prefix).load(program));
+    return program;
+  }();
+  if (!result.ok()) return result.error().with_context(path);
+  return result;
+}
+
+Result<ir::Program> load_program(const std::string& path) {
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, load_recorded_program(path));
+  auto result = [&]() -> Result<ir::Program> {
     // Every node's recorded types against its op's shape rule (the verifier errs on a provable
     // disagreement); what the symbol ranges cannot decide is checked when the symbols are bound.
     SPLICE_TRY(ir::verify(program));
@@ -174,7 +183,7 @@ Result<ir::Program> load_program(const std::string& path) {
     // Canonical writes (src/passes): later stages only ever see the passes' output.
     SPLICE_TRY(passes::run_pipeline(program));
     SPLICE_TRY(ir::verify(program));
-    return program;
+    return std::move(program);
   }();
   if (!result.ok()) return result.error().with_context(path);
   return result;
