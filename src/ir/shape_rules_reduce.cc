@@ -1,6 +1,7 @@
 // Shape rules of the reductions: the reduced dims (a dim list, one dim, or every dim when None
 // or empty) are removed or kept as 1 with keepdim. Dtypes as torch/_refs reductions: sum, prod
-// and cumsum promote bool and integers to int64 unless a dtype is given; mean and the norms
+// and cumsum promote bool and integers to int64 unless a dtype is given (an empty dim list
+// reduces every dim, except for any/all.dims, where it reduces none); mean and the norms
 // need a floating input (or a dtype); any/all give bool except on uint8; argmax/argmin and the
 // indices of max/min are int64; var/std (and var_mean/std_mean) keep the floating dtype.
 #include "ir/shape_rules_util.h"
@@ -30,8 +31,13 @@ DType int_to_long(DType d) { return is_floating(d) ? d : DType::kInt64; }
 
 Result<Outputs> any_all(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, dims_of(a, "dim"));
+  // any.dims/all.dims reduce over exactly the listed dims: an empty list reduces none (unlike
+  // sum's legacy "empty means all"); None reduces all.
+  const DType dtype = self->dtype == DType::kUInt8 ? DType::kUInt8 : DType::kBool;
+  if (dims && dims->empty() && a.node().target().ends_with(".dims")) return one(dtype, self->sizes);
   SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
-  return one(self->dtype == DType::kUInt8 ? DType::kUInt8 : DType::kBool, std::move(sizes));
+  return one(dtype, std::move(sizes));
 }
 
 Result<Outputs> sum_prod(RuleArgs& a) {
