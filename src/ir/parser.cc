@@ -353,8 +353,8 @@ class Parser {
       std::optional<DType> dtype = dtype_from_name(type.text);
       if (!dtype) return error(type.offset, "unknown type '{}'", type.text);
       SPLICE_TRY(expect_punct('['));
-      SPLICE_ASSIGN_OR_RETURN(Token peek, lex_.peek());
-      size_t start = peek.offset;
+      // Not peek(): a size such as `-((s0 + 1) // 2)` is no token of the text IR.
+      const size_t start = lex_.offset();
       SPLICE_ASSIGN_OR_RETURN(std::string_view raw, lex_.raw_until(']'));
       TensorType tt;
       tt.dtype = *dtype;
@@ -367,8 +367,7 @@ class Parser {
   }
 
   Result<SymExpr> parse_raw_expr(char close) {
-    SPLICE_ASSIGN_OR_RETURN(Token peek, lex_.peek());
-    size_t start = peek.offset;
+    const size_t start = lex_.offset();
     SPLICE_ASSIGN_OR_RETURN(std::string_view raw, lex_.raw_until(close));
     auto e = parse_sym_expr(raw);
     if (!e.ok()) return error(start, "bad expression '{}': {}", raw, e.error().message());

@@ -291,7 +291,8 @@ Result<Outputs> chunk(RuleArgs& a) {
   const SymExpr& n = self->sizes[dim];
   // An empty dim gives `chunks` empty pieces (split_with_sizes), as ATen's chunk.
   if (n.constant() == 0) return pieces(*self, dim, Sizes(chunks, SymExpr(0)));
-  const SymExpr split_size = a.env().simplify(ceil_div(n, chunks));
+  // (size + chunks - 1) // chunks, spelled as ATen's chunk computes it.
+  const SymExpr split_size = a.env().simplify(floor_div(n + (chunks - 1), chunks));
   return split_even(a, *self, dim, split_size, a.output_count());
 }
 

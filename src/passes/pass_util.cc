@@ -221,6 +221,11 @@ Result<Node*> Rewriter::replace(Node* old, std::string_view target, std::vector<
                               v->name(),
                               v->is_tensor() ? v->type().to_string() : "a scalar"));
   }
+  // An op with more results than the one it replaces (group_norm → native_group_norm) leaves
+  // the others unused.
+  const bool list_return = std::any_of(op->returns.begin(), op->returns.end(),
+                                       [](const ir::ReturnSchema& r) { return r.list; });
+  if (!list_return && node->outputs().size() < outs->size()) node->outputs().resize(outs->size());
   for (Value* v : node->outputs())
     if (v != nullptr) v->set_producer(node);
   old->outputs().clear();

@@ -9,6 +9,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   std::vector<std::unique_ptr<Pass>> passes;
   // Static sizes wherever a rule proves them, before anything reads sizes.
   passes.push_back(make_refine_recorded_types());
+  // Composite ops into the primitives every backend has, before the write passes look at
+  // slices (narrow becomes one).
+  passes.push_back(make_decompose_composites());
   // Bounds next, so every later pass sees non-negative dims and constant bounds in range.
   passes.push_back(make_normalize_slice_bounds());
   passes.push_back(make_select_scatter_to_slice_scatter());

@@ -1,12 +1,11 @@
 // Shape-rearranging copies: tril/triu (zero one side of a diagonal of the last two dims), flip
 // (a copy through a view with negated strides), roll (each dim's two halves swapped; no dims
 // rolls the flattened tensor), constant_pad_nd (negative pads crop) and stack (cat of the
-// inputs along a new dim, dtypes promoted); aten.pad.default is registered here and runs
-// composite.cc's pad_all_modes. Every result is a new contiguous tensor; the copies go through
+// inputs along a new dim, dtypes promoted); aten.pad.default reaches no backend
+// (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go through
 // copy_cast_into on strided views, so inputs of any layout work.
 #include "backends/cpu/args.h"
 #include "backends/cpu/cast.h"
-#include "backends/cpu/composite.h"
 #include "backends/cpu/dispatch.h"
 #include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
@@ -199,8 +198,6 @@ std::span<const KernelEntry> shape_op_kernels() {
       entry<"aten.flip.default", flip>(),
       entry<"aten.roll.default", roll>(),
       entry<"aten.constant_pad_nd.default", constant_pad_nd>(),
-      // Every mode (constant, reflect, replicate, circular) is implemented in composite.cc.
-      entry<"aten.pad.default", pad_all_modes>(),
       entry<"aten.stack.default", stack>(),
   };
   return kEntries;
