@@ -170,8 +170,9 @@ Result<Outputs> gather(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
   SPLICE_TRY(wrap_dim(a, dim, self->rank()));
   SPLICE_ASSIGN_OR_RETURN(const TensorType* index, a.tensor("index"));
-  if (index->dtype != DType::kInt64)
-    return a.error("gather(): expected dtype int64 for index, got {}", dtype_name(index->dtype));
+  if (index->dtype != DType::kInt64 && index->dtype != DType::kInt32)
+    return a.error("gather(): expected dtype int32 or int64 for index, got {}",
+                   dtype_name(index->dtype));
   if (std::max<int64_t>(index->rank(), 1) != std::max<int64_t>(self->rank(), 1))
     return a.error("gather(): index tensor must have the same number of dimensions as input");
   return one(self->dtype, index->sizes);
@@ -296,8 +297,9 @@ Result<Outputs> scatter(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
   SPLICE_TRY(wrap_dim(a, dim, self->rank()));
   SPLICE_ASSIGN_OR_RETURN(const TensorType* index, a.tensor("index"));
-  if (index->dtype != DType::kInt64)
-    return a.error("scatter(): expected dtype int64 for index, got {}", dtype_name(index->dtype));
+  if (index->dtype != DType::kInt64 && index->dtype != DType::kInt32)
+    return a.error("scatter(): expected dtype int32 or int64 for index, got {}",
+                   dtype_name(index->dtype));
   if (a.has("src")) {
     SPLICE_ASSIGN_OR_RETURN(const TensorType* src, a.tensor("src"));
     if (src->dtype != self->dtype)
