@@ -34,9 +34,9 @@ using rules::RuleEntry;
 const std::vector<RuleEntry>& table() {
   static const std::vector<RuleEntry> entries = [] {
     std::vector<RuleEntry> v;
-    for (auto family : {rules::view_rules(), rules::factory_rules(), rules::pointwise_rules(),
-                        rules::reduce_rules(), rules::nn_rules(), rules::index_rules(),
-                        rules::scalar_rules()}) {
+    for (auto family :
+         {rules::view_rules(), rules::factory_rules(), rules::pointwise_rules(),
+          rules::reduce_rules(), rules::nn_rules(), rules::index_rules(), rules::scalar_rules()}) {
       v.insert(v.end(), family.begin(), family.end());
     }
     std::sort(v.begin(), v.end(),
@@ -61,8 +61,8 @@ bool has_shape_rule(std::string_view target) { return find_rule(target) != nullp
 Result<std::vector<OutputType>> infer_outputs(const Node& node, ShapeEnv& env) {
   const RuleEntry* rule = find_rule(node.target());
   if (rule == nullptr)
-    return make_error(ErrorKind::kInternal, "node '{}' ({}): the op has no shape rule",
-                      node.name(), node.target());
+    return make_error(ErrorKind::kInternal, "node '{}' ({}): the op has no shape rule", node.name(),
+                      node.target());
   rules::RuleArgs args(node, env);
   SPLICE_ASSIGN_OR_RETURN(std::vector<OutputType> outs, rule->fn(args));
   for (OutputType& o : outs) {

@@ -51,9 +51,9 @@ Result<Outputs> to_dtype_required(RuleArgs& a) {
 Result<Sizes> factory_sizes(RuleArgs& a, std::string_view name) {
   SPLICE_ASSIGN_OR_RETURN(Sizes sizes, a.sym_list(name));
   for (const SymExpr& s : sizes)
-    SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {s, 0}),
-                         fmt::format("negative dimension {} in size {}", s.to_string(),
-                                     sizes_string(sizes))));
+    SPLICE_TRY(a.require(
+        SymExpr::make(SymOp::kGe, {s, 0}),
+        fmt::format("negative dimension {} in size {}", s.to_string(), sizes_string(sizes))));
   return sizes;
 }
 
@@ -144,8 +144,9 @@ Result<Outputs> repeat(RuleArgs& a) {
   const size_t offset = repeats.size() - self->rank();
   Sizes out;
   for (size_t i = 0; i < repeats.size(); ++i) {
-    SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {repeats[i], 0}),
-                         fmt::format("repeats must be non-negative, got {}", sizes_string(repeats))));
+    SPLICE_TRY(
+        a.require(SymExpr::make(SymOp::kGe, {repeats[i], 0}),
+                  fmt::format("repeats must be non-negative, got {}", sizes_string(repeats))));
     out.push_back(i < offset ? repeats[i] : a.env().simplify(self->sizes[i - offset] * repeats[i]));
   }
   return one(self->dtype, std::move(out));
@@ -226,8 +227,7 @@ Result<Outputs> roll(RuleArgs& a) {
 
 // The padded sizes: pads hold (before, after) pairs starting from the last dim.
 Result<Sizes> padded_sizes(RuleArgs& a, const TensorType& self, const Sizes& pads) {
-  if (pads.size() % 2 != 0)
-    return a.error("padding length {} must be divisible by 2", pads.size());
+  if (pads.size() % 2 != 0) return a.error("padding length {} must be divisible by 2", pads.size());
   if (static_cast<int64_t>(pads.size() / 2) > self.rank())
     return a.error("padding length {} is more than two times the input dimension {}", pads.size(),
                    self.rank());
@@ -260,25 +260,27 @@ Result<Outputs> pad(RuleArgs& a) {
   const std::string mode = a.string("mode").value_or("constant");
   if (mode != "constant") {
     if (mode != "reflect" && mode != "replicate" && mode != "circular")
-      return a.error("padding mode '{}' is not supported (constant, reflect, replicate, "
-                     "circular are)",
-                     mode);
+      return a.error(
+          "padding mode '{}' is not supported (constant, reflect, replicate, "
+          "circular are)",
+          mode);
     auto value = a.number("value");
     if (!a.is_none("value") && value != 0.0)
       return a.error("padding mode \"{}\" doesn't take in value argument", mode);
     const int64_t pdims = static_cast<int64_t>(pads.size() / 2);
     const int64_t rank = self->rank();
     if (pads.size() % 2 != 0 || pdims < 1 || pdims > 3 || (rank != pdims + 1 && rank != pdims + 2))
-      return a.error("padding size {} is not supported for {}D input in mode \"{}\" (2 pads a "
-                     "2D/3D input, 4 a 3D/4D, 6 a 4D/5D)",
-                     pads.size(), rank, mode);
+      return a.error(
+          "padding size {} is not supported for {}D input in mode \"{}\" (2 pads a "
+          "2D/3D input, 4 a 3D/4D, 6 a 4D/5D)",
+          pads.size(), rank, mode);
     for (int64_t k = 0; k < pdims; ++k) {
       const SymExpr& n = self->sizes[rank - 1 - k];
       for (const SymExpr& p : {pads[2 * k], pads[2 * k + 1]}) {
-        SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {p, 0}),
-                             fmt::format("negative padding {} is only supported in constant mode",
-                                         p.to_string())));
-        SymExpr fits = mode == "reflect"  ? SymExpr::make(SymOp::kLt, {p, n})
+        SPLICE_TRY(a.require(
+            SymExpr::make(SymOp::kGe, {p, 0}),
+            fmt::format("negative padding {} is only supported in constant mode", p.to_string())));
+        SymExpr fits = mode == "reflect"    ? SymExpr::make(SymOp::kLt, {p, n})
                        : mode == "circular" ? SymExpr::make(SymOp::kLe, {p, n})
                                             : SymExpr::make(SymOp::kGt, {n, 0});
         SPLICE_TRY(a.require(fits, fmt::format("padding {} does not fit dim {} of size {} in "

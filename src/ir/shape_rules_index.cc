@@ -39,11 +39,11 @@ Result<Outputs> cat(RuleArgs& a) {
                      first->rank(), t.rank(), i);
     for (int64_t d = 0; d < t.rank(); ++d) {
       if (d == dim) continue;
-      SPLICE_TRY(a.require_equal(first->sizes[d], t.sizes[d],
-                                 fmt::format("sizes of tensors must match except in dimension "
-                                             "{}: tensor {} has {}, expected {} at dim {}",
-                                             dim, i, t.sizes[d].to_string(),
-                                             first->sizes[d].to_string(), d)));
+      SPLICE_TRY(a.require_equal(
+          first->sizes[d], t.sizes[d],
+          fmt::format("sizes of tensors must match except in dimension "
+                      "{}: tensor {} has {}, expected {} at dim {}",
+                      dim, i, t.sizes[d].to_string(), first->sizes[d].to_string(), d)));
     }
     parts.push_back(t.sizes[dim]);
   }
@@ -62,9 +62,10 @@ Result<Outputs> stack(RuleArgs& a) {
     const TensorType& t = *tensors[i];
     ops.push_back(Operand{&t, NumberKind::kInt});
     if (t.rank() != first.rank())
-      return a.error("stack expects each tensor to be equal size, but got {} at entry 0 and {} at "
-                     "entry {}",
-                     sizes_string(first.sizes), sizes_string(t.sizes), i);
+      return a.error(
+          "stack expects each tensor to be equal size, but got {} at entry 0 and {} at "
+          "entry {}",
+          sizes_string(first.sizes), sizes_string(t.sizes), i);
     for (int64_t d = 0; d < t.rank(); ++d)
       SPLICE_TRY(a.require_equal(first.sizes[d], t.sizes[d],
                                  fmt::format("stack expects each tensor to be equal size, but got "
@@ -91,11 +92,11 @@ Result<Sizes> indexed_sizes(RuleArgs& a, const TensorType& self,
       if (at + t->rank() > static_cast<size_t>(self.rank()))
         return a.error("too many indices for a tensor of dimension {}", self.rank());
       for (int64_t d = 0; d < t->rank(); ++d)
-        SPLICE_TRY(a.require_equal(t->sizes[d], self.sizes[at + d],
-                                   fmt::format("the shape of the mask {} does not match the shape "
-                                               "of the indexed tensor {} at dim {}",
-                                               sizes_string(t->sizes), sizes_string(self.sizes),
-                                               at + d)));
+        SPLICE_TRY(
+            a.require_equal(t->sizes[d], self.sizes[at + d],
+                            fmt::format("the shape of the mask {} does not match the shape "
+                                        "of the indexed tensor {} at dim {}",
+                                        sizes_string(t->sizes), sizes_string(self.sizes), at + d)));
       const SymExpr nnz = a.env().fresh_unbacked();
       for (int64_t d = 0; d < t->rank(); ++d) expanded.emplace_back(Sizes{nnz});
       continue;
@@ -181,7 +182,8 @@ Result<Outputs> gather(RuleArgs& a) {
 Result<Outputs> embedding(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* weight, a.tensor("weight"));
   SPLICE_ASSIGN_OR_RETURN(const TensorType* indices, a.tensor("indices"));
-  if (weight->rank() != 2) return a.error("embedding: weight must be 2-D, got {}-D", weight->rank());
+  if (weight->rank() != 2)
+    return a.error("embedding: weight must be 2-D, got {}-D", weight->rank());
   if (!is_integral(indices->dtype))
     return a.error("embedding: indices must be an integer tensor, got {}",
                    dtype_name(indices->dtype));
@@ -231,10 +233,9 @@ Result<Outputs> select_scatter(RuleArgs& a) {
   Sizes expected = self->sizes;
   expected.erase(expected.begin() + dim);
   if (src.tensor) {
-    const std::string what =
-        fmt::format("src has shape {} but the selected slice of self (dim {} of {}) is {}",
-                    sizes_string(src.tensor->sizes), dim, sizes_string(self->sizes),
-                    sizes_string(expected));
+    const std::string what = fmt::format(
+        "src has shape {} but the selected slice of self (dim {} of {}) is {}",
+        sizes_string(src.tensor->sizes), dim, sizes_string(self->sizes), sizes_string(expected));
     if (src.tensor->rank() != static_cast<int64_t>(expected.size())) return a.error("{}", what);
     for (size_t d = 0; d < expected.size(); ++d)
       SPLICE_TRY(a.require_equal(src.tensor->sizes[d], expected[d], what));
@@ -253,11 +254,11 @@ Result<void> require_same_dtype(RuleArgs& a, const TensorType& self, const Tenso
   if (values.dtype == self.dtype) return ok_result();
   // index_put casts a one-element value (eager does too); the other writes never cast.
   if (one_element_casts && is_one_element(values)) return ok_result();
-  return a.error("{} has dtype {} but self has dtype {}; an index write needs equal dtypes{} "
-                 "(cast the values to {} first)",
-                 what, dtype_name(values.dtype), dtype_name(self.dtype),
-                 one_element_casts ? " unless the value has one element" : "",
-                 dtype_name(self.dtype));
+  return a.error(
+      "{} has dtype {} but self has dtype {}; an index write needs equal dtypes{} "
+      "(cast the values to {} first)",
+      what, dtype_name(values.dtype), dtype_name(self.dtype),
+      one_element_casts ? " unless the value has one element" : "", dtype_name(self.dtype));
 }
 
 Result<Outputs> index_put(RuleArgs& a) {
@@ -281,11 +282,10 @@ Result<Outputs> index_copy(RuleArgs& a) {
   SPLICE_TRY(require_same_dtype(a, *self, *source, "source", false));
   Sizes expected = self->sizes;
   if (!expected.empty()) expected[dim] = numel(index->sizes);
-  const std::string what =
-      fmt::format("index_copy: source has shape {}, expected {} (self {} with dim {} the index's "
-                  "length)",
-                  sizes_string(source->sizes), sizes_string(expected), sizes_string(self->sizes),
-                  dim);
+  const std::string what = fmt::format(
+      "index_copy: source has shape {}, expected {} (self {} with dim {} the index's "
+      "length)",
+      sizes_string(source->sizes), sizes_string(expected), sizes_string(self->sizes), dim);
   if (source->rank() != self->rank()) return a.error("{}", what);
   for (int64_t d = 0; d < self->rank(); ++d)
     SPLICE_TRY(a.require_equal(source->sizes[d], a.env().simplify(expected[d]), what));

@@ -195,9 +195,10 @@ Result<Outputs> einsum(RuleArgs& a) {
     const bool has = std::find(terms[i].begin(), terms[i].end(), kEllipsis) != terms[i].end();
     const int64_t letters = static_cast<int64_t>(terms[i].size()) - (has ? 1 : 0);
     if (has ? letters > tensors[i]->rank() : letters != tensors[i]->rank())
-      return a.error("einsum(): the number of subscripts in the equation ({}) does not match the "
-                     "number of dimensions ({}) for operand {}",
-                     letters, tensors[i]->rank(), i);
+      return a.error(
+          "einsum(): the number of subscripts in the equation ({}) does not match the "
+          "number of dimensions ({}) for operand {}",
+          letters, tensors[i]->rank(), i);
     if (has) ellipsis_dims = std::max(ellipsis_dims, tensors[i]->rank() - letters);
   }
   if (ellipsis_dims > 64) return a.error("einsum(): too many ellipsis dims");
@@ -245,13 +246,15 @@ Result<Outputs> einsum(RuleArgs& a) {
     SPLICE_ASSIGN_OR_RETURN(auto rhs, parse_term(a, std::string_view(eq).substr(arrow + 2)));
     for (int id : rhs) {
       if (id == kEllipsis) {
-        for (int64_t k = 0; k < ellipsis_dims; ++k) out_ids.push_back(kLetters + static_cast<int>(k));
+        for (int64_t k = 0; k < ellipsis_dims; ++k)
+          out_ids.push_back(kLetters + static_cast<int>(k));
         continue;
       }
       if (count[id] == 0)
-        return a.error("einsum(): output subscript {} does not appear in the equation for any "
-                       "input operand",
-                       id);
+        return a.error(
+            "einsum(): output subscript {} does not appear in the equation for any "
+            "input operand",
+            id);
       if (std::find(out_ids.begin(), out_ids.end(), id) != out_ids.end())
         return a.error("einsum(): output subscript {} appears more than once in the output", id);
       out_ids.push_back(id);
@@ -294,8 +297,7 @@ Result<Outputs> softmax(RuleArgs& a) {
 // the statistics' shape (the normalised dims kept as 1).
 Result<Sizes> norm_stats_sizes(RuleArgs& a, const TensorType& input, const Sizes& normalized,
                                std::initializer_list<std::string_view> params) {
-  if (normalized.empty())
-    return a.error("expected normalized_shape to be at least 1-dimensional");
+  if (normalized.empty()) return a.error("expected normalized_shape to be at least 1-dimensional");
   const int64_t n = static_cast<int64_t>(normalized.size());
   if (input.rank() < n)
     return a.error("given normalized_shape={}, expected an input with shape [*, {}], got {}",
@@ -392,10 +394,10 @@ Result<Outputs> native_group_norm(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(SymExpr hxw, a.sym_int("HxW"));
   SPLICE_ASSIGN_OR_RETURN(int64_t groups, a.integer("group"));
   SPLICE_TRY(check_groups(a, *input, c, groups));
-  SPLICE_TRY(a.require_equal(a.env().simplify(n * c * hxw), a.env().simplify(numel(input->sizes)),
-                             fmt::format("N={} C={} HxW={} do not match an input of shape {}",
-                                         n.to_string(), c.to_string(), hxw.to_string(),
-                                         sizes_string(input->sizes))));
+  SPLICE_TRY(a.require_equal(
+      a.env().simplify(n * c * hxw), a.env().simplify(numel(input->sizes)),
+      fmt::format("N={} C={} HxW={} do not match an input of shape {}", n.to_string(),
+                  c.to_string(), hxw.to_string(), sizes_string(input->sizes))));
   const Sizes stats = {n, SymExpr(groups)};
   return Outputs{OutputType::of(*input), tensor_out(input->dtype, stats),
                  tensor_out(input->dtype, stats)};
@@ -471,8 +473,8 @@ Result<Outputs> efficient(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(bool lse, a.boolean("compute_log_sumexp"));
   const SymExpr lse_len = lse ? a.env().simplify(ceil_div(q[2], 32) * 32) : SymExpr(0);
   return Outputs{tensor_out(t.q->dtype, {q[0], q[1], q[2], t.v->sizes[3]}),
-                 tensor_out(DType::kFloat32, {q[0], q[1], lse_len}),
-                 tensor_out(DType::kInt64, {}), tensor_out(DType::kInt64, {})};
+                 tensor_out(DType::kFloat32, {q[0], q[1], lse_len}), tensor_out(DType::kInt64, {}),
+                 tensor_out(DType::kInt64, {})};
 }
 
 Result<Outputs> cudnn(RuleArgs& a) {

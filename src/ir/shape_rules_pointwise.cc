@@ -77,8 +77,8 @@ Result<Outputs> pow_rule(RuleArgs& a) {
 Result<Outputs> bitwise(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(auto ops, operands(a, {"self", "other"}));
   const DType d = result_dtype(ops, Promotion::kDefault);
-  if (is_floating(d)) return a.error("bitwise ops need integer or bool operands, got {}",
-                                     dtype_name(d));
+  if (is_floating(d))
+    return a.error("bitwise ops need integer or bool operands, got {}", dtype_name(d));
   return elementwise(a, {"self", "other"}, Promotion::kDefault);
 }
 
@@ -107,9 +107,15 @@ Result<Outputs> where(RuleArgs& a) {
   return one(result_dtype(ops, Promotion::kDefault), std::move(sizes));
 }
 
-Result<Outputs> clamp(RuleArgs& a) { return elementwise(a, {"self", "min", "max"}, Promotion::kDefault); }
-Result<Outputs> clamp_min(RuleArgs& a) { return elementwise(a, {"self", "min"}, Promotion::kDefault); }
-Result<Outputs> clamp_max(RuleArgs& a) { return elementwise(a, {"self", "max"}, Promotion::kDefault); }
+Result<Outputs> clamp(RuleArgs& a) {
+  return elementwise(a, {"self", "min", "max"}, Promotion::kDefault);
+}
+Result<Outputs> clamp_min(RuleArgs& a) {
+  return elementwise(a, {"self", "min"}, Promotion::kDefault);
+}
+Result<Outputs> clamp_max(RuleArgs& a) {
+  return elementwise(a, {"self", "max"}, Promotion::kDefault);
+}
 
 // Unary ops.
 template <Promotion kKind>

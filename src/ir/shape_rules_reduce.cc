@@ -51,9 +51,10 @@ Result<Outputs> mean(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
   auto dtype = a.dtype("dtype");
   if (!dtype && !is_floating(self->dtype))
-    return a.error("mean(): could not infer output dtype: the input must be floating point, "
-                   "got {}",
-                   dtype_name(self->dtype));
+    return a.error(
+        "mean(): could not infer output dtype: the input must be floating point, "
+        "got {}",
+        dtype_name(self->dtype));
   return one(dtype.value_or(self->dtype), std::move(sizes));
 }
 

@@ -61,7 +61,8 @@ Result<Outputs> assert_tensor_metadata(RuleArgs& a) {
     const std::string what = fmt::format("the program asserts size {} for a tensor of size {}",
                                          sizes_string(size), sizes_string(t->sizes));
     if (static_cast<int64_t>(size.size()) != t->rank()) return a.error("{}", what);
-    for (size_t d = 0; d < size.size(); ++d) SPLICE_TRY(a.require_equal(size[d], t->sizes[d], what));
+    for (size_t d = 0; d < size.size(); ++d)
+      SPLICE_TRY(a.require_equal(size[d], t->sizes[d], what));
   }
   return Outputs{};
 }
@@ -147,8 +148,7 @@ Result<Outputs> python_operator(RuleArgs& a) {
     return result(ValueKind::kSymBool, e ? E(SymExpr::make(SymOp::kNot, *e)) : E());
   if (name == "sym_max" || name == "sym_min") {
     const SymOp op = name == "sym_max" ? SymOp::kMax : SymOp::kMin;
-    return result(number,
-                  e ? E(SymExpr::make(op, *e)) : E());
+    return result(number, e ? E(SymExpr::make(op, *e)) : E());
   }
   if (name == "sym_float") return result(ValueKind::kSymFloat, E());
   if (name == "sym_int" || name == "ceil" || name == "floor")

@@ -140,7 +140,8 @@ Result<std::optional<std::vector<int64_t>>> RuleArgs::optional_int_list(
     std::string_view name) const {
   const Arg& a = arg(name);
   if (a.is_none()) return std::optional<std::vector<int64_t>>();
-  if (a.is<int64_t>()) return std::optional<std::vector<int64_t>>(std::vector<int64_t>{a.as<int64_t>()});
+  if (a.is<int64_t>())
+    return std::optional<std::vector<int64_t>>(std::vector<int64_t>{a.as<int64_t>()});
   if (!a.is<std::vector<SymIntArg>>()) return error("argument '{}' must be an int list", name);
   std::vector<int64_t> out;
   for (const SymIntArg& e : a.as<std::vector<SymIntArg>>()) {
@@ -203,8 +204,7 @@ Result<int64_t> wrap_dim(const RuleArgs& a, int64_t dim, int64_t rank, bool wrap
   int64_t r = rank;
   if (r == 0 && wrap_scalar) r = 1;
   if (r == 0 || dim < -r || dim >= r) {
-    if (r == 0)
-      return a.error("dim {} given for a 0-d tensor, which has no dims to index", dim);
+    if (r == 0) return a.error("dim {} given for a 0-d tensor, which has no dims to index", dim);
     return a.error("dim {} is out of range (expected to be in range of [{}, {}])", dim, -r, r - 1);
   }
   return dim < 0 ? dim + r : dim;
@@ -249,8 +249,8 @@ Result<Sizes> broadcast(const RuleArgs& a, const std::vector<const Sizes*>& shap
         continue;
       }
       const SymExpr ok = SymExpr::make(
-          SymOp::kOr, {SymExpr::make(SymOp::kEq, {cur, next}),
-                       SymExpr::make(SymOp::kEq, {cur, 1}), SymExpr::make(SymOp::kEq, {next, 1})});
+          SymOp::kOr, {SymExpr::make(SymOp::kEq, {cur, next}), SymExpr::make(SymOp::kEq, {cur, 1}),
+                       SymExpr::make(SymOp::kEq, {next, 1})});
       SPLICE_TRY(a.require(ok, what));
       cur = env.simplify(sym_max(cur, next));
     }
@@ -430,13 +430,13 @@ SymExpr wrap_bound(const ShapeEnv& env, const SymExpr& b, const SymExpr& size) {
 }  // namespace
 
 Result<SymExpr> slice_length(const RuleArgs& a, const SymExpr& size,
-                             const std::optional<SymExpr>& start,
-                             const std::optional<SymExpr>& end, const SymExpr& step) {
+                             const std::optional<SymExpr>& start, const std::optional<SymExpr>& end,
+                             const SymExpr& step) {
   const ShapeEnv& env = a.env();
   // Python: a missing start is 0 and a missing (or INT64_MAX) end is the size; negative bounds
   // count from the end; both clamp into [0, size] and an end before the start is empty.
-  SymExpr s = start ? env.simplify(sym_max(0, sym_min(wrap_bound(env, *start, size), size)))
-                    : SymExpr(0);
+  SymExpr s =
+      start ? env.simplify(sym_max(0, sym_min(wrap_bound(env, *start, size), size))) : SymExpr(0);
   SymExpr e = size;
   if (end && !(end->constant() && *end->constant() >= std::numeric_limits<int64_t>::max() / 2))
     e = env.simplify(sym_max(s, sym_min(sym_max(0, wrap_bound(env, *end, size)), size)));

@@ -150,7 +150,7 @@ Result<Sizes> reduce_sizes(const RuleArgs& a, const TensorType& self,
 // The length of self[start:end:step] along a dim of `size` with Python's clamping, over
 // symbolic sizes and bounds. step must be >= 1.
 Result<SymExpr> slice_length(const RuleArgs& a, const SymExpr& size,
-                             const std::optional<SymExpr>& start,
-                             const std::optional<SymExpr>& end, const SymExpr& step);
+                             const std::optional<SymExpr>& start, const std::optional<SymExpr>& end,
+                             const SymExpr& step);
 
 }  // namespace splice::ir::rules

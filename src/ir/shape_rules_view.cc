@@ -19,8 +19,8 @@ Result<Sizes> infer_size(RuleArgs& a, Sizes shape, const SymExpr& count) {
   std::vector<SymExpr> known;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i].constant() == -1) {
-      if (infer_at) return a.error("only one dimension can be inferred in shape {}",
-                                   sizes_string(shape));
+      if (infer_at)
+        return a.error("only one dimension can be inferred in shape {}", sizes_string(shape));
       infer_at = i;
       continue;
     }
@@ -30,9 +30,8 @@ Result<Sizes> infer_size(RuleArgs& a, Sizes shape, const SymExpr& count) {
   }
   ShapeEnv& env = a.env();
   const SymExpr product = env.simplify(numel(known));
-  const std::string what =
-      fmt::format("shape {} is invalid for an input of {} elements", sizes_string(shape),
-                  count.to_string());
+  const std::string what = fmt::format("shape {} is invalid for an input of {} elements",
+                                       sizes_string(shape), count.to_string());
   if (!infer_at) {
     SPLICE_TRY(a.require_equal(env.simplify(count), product, what));
     return shape;
@@ -141,9 +140,10 @@ Result<Outputs> squeeze(RuleArgs& a) {
 
 Result<Sizes> expand_sizes(RuleArgs& a, const TensorType& self, const Sizes& size) {
   if (static_cast<int64_t>(size.size()) < self.rank())
-    return a.error("the number of sizes provided ({}) must be greater or equal to the number of "
-                   "dimensions in the tensor ({})",
-                   size.size(), self.rank());
+    return a.error(
+        "the number of sizes provided ({}) must be greater or equal to the number of "
+        "dimensions in the tensor ({})",
+        size.size(), self.rank());
   const size_t offset = size.size() - self.rank();
   Sizes out;
   for (size_t i = 0; i < size.size(); ++i) {
@@ -235,9 +235,9 @@ Result<Outputs> split_with_sizes(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
   SPLICE_ASSIGN_OR_RETURN(Sizes sizes, a.sym_list("split_sizes"));
   for (const SymExpr& s : sizes)
-    SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {s, 0}),
-                         fmt::format("split_with_sizes expects non-negative sizes, got {}",
-                                     sizes_string(sizes))));
+    SPLICE_TRY(a.require(
+        SymExpr::make(SymOp::kGe, {s, 0}),
+        fmt::format("split_with_sizes expects non-negative sizes, got {}", sizes_string(sizes))));
   const SymExpr total = sizes.empty() ? SymExpr(0) : SymExpr::make(SymOp::kAdd, sizes);
   SPLICE_TRY(a.require_equal(
       a.env().simplify(total), self->sizes[dim],
@@ -261,11 +261,11 @@ Result<Outputs> split_even(RuleArgs& a, const TensorType& self, int64_t dim, con
   if (count == 0) return a.error("a split of a symbolic size needs its outputs recorded");
   const SymExpr k = static_cast<int64_t>(count);
   const SymExpr last = a.env().simplify(n - (k - 1) * split);
-  SPLICE_TRY(a.require(
-      SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {last, count == 1 ? 0 : 1}),
-                                  SymExpr::make(SymOp::kLe, {last, split})}),
-      fmt::format("a split of size {} into pieces of {} does not give {} outputs", n.to_string(),
-                  split.to_string(), count)));
+  SPLICE_TRY(
+      a.require(SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {last, count == 1 ? 0 : 1}),
+                                            SymExpr::make(SymOp::kLe, {last, split})}),
+                fmt::format("a split of size {} into pieces of {} does not give {} outputs",
+                            n.to_string(), split.to_string(), count)));
   Sizes sizes(count, split);
   sizes.back() = last;
   return pieces(self, dim, sizes);
@@ -326,8 +326,8 @@ Result<Outputs> flatten(RuleArgs& a) {
                    start, end);
   if (self->rank() == 0) return one(self->dtype, {SymExpr(1)});
   Sizes out(self->sizes.begin(), self->sizes.begin() + start);
-  out.push_back(a.env().simplify(
-      numel(Sizes(self->sizes.begin() + start, self->sizes.begin() + end + 1))));
+  out.push_back(
+      a.env().simplify(numel(Sizes(self->sizes.begin() + start, self->sizes.begin() + end + 1))));
   out.insert(out.end(), self->sizes.begin() + end + 1, self->sizes.end());
   return one(self->dtype, std::move(out));
 }
@@ -368,9 +368,10 @@ Result<Outputs> movedim(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(auto src, a.int_list("source"));
   SPLICE_ASSIGN_OR_RETURN(auto dst, a.int_list("destination"));
   if (src.size() != dst.size())
-    return a.error("movedim: source ({} dims) and destination ({} dims) must have the same "
-                   "number of dims",
-                   src.size(), dst.size());
+    return a.error(
+        "movedim: source ({} dims) and destination ({} dims) must have the same "
+        "number of dims",
+        src.size(), dst.size());
   const int64_t rank = self->rank();
   if (rank == 0) {
     for (size_t i = 0; i < src.size(); ++i) {
@@ -410,8 +411,8 @@ Result<Outputs> diagonal(RuleArgs& a) {
   if (d1 == d2) return a.error("diagonal dimensions cannot be identical {}, {}", d1, d2);
   const SymExpr& s1 = self->sizes[d1];
   const SymExpr& s2 = self->sizes[d2];
-  const SymExpr len = offset >= 0 ? sym_max(0, sym_min(s1, s2 - offset))
-                                  : sym_max(0, sym_min(s1 + offset, s2));
+  const SymExpr len =
+      offset >= 0 ? sym_max(0, sym_min(s1, s2 - offset)) : sym_max(0, sym_min(s1 + offset, s2));
   Sizes out;
   for (int64_t d = 0; d < self->rank(); ++d)
     if (d != d1 && d != d2) out.push_back(self->sizes[d]);
@@ -427,9 +428,9 @@ Result<Outputs> narrow(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(SymExpr start, a.sym_int("start"));
   SPLICE_ASSIGN_OR_RETURN(SymExpr length, a.sym_int("length"));
   const SymExpr& n = self->sizes[dim];
-  SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {length, 0}),
-                       fmt::format("narrow(): length must be non-negative, got {}",
-                                   length.to_string())));
+  SPLICE_TRY(
+      a.require(SymExpr::make(SymOp::kGe, {length, 0}),
+                fmt::format("narrow(): length must be non-negative, got {}", length.to_string())));
   SPLICE_TRY(a.require(SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {start, -n}),
                                                    SymExpr::make(SymOp::kLe, {start, n})}),
                        fmt::format("narrow(): start {} is out of range for dim {} of size {}",

@@ -101,8 +101,8 @@ Range range_of(const SymExpr& e, const SymRanges& ranges) {
       Range r = point(1);
       for (const SymExpr& o : ops) {
         Range x = range_of(o, ranges);
-        r = from_corners({mul_sat(r.lo, x.lo), mul_sat(r.lo, x.hi), mul_sat(r.hi, x.lo),
-                          mul_sat(r.hi, x.hi)});
+        r = from_corners(
+            {mul_sat(r.lo, x.lo), mul_sat(r.lo, x.hi), mul_sat(r.hi, x.lo), mul_sat(r.hi, x.hi)});
       }
       return r;
     }

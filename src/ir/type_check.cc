@@ -60,9 +60,9 @@ Result<void> TypeChecker::check_equal(const SymExpr& recorded, SymExpr inferred,
 }
 
 Result<void> TypeChecker::compare(const Node& node, const Value& v, const OutputType& rule) {
-  const std::string message = fmt::format("{}: output '{}' is recorded as {}, but the op gives {}",
-                                          label(node), v.name(), describe_value(v),
-                                          describe_rule(rule));
+  const std::string message =
+      fmt::format("{}: output '{}' is recorded as {}, but the op gives {}", label(node), v.name(),
+                  describe_value(v), describe_rule(rule));
   if (v.kind() != rule.kind) return Error(ErrorKind::kBadArchive, message);
   if (!v.is_tensor()) {
     if (!v.expr() || !rule.expr) return ok_result();
@@ -90,7 +90,8 @@ Result<void> TypeChecker::check(const Node& node) {
     const Value* v = outputs[i];
     if (v == nullptr) continue;
     if (i >= inferred->size())
-      return make_error(ErrorKind::kBadArchive, "{}: output '{}' is recorded, but the op gives {} "
+      return make_error(ErrorKind::kBadArchive,
+                        "{}: output '{}' is recorded, but the op gives {} "
                         "outputs",
                         label(node), v->name(), inferred->size());
     const OutputType& rule = (*inferred)[i];

@@ -56,8 +56,8 @@ Result<Size> SizeBuilder::binary(std::string_view target, const Size& a, const S
                                  SymExpr folded) {
   if (auto c = folded.constant()) return constant(*c);
   const std::string base(target.substr(target.find('.') + 1));  // "add", "mul"
-  SPLICE_ASSIGN_OR_RETURN(Value * v, rw_.insert_value(before_, target, {to_arg(a), to_arg(b)},
-                                                      {}, base));
+  SPLICE_ASSIGN_OR_RETURN(Value * v,
+                          rw_.insert_value(before_, target, {to_arg(a), to_arg(b)}, {}, base));
   return Size{v->expr().value_or(folded), ir::SymIntArg{v}};
 }
 
@@ -96,12 +96,12 @@ Result<Size> SizeBuilder::wrap(const Size& a, const Size& b) {
   if (env.decide(SymExpr::make(SymOp::kGe, {a.expr, 0})) == true) return a;
   if (env.decide(SymExpr::make(SymOp::kLt, {a.expr, 0})) == true) return add(a, b);
   // Unknown sign (a SymInt from .item()): a + b*(a < 0), a bool times an int being an int.
-  SPLICE_ASSIGN_OR_RETURN(Value * negative,
-                          rw_.insert_value(before_, "_operator.lt", {to_arg(a), Arg{int64_t{0}}},
-                                           {}, "lt"));
-  SPLICE_ASSIGN_OR_RETURN(Size shift,
-                          binary("_operator.mul", Size{*negative->expr(), ir::SymIntArg{negative}},
-                                 b, b.expr * *negative->expr()));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * negative,
+      rw_.insert_value(before_, "_operator.lt", {to_arg(a), Arg{int64_t{0}}}, {}, "lt"));
+  SPLICE_ASSIGN_OR_RETURN(
+      Size shift, binary("_operator.mul", Size{*negative->expr(), ir::SymIntArg{negative}}, b,
+                         b.expr * *negative->expr()));
   return add(a, shift);
 }
 
@@ -124,11 +124,10 @@ Result<void> replace_outputs(Rewriter& rw, Node* node, const std::vector<Value*>
       for (int64_t d = 0; same && d < old->type().rank(); ++d)
         same = rw.env().provably_equal(now->type().sizes[d], old->type().sizes[d]);
     }
-    SPLICE_CHECK_OR_RETURN(same, ErrorKind::kInternal,
-                           "{}: its decomposition gives {} for output '{}' of type {}",
-                           node_label(*node), now && now->is_tensor() ? now->type().to_string()
-                                                                      : "no tensor",
-                           old->name(), old->is_tensor() ? old->type().to_string() : "scalar");
+    SPLICE_CHECK_OR_RETURN(
+        same, ErrorKind::kInternal, "{}: its decomposition gives {} for output '{}' of type {}",
+        node_label(*node), now && now->is_tensor() ? now->type().to_string() : "no tensor",
+        old->name(), old->is_tensor() ? old->type().to_string() : "scalar");
   }
   for (size_t i = 0; i < outs.size(); ++i) {
     Value* old = outs[i];
@@ -192,7 +191,9 @@ class DecomposeComposites final : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> make_decompose_composites() { return std::make_unique<DecomposeComposites>(); }
+std::unique_ptr<Pass> make_decompose_composites() {
+  return std::make_unique<DecomposeComposites>();
+}
 
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;

@@ -102,8 +102,8 @@ class Einsum {
       for (int id : ids) ++count[id];
       Value* v = tensors[i];
       if (v->type().dtype != dtype) {
-        SPLICE_ASSIGN_OR_RETURN(v, insert("aten._to_copy.default", {Arg{v}},
-                                          {{"dtype", Arg{dtype}}}));
+        SPLICE_ASSIGN_OR_RETURN(v,
+                                insert("aten._to_copy.default", {Arg{v}}, {{"dtype", Arg{dtype}}}));
       }
       SPLICE_ASSIGN_OR_RETURN(Term t, diagonals(Term{v, ids}));
       ops.push_back(std::move(t));
@@ -124,7 +124,8 @@ class Einsum {
           out_ids.push_back(id);
           continue;
         }
-        for (int64_t k = 0; k < ellipsis_dims; ++k) out_ids.push_back(kLetters + static_cast<int>(k));
+        for (int64_t k = 0; k < ellipsis_dims; ++k)
+          out_ids.push_back(kLetters + static_cast<int>(k));
       }
     } else {
       for (int64_t k = 0; k < ellipsis_dims; ++k) out_ids.push_back(kLetters + static_cast<int>(k));
@@ -137,9 +138,8 @@ class Einsum {
       for (size_t j = i + 1; j < ops.size(); ++j)
         keep.insert(keep.end(), ops[j].ids.begin(), ops[j].ids.end());
       const Term& b = ops[i];
-      SPLICE_ASSIGN_OR_RETURN(acc, sum_out(acc, [&](int id) {
-                                return !contains(keep, id) && !contains(b.ids, id);
-                              }));
+      SPLICE_ASSIGN_OR_RETURN(
+          acc, sum_out(acc, [&](int id) { return !contains(keep, id) && !contains(b.ids, id); }));
       SPLICE_ASSIGN_OR_RETURN(Term tb, sum_out(b, [&](int id) {
                                 return !contains(keep, id) && !contains(acc.ids, id);
                               }));
@@ -165,9 +165,9 @@ class Einsum {
         for (size_t q = p + 1; q < t.ids.size() && !again; ++q) {
           if (t.ids[p] != t.ids[q]) continue;
           const int id = t.ids[p];
-          SPLICE_ASSIGN_OR_RETURN(t.v, insert("aten.diagonal.default",
-                                              {Arg{t.v}, Arg{int64_t{0}}, Arg{int64_t(p)},
-                                               Arg{int64_t(q)}}));
+          SPLICE_ASSIGN_OR_RETURN(
+              t.v, insert("aten.diagonal.default",
+                          {Arg{t.v}, Arg{int64_t{0}}, Arg{int64_t(p)}, Arg{int64_t(q)}}));
           t.ids.erase(t.ids.begin() + q);
           t.ids.erase(t.ids.begin() + p);
           t.ids.push_back(id);
@@ -191,8 +191,7 @@ class Einsum {
       }
     }
     if (dims.empty()) return t;
-    SPLICE_ASSIGN_OR_RETURN(t.v, insert("aten.sum.dim_IntList",
-                                        {Arg{t.v}, Arg{dims}, Arg{false}},
+    SPLICE_ASSIGN_OR_RETURN(t.v, insert("aten.sum.dim_IntList", {Arg{t.v}, Arg{dims}, Arg{false}},
                                         {{"dtype", Arg{t.v->type().dtype}}}));
     t.ids = std::move(kept);
     return t;
@@ -258,10 +257,10 @@ class Einsum {
     SPLICE_ASSIGN_OR_RETURN(Size m, product(a_own));
     SPLICE_ASSIGN_OR_RETURN(Size k, product(summed));
     SPLICE_ASSIGN_OR_RETURN(Size n, product(b_own));
-    SPLICE_ASSIGN_OR_RETURN(Value * a3, insert("aten.reshape.default",
-                                               {Arg{ta}, Arg{to_list({nb, m, k})}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * b3, insert("aten.reshape.default",
-                                               {Arg{tb}, Arg{to_list({nb, k, n})}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * a3,
+                            insert("aten.reshape.default", {Arg{ta}, Arg{to_list({nb, m, k})}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * b3,
+                            insert("aten.reshape.default", {Arg{tb}, Arg{to_list({nb, k, n})}}));
     SPLICE_ASSIGN_OR_RETURN(Value * c, insert("aten.bmm.default", {Arg{a3}, Arg{b3}}));
     std::vector<int> ids = batch;
     ids.insert(ids.end(), a_own.begin(), a_own.end());
@@ -311,9 +310,9 @@ Result<bool> baddbmm(Rewriter& rw, Node* node) {
       SPLICE_ASSIGN_OR_RETURN(scaled, rw.insert_value(node, "aten.mul.Tensor", {Arg{self}, beta},
                                                       {}, part_name(*node, "aten.mul.Tensor")));
     }
-    SPLICE_ASSIGN_OR_RETURN(result, rw.insert_value(node, "aten.add.Tensor",
-                                                    {Arg{scaled}, Arg{result}}, {},
-                                                    part_name(*node, "aten.add.Tensor")));
+    SPLICE_ASSIGN_OR_RETURN(result,
+                            rw.insert_value(node, "aten.add.Tensor", {Arg{scaled}, Arg{result}}, {},
+                                            part_name(*node, "aten.add.Tensor")));
   }
   SPLICE_TRY(replace_outputs(rw, node, {result}));
   return true;
@@ -323,10 +322,9 @@ Result<bool> outer(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   Value* vec2 = tensor_arg(*node, "vec2");
   if (self == nullptr || vec2 == nullptr) return false;
-  SPLICE_ASSIGN_OR_RETURN(Value * column,
-                          rw.insert_value(node, "aten.unsqueeze.default",
-                                          {Arg{self}, Arg{int64_t{1}}}, {},
-                                          part_name(*node, "aten.unsqueeze.default")));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * column, rw.insert_value(node, "aten.unsqueeze.default", {Arg{self}, Arg{int64_t{1}}},
+                                      {}, part_name(*node, "aten.unsqueeze.default")));
   SPLICE_TRY(rw.replace(node, "aten.mul.Tensor", {Arg{column}, Arg{vec2}}));
   return true;
 }
@@ -344,8 +342,7 @@ Result<bool> vector_norm(Rewriter& rw, Node* node) {
   const Arg& dim = node->arg("dim");
   const Arg& keepdim = node->arg("keepdim");
   const DType result = node->output() ? node->output()->type().dtype : self->type().dtype;
-  auto insert = [&](std::string_view target, std::vector<Arg> args,
-                    const NamedArgs& named = {}) {
+  auto insert = [&](std::string_view target, std::vector<Arg> args, const NamedArgs& named = {}) {
     return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
   };
   auto to_dtype = [&](Value* v, DType d) -> Result<Value*> {
@@ -367,9 +364,8 @@ Result<bool> vector_norm(Rewriter& rw, Node* node) {
     SPLICE_ASSIGN_OR_RETURN(out, to_dtype(out, result));
   } else {
     // In the computation dtype (float32 for half types), as torch/_refs.linalg.vector_norm.
-    const DType compute = result == DType::kFloat16 || result == DType::kBFloat16
-                              ? DType::kFloat32
-                              : result;
+    const DType compute =
+        result == DType::kFloat16 || result == DType::kBFloat16 ? DType::kFloat32 : result;
     SPLICE_ASSIGN_OR_RETURN(x, to_dtype(x, compute));
     const bool even = std::fmod(*ord, 2.0) == 0.0;
     if (!even) {
@@ -414,13 +410,13 @@ Result<bool> std_mean(Rewriter& rw, Node* node) {
   } else {
     correction = node->arg("correction");
   }
-  SPLICE_ASSIGN_OR_RETURN(
-      Node * vm, rw.insert(node, "aten.var_mean.correction", {Arg{self}, node->arg("dim")},
-                           {{"correction", correction}, {"keepdim", node->arg("keepdim")}},
-                           part_name(*node, "aten.var_mean.correction")));
-  SPLICE_ASSIGN_OR_RETURN(Value * sd, rw.insert_value(node, "aten.sqrt.default",
-                                                      {Arg{vm->output(0)}}, {},
-                                                      part_name(*node, "aten.sqrt.default")));
+  SPLICE_ASSIGN_OR_RETURN(Node * vm,
+                          rw.insert(node, "aten.var_mean.correction", {Arg{self}, node->arg("dim")},
+                                    {{"correction", correction}, {"keepdim", node->arg("keepdim")}},
+                                    part_name(*node, "aten.var_mean.correction")));
+  SPLICE_ASSIGN_OR_RETURN(Value * sd,
+                          rw.insert_value(node, "aten.sqrt.default", {Arg{vm->output(0)}}, {},
+                                          part_name(*node, "aten.sqrt.default")));
   SPLICE_TRY(replace_outputs(rw, node, {sd, vm->output(1)}));
   return true;
 }
@@ -434,8 +430,7 @@ Result<bool> group_norm(Rewriter& rw, Node* node) {
   SPLICE_ASSIGN_OR_RETURN(Size hxw, sizes.product(std::vector<Size>(dims.begin() + 2, dims.end())));
   SPLICE_TRY(rw.replace(node, "aten.native_group_norm.default",
                         {Arg{input}, node->arg("weight"), node->arg("bias"), to_arg(dims[0]),
-                         to_arg(dims[1]), to_arg(hxw), node->arg("num_groups"),
-                         node->arg("eps")}));
+                         to_arg(dims[1]), to_arg(hxw), node->arg("num_groups"), node->arg("eps")}));
   return true;
 }
 

@@ -33,9 +33,8 @@ Size size_arg(Rewriter& rw, const Arg& a) {
 std::vector<Size> size_list(Rewriter& rw, const Arg& a) {
   std::vector<Size> out;
   for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>())
-    out.push_back(std::holds_alternative<int64_t>(e)
-                      ? SizeBuilder::constant(std::get<int64_t>(e))
-                      : size_arg(rw, Arg{std::get<Value*>(e)}));
+    out.push_back(std::holds_alternative<int64_t>(e) ? SizeBuilder::constant(std::get<int64_t>(e))
+                                                     : size_arg(rw, Arg{std::get<Value*>(e)}));
   return out;
 }
 
@@ -57,8 +56,8 @@ Result<bool> to(Rewriter& rw, Node* node) {
   } else if (node->arg("dtype").is<DType>()) {
     dtype = node->arg("dtype").as<DType>();
   }
-  const bool copy = node->op().find_arg("copy") && node->arg("copy").is<bool>() &&
-                    node->arg("copy").as<bool>();
+  const bool copy =
+      node->op().find_arg("copy") && node->arg("copy").is<bool>() && node->arg("copy").as<bool>();
   if (dtype == self->type().dtype && !copy) return alias(rw, node, self);
   SPLICE_TRY(rw.replace(node, "aten._to_copy.default", {Arg{self}}, {{"dtype", Arg{dtype}}}));
   return true;
@@ -107,14 +106,14 @@ Result<bool> narrow(Rewriter& rw, Node* node) {
   }
   // A start whose sign only the run tells (.item()): slice's own wrapping of a negative bound
   // would apply twice, so the rows are picked by index instead.
-  SPLICE_ASSIGN_OR_RETURN(Value * index,
-                          rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
-                                          {{"dtype", Arg{DType::kInt64}}},
-                                          part_name(*node, "aten.arange.start")));
-  SPLICE_ASSIGN_OR_RETURN(Value * rows,
-                          rw.insert_value(node, "aten.index_select.default",
-                                          {Arg{self}, Arg{dim}, Arg{index}}, {},
-                                          part_name(*node, "aten.index_select.default")));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * index,
+      rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
+                      {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * rows,
+      rw.insert_value(node, "aten.index_select.default", {Arg{self}, Arg{dim}, Arg{index}}, {},
+                      part_name(*node, "aten.index_select.default")));
   SPLICE_TRY(replace_outputs(rw, node, {rows}));
   return true;
 }
@@ -129,9 +128,9 @@ Result<bool> chunk(Rewriter& rw, Node* node) {
   SizeBuilder sizes(rw, node);
   SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, dim));
   if (n.expr.constant() == 0) {
-    SPLICE_TRY(rw.replace(node, "aten.split_with_sizes.default",
-                          {Arg{self}, Arg{std::vector<ir::SymIntArg>(chunks, int64_t{0})},
-                           Arg{dim}}));
+    SPLICE_TRY(
+        rw.replace(node, "aten.split_with_sizes.default",
+                   {Arg{self}, Arg{std::vector<ir::SymIntArg>(chunks, int64_t{0})}, Arg{dim}}));
     return true;
   }
   SPLICE_ASSIGN_OR_RETURN(Size padded, sizes.add(n, SizeBuilder::constant(chunks - 1)));
@@ -195,7 +194,8 @@ Result<bool> as_other(Rewriter& rw, Node* node) {
 std::vector<int64_t> ints_of(const Arg& a) {
   if (a.is<int64_t>()) return {a.as<int64_t>()};
   std::vector<int64_t> out;
-  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>()) out.push_back(std::get<int64_t>(e));
+  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>())
+    out.push_back(std::get<int64_t>(e));
   return out;
 }
 
@@ -230,9 +230,9 @@ Result<bool> swapaxes(Rewriter& rw, Node* node) {
   Value* self = arg_value(*node, "self");
   if (self == nullptr) return false;
   const bool axes = node->op().find_arg("axis0").has_value();
-  SPLICE_TRY(rw.replace(node, "aten.transpose.int",
-                        {Arg{self}, node->arg(axes ? "axis0" : "dim0"),
-                         node->arg(axes ? "axis1" : "dim1")}));
+  SPLICE_TRY(rw.replace(
+      node, "aten.transpose.int",
+      {Arg{self}, node->arg(axes ? "axis0" : "dim0"), node->arg(axes ? "axis1" : "dim1")}));
   return true;
 }
 
@@ -246,8 +246,9 @@ Result<bool> pad(Rewriter& rw, Node* node) {
   const std::string mode = mode_arg.is<std::string>() ? mode_arg.as<std::string>() : "constant";
   if (mode == "constant") {
     const Arg& value = node->arg("value");
-    SPLICE_TRY(rw.replace(node, "aten.constant_pad_nd.default",
-                          {Arg{self}, node->arg("pad"), value.is_none() ? Arg{int64_t{0}} : value}));
+    SPLICE_TRY(
+        rw.replace(node, "aten.constant_pad_nd.default",
+                   {Arg{self}, node->arg("pad"), value.is_none() ? Arg{int64_t{0}} : value}));
     return true;
   }
   const std::vector<Size> pads = size_list(rw, node->arg("pad"));
@@ -263,27 +264,30 @@ Result<bool> pad(Rewriter& rw, Node* node) {
     SPLICE_ASSIGN_OR_RETURN(Size start, sizes.sub(SizeBuilder::constant(0), l));
     SPLICE_ASSIGN_OR_RETURN(Size end, sizes.add(n, r));
     SPLICE_ASSIGN_OR_RETURN(Size last, sizes.sub(n, SizeBuilder::constant(1)));
-    SPLICE_ASSIGN_OR_RETURN(Value * index,
-                            rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
-                                            {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * index,
+        rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
+                        {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
     if (mode == "reflect") {
       for (int twice = 0; twice < 2; ++twice) {
         SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.abs.default", {Arg{index}}, {},
                                                        part_name(*node, "aten.arange.start")));
-        SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.rsub.Scalar",
-                                                       {Arg{index}, to_arg(last)}, {},
-                                                       part_name(*node, "aten.arange.start")));
+        SPLICE_ASSIGN_OR_RETURN(
+            index, rw.insert_value(node, "aten.rsub.Scalar", {Arg{index}, to_arg(last)}, {},
+                                   part_name(*node, "aten.arange.start")));
       }
     } else if (mode == "replicate") {
       SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.clamp.default",
                                                      {Arg{index}, Arg{int64_t{0}}, to_arg(last)},
                                                      {}, part_name(*node, "aten.arange.start")));
     } else {
-      SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.remainder.Scalar",
-                                                     {Arg{index}, to_arg(n)}, {}, part_name(*node, "aten.arange.start")));
+      SPLICE_ASSIGN_OR_RETURN(
+          index, rw.insert_value(node, "aten.remainder.Scalar", {Arg{index}, to_arg(n)}, {},
+                                 part_name(*node, "aten.arange.start")));
     }
-    SPLICE_ASSIGN_OR_RETURN(cur, rw.insert_value(node, "aten.index_select.default",
-                                                 {Arg{cur}, Arg{d}, Arg{index}}, {}, part_name(*node, "aten.index_select.default")));
+    SPLICE_ASSIGN_OR_RETURN(
+        cur, rw.insert_value(node, "aten.index_select.default", {Arg{cur}, Arg{d}, Arg{index}}, {},
+                             part_name(*node, "aten.index_select.default")));
   }
   if (cur == self) return alias(rw, node, self);
   SPLICE_TRY(replace_outputs(rw, node, {cur}));

@@ -63,14 +63,14 @@ Result<bool> fold(Rewriter& rw, Node* copy) {
   // Convert before broadcasting: the conversion then touches src's elements only.
   if (src->type().dtype != dst->type().dtype) {
     SPLICE_ASSIGN_OR_RETURN(
-        value, rw.insert_value(copy, "aten._to_copy.default", {Arg{src}},
-                               {{"dtype", Arg{dst->type().dtype}}},
-                               fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype))));
+        value, rw.insert_value(
+                   copy, "aten._to_copy.default", {Arg{src}}, {{"dtype", Arg{dst->type().dtype}}},
+                   fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype))));
   }
   if (!sizes->empty()) {
-    SPLICE_ASSIGN_OR_RETURN(value, rw.insert_value(copy, "aten.expand.default",
-                                                   {Arg{value}, Arg{*sizes}}, {},
-                                                   value->name() + "_expand"));
+    SPLICE_ASSIGN_OR_RETURN(
+        value, rw.insert_value(copy, "aten.expand.default", {Arg{value}, Arg{*sizes}}, {},
+                               value->name() + "_expand"));
   }
   // The copy's result was dst's type; what replaces it must be too.
   SPLICE_CHECK_OR_RETURN(value->type() == out->type(), ErrorKind::kInternal,

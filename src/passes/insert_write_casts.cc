@@ -20,10 +20,10 @@ Result<bool> insert_cast(Rewriter& rw, Node* node) {
   if (self == nullptr || src == nullptr) return false;
   const DType dtype = self->type().dtype;
   if (src->type().dtype == dtype) return false;
-  SPLICE_ASSIGN_OR_RETURN(Value * cast,
-                          rw.insert_value(node, "aten._to_copy.default", {Arg{src}},
-                                          {{"dtype", Arg{dtype}}},
-                                          fmt::format("{}_to_{}", src->name(), dtype_name(dtype))));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * cast,
+      rw.insert_value(node, "aten._to_copy.default", {Arg{src}}, {{"dtype", Arg{dtype}}},
+                      fmt::format("{}_to_{}", src->name(), dtype_name(dtype))));
   node->args()[node->arg_index("src")] = Arg{cast};
   return true;
 }

@@ -160,7 +160,8 @@ Result<Node*> Rewriter::insert(const Node* before, std::string_view target,
   auto outs = infer(*node);
   if (!outs.ok()) {
     g.erase_node(node);
-    return Error(ErrorKind::kInternal, "a rewrite built an invalid node: " + outs.error().message());
+    return Error(ErrorKind::kInternal,
+                 "a rewrite built an invalid node: " + outs.error().message());
   }
   for (size_t i = 0; i < outs->size(); ++i) {
     const ir::OutputType& o = (*outs)[i];
@@ -183,8 +184,8 @@ Result<Node*> Rewriter::insert(const Node* before, std::string_view target,
 Result<Value*> Rewriter::insert_value(const Node* before, std::string_view target,
                                       std::vector<Arg> positional, const NamedArgs& named,
                                       const std::string& base_name) {
-  SPLICE_ASSIGN_OR_RETURN(Node * node, insert(before, target, std::move(positional), named,
-                                              base_name));
+  SPLICE_ASSIGN_OR_RETURN(Node * node,
+                          insert(before, target, std::move(positional), named, base_name));
   SPLICE_ASSERT(!node->outputs().empty() && node->output(0) != nullptr);
   return node->output(0);
 }
@@ -218,8 +219,7 @@ Result<Node*> Rewriter::replace(Node* old, std::string_view target, std::vector<
     if (!same)
       return fail(fmt::format("the new op gives {} where '{}' is {}",
                               o.kind == ir::ValueKind::kTensor ? o.tensor.to_string() : "a scalar",
-                              v->name(),
-                              v->is_tensor() ? v->type().to_string() : "a scalar"));
+                              v->name(), v->is_tensor() ? v->type().to_string() : "a scalar"));
   }
   // An op with more results than the one it replaces (group_norm → native_group_norm) leaves
   // the others unused.

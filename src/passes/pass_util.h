@@ -91,8 +91,8 @@ class Rewriter {
   // Replaces `old` by a `target` node at the same place that produces the same output values
   // (so uses, graph outputs and the signature stay as they are) and erases `old`. The new op's
   // rule must give those values' types (kInternal otherwise). Returns the new node.
-  Result<ir::Node*> replace(ir::Node* old, std::string_view target,
-                            std::vector<ir::Arg> positional, const NamedArgs& named = {});
+  Result<ir::Node*> replace(ir::Node* old, std::string_view target, std::vector<ir::Arg> positional,
+                            const NamedArgs& named = {});
 
   // The rule's outputs for `node` as it stands (its arguments may have been edited).
   Result<std::vector<ir::OutputType>> infer(const ir::Node& node);

@@ -35,10 +35,9 @@ Result<bool> rewrite(Rewriter& rw, Node* node) {
   if (!size || !index) return false;
   std::optional<int64_t> start = normalized_index(*index, *size);
   if (!start) return false;
-  SPLICE_ASSIGN_OR_RETURN(
-      ir::Value * src_slice,
-      rw.insert_value(node, "aten.unsqueeze.default", {Arg{src}, Arg{*dim}}, {},
-                      src->name() + "_unsqueeze"));
+  SPLICE_ASSIGN_OR_RETURN(ir::Value * src_slice,
+                          rw.insert_value(node, "aten.unsqueeze.default", {Arg{src}, Arg{*dim}}, {},
+                                          src->name() + "_unsqueeze"));
   SPLICE_TRY(rw.replace(
       node, "aten.slice_scatter.default",
       {Arg{self}, Arg{src_slice}, Arg{*dim}, Arg{*start}, Arg{*start + 1}, Arg{int64_t{1}}}));

@@ -146,9 +146,9 @@ Result<bool> rewrite(Rewriter& rw, Node* where) {
   if (!expand_sizes) return false;
 
   if (!expand_sizes->empty()) {
-    SPLICE_ASSIGN_OR_RETURN(src, rw.insert_value(where, "aten.expand.default",
-                                                 {Arg{src}, Arg{*expand_sizes}}, {},
-                                                 src->name() + "_expand"));
+    SPLICE_ASSIGN_OR_RETURN(
+        src, rw.insert_value(where, "aten.expand.default", {Arg{src}, Arg{*expand_sizes}}, {},
+                             src->name() + "_expand"));
   }
   SPLICE_TRY(rw.replace(
       where, "aten.slice_scatter.default",

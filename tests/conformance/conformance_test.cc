@@ -264,7 +264,8 @@ TEST(ShapeRules, EveryRecordedCaseAgreesWithTheRules) {
     auto checks = ir::check_types(*recorded);
     ASSERT_TRUE(checks.ok()) << checks.error().message();
     std::string left;
-    for (const ir::ShapeCheck& c : *checks) left += "\n  " + c.condition.to_string() + ": " + c.message;
+    for (const ir::ShapeCheck& c : *checks)
+      left += "\n  " + c.condition.to_string() + ": " + c.message;
     EXPECT_TRUE(left.empty()) << "recorded sizes the rules could not prove:" << left;
     std::string name = e.path().filename().string();
     forms.insert(name.substr(name.find('.') + 1));

@@ -2,8 +2,8 @@
 // (a copy through a view with negated strides), roll (each dim's two halves swapped; no dims
 // rolls the flattened tensor), constant_pad_nd (negative pads crop) and stack (cat of the
 // inputs along a new dim, dtypes promoted); aten.pad.default reaches no backend
-// (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go through
-// copy_cast_into on strided views, so inputs of any layout work.
+// (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go
+// through copy_cast_into on strided views, so inputs of any layout work.
 #include "backends/cpu/args.h"
 #include "backends/cpu/cast.h"
 #include "backends/cpu/dispatch.h"

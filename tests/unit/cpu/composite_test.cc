@@ -41,8 +41,8 @@ TEST(CompositeMath, NativeGroupNorm) {
   Tensor g = iota(DType::kFloat32, {1, 4, 2});
   Tensor w = make(DType::kFloat32, {4}, {1, 2, 1, 1});
   Tensor b = make(DType::kFloat32, {4}, {0, 0, 1, 0});
-  auto native = call("aten.native_group_norm.default",
-                     {g, w, b, i64(1), i64(4), i64(2), i64(2), f64(1e-5)});
+  auto native =
+      call("aten.native_group_norm.default", {g, w, b, i64(1), i64(4), i64(2), i64(2), f64(1e-5)});
   ASSERT_TRUE(native.ok()) << native.error().message();
   ASSERT_EQ(native->size(), 3u);
   expect_near(values((*native)[0]), {-1.3416355, -0.4472119, 0.8944235, 2.6832707, -0.3416355,

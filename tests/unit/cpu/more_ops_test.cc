@@ -1,7 +1,8 @@
 // Kernels the keep form records as written: softmax/log_softmax.int, layer_norm/rms_norm front
 // doors, std/var/prod, min/argmin/max/min, fmod, bitwise and logical xor, masked_fill,
-// clamp_min/max, float math and activations, sign/isnan/isinf, tril/triu/flip/roll/constant_pad_nd/stack,
-// new_* factories and repeat_interleave.self_Tensor. Expected values are PyTorch 2.11's.
+// clamp_min/max, float math and activations, sign/isnan/isinf,
+// tril/triu/flip/roll/constant_pad_nd/stack, new_* factories and repeat_interleave.self_Tensor.
+// Expected values are PyTorch 2.11's.
 #include <gtest/gtest.h>
 
 #include <cmath>

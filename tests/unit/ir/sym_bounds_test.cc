@@ -13,8 +13,8 @@ SymExpr parse(std::string_view text) {
   return e.ok() ? *e : SymExpr(0);
 }
 
-const SymRanges kRanges = {{"s0", SymRange{2, 64}}, {"s1", SymRange{2, std::nullopt}},
-                           {"u0", SymRange{0, 7}}};
+const SymRanges kRanges = {
+    {"s0", SymRange{2, 64}}, {"s1", SymRange{2, std::nullopt}}, {"u0", SymRange{0, 7}}};
 
 TEST(SymBounds, Intervals) {
   auto b = sym_bounds(parse("s0 - 1"), kRanges);

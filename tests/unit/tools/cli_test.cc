@@ -117,9 +117,9 @@ TEST(CorruptArchiveList, EveryFixtureHasOneExpectation) {
 // The source archives the fixtures derive from load, so each fixture's failure comes from its
 // corruption.
 TEST(CorruptArchiveList, SourcesAreValid) {
-  for (const char* c : {"slice_scatter_basic.default", "slice_scatter_basic.keep",
-                        "select_scatter_last.keep", "kv_cache_index_copy.default",
-                        "add_broadcast_dynamic.default"}) {
+  for (const char* c :
+       {"slice_scatter_basic.default", "slice_scatter_basic.keep", "select_scatter_last.keep",
+        "kv_cache_index_copy.default", "add_broadcast_dynamic.default"}) {
     Outcome o = run_splice({"inspect", kCasesDir + "/" + c + "/model.pt2", "--no-graph"});
     EXPECT_EQ(o.exit_code, 0) << c << ": " << describe(o);
   }
@@ -166,19 +166,21 @@ TEST_F(Issue12Reproduction, ShapeChecksRunWhenTheSymbolsAreBound) {
       run_program(kSpliceBinary, {"compile", archive, "-o", engine}, std::chrono::seconds(20), env);
   ASSERT_EQ(compile.exit_code, 0) << describe(compile);
   for (const std::string& model : {archive, engine}) {
-    Outcome bad = run_program(
-        kSpliceBinary,
-        {"run", model, "--inputs", kCasesDir + "/add_broadcast_dynamic.default/call0.inputs.safetensors"},
-        std::chrono::seconds(20), env);
+    Outcome bad =
+        run_program(kSpliceBinary,
+                    {"run", model, "--inputs",
+                     kCasesDir + "/add_broadcast_dynamic.default/call0.inputs.safetensors"},
+                    std::chrono::seconds(20), env);
     EXPECT_EQ(bad.exit_code, 2) << describe(bad);
     EXPECT_NE(bad.err.find("output 'add' is recorded as f32[6, 4], but the op gives f32[s77, 4] "
                            "(dim 0) (with s77 = 2)"),
               std::string::npos)
         << describe(bad);
-    Outcome good = run_program(
-        kSpliceBinary,
-        {"run", model, "--inputs", kCasesDir + "/add_broadcast_dynamic.default/call1.inputs.safetensors"},
-        std::chrono::seconds(20), env);
+    Outcome good =
+        run_program(kSpliceBinary,
+                    {"run", model, "--inputs",
+                     kCasesDir + "/add_broadcast_dynamic.default/call1.inputs.safetensors"},
+                    std::chrono::seconds(20), env);
     EXPECT_EQ(good.exit_code, 0) << describe(good);
   }
 }
