@@ -23,6 +23,7 @@
 #include "splice/splice.h"
 #include "tensor/safetensors.h"
 #include "tests/conformance/compare.h"
+#include "tests/unit/ir/rule_agreement.h"
 
 namespace fs = std::filesystem;
 
@@ -267,6 +268,8 @@ TEST(ShapeRules, EveryRecordedCaseAgreesWithTheRules) {
     for (const ir::ShapeCheck& c : *checks)
       left += "\n  " + c.condition.to_string() + ": " + c.message;
     EXPECT_TRUE(left.empty()) << "recorded sizes the rules could not prove:" << left;
+    const std::string differs = test::rule_disagreements(*recorded);
+    EXPECT_TRUE(differs.empty()) << "recorded types that are not the rules':" << differs;
     std::string name = e.path().filename().string();
     forms.insert(name.substr(name.find('.') + 1));
     ++checked;

@@ -18,6 +18,7 @@
 #include "ir/printer.h"
 #include "ir/type_check.h"
 #include "ir/verifier.h"
+#include "tests/unit/ir/rule_agreement.h"
 
 namespace splice::ir {
 namespace {
@@ -116,6 +117,11 @@ TEST_P(ShapeRuleBlock, Holds) {
     return;
   }
   ASSERT_TRUE(verified.ok()) << verified.error().message();
+  if (b.expect == Block::Expect::kOk) {
+    // The rules themselves agree with the recorded types (not only the type check's verdict).
+    const std::string differs = test::rule_disagreements(*parsed);
+    EXPECT_TRUE(differs.empty()) << differs;
+  }
   auto checks = check_types(*parsed);
   ASSERT_TRUE(checks.ok()) << checks.error().message();
   std::string text;
