@@ -256,7 +256,13 @@ Result<Outputs> split_even(RuleArgs& a, const TensorType& self, int64_t dim, con
     const int64_t s = *split.constant();
     if (s == 0 && *c != 0)
       return a.error("split_size can only be 0 if the dimension size is 0, but got {}", *c);
-    count = static_cast<size_t>((s == 0 || *c == 0) ? 1 : (*c + s - 1) / s);
+    const int64_t pieces = (s == 0 || *c == 0) ? 1 : (*c - 1) / s + 1;
+    // A node records every piece; more pieces than outputs is an archive that lies about the
+    // split (and must not make the rule build that many outputs).
+    if (pieces > static_cast<int64_t>(std::max<size_t>(count, 1)))
+      return a.error("a split of size {} into pieces of {} gives {} outputs, the node has {}", *c,
+                     s, pieces, count);
+    count = static_cast<size_t>(pieces);
   }
   if (count == 0) return a.error("a split of a symbolic size needs its outputs recorded");
   const SymExpr k = static_cast<int64_t>(count);
@@ -290,7 +296,12 @@ Result<Outputs> chunk(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
   const SymExpr& n = self->sizes[dim];
   // An empty dim gives `chunks` empty pieces (split_with_sizes), as ATen's chunk.
-  if (n.constant() == 0) return pieces(*self, dim, Sizes(chunks, SymExpr(0)));
+  if (n.constant() == 0) {
+    if (chunks > static_cast<int64_t>(std::max<size_t>(a.output_count(), 1)))
+      return a.error("chunk of an empty dim into {} pieces, but the node has {} outputs", chunks,
+                     a.output_count());
+    return pieces(*self, dim, Sizes(chunks, SymExpr(0)));
+  }
   // (size + chunks - 1) // chunks, spelled as ATen's chunk computes it.
   const SymExpr split_size = a.env().simplify(floor_div(n + (chunks - 1), chunks));
   return split_even(a, *self, dim, split_size, a.output_count());
@@ -303,6 +314,8 @@ Result<Outputs> unbind(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
   size_t count = a.output_count();
   if (auto c = self->sizes[dim].constant()) {
+    if (*c > static_cast<int64_t>(count))
+      return a.error("unbind along dim {} gives {} outputs, the node has {}", dim, *c, count);
     count = static_cast<size_t>(*c);
   } else {
     SPLICE_TRY(a.require_equal(self->sizes[dim], static_cast<int64_t>(count),

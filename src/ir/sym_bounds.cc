@@ -72,7 +72,10 @@ Range pow_range(Range base, int64_t k) {
   return {0, std::max(p(base.lo), p(base.hi))};
 }
 
-std::optional<bool> decide_impl(const SymExpr& c, const SymRanges& ranges);
+// `simplify`: simplify a comparison's operands first (the public entry); false where they are
+// simplified already (inside sym_simplify and range_of), which keeps nested Max/Min linear
+// rather than re-simplifying every subtree at every level.
+std::optional<bool> decide_impl(const SymExpr& c, const SymRanges& ranges, bool simplify);
 
 Range range_of(const SymExpr& e, const SymRanges& ranges) {
   if (auto c = e.constant()) return point(*c);
@@ -141,7 +144,7 @@ Range range_of(const SymExpr& e, const SymRanges& ranges) {
       return r;
     }
     default: {
-      auto d = decide_impl(e, ranges);
+      auto d = decide_impl(e, ranges, false);
       if (d) return point(*d ? 1 : 0);
       return {0, 1};
     }
@@ -150,8 +153,9 @@ Range range_of(const SymExpr& e, const SymRanges& ranges) {
 }
 
 // Decides a comparison between a and b through the range of a - b.
-std::optional<bool> compare(SymOp op, const SymExpr& a, const SymExpr& b, const SymRanges& ranges) {
-  SymExpr diff = sym_simplify(a, ranges) - sym_simplify(b, ranges);
+std::optional<bool> compare(SymOp op, const SymExpr& a, const SymExpr& b, const SymRanges& ranges,
+                            bool simplify) {
+  SymExpr diff = simplify ? sym_simplify(a, ranges) - sym_simplify(b, ranges) : a - b;
   Range d = range_of(diff, ranges);
   switch (op) {
     case SymOp::kEq:
@@ -183,7 +187,7 @@ std::optional<bool> compare(SymOp op, const SymExpr& a, const SymExpr& b, const 
   }
 }
 
-std::optional<bool> decide_impl(const SymExpr& c, const SymRanges& ranges) {
+std::optional<bool> decide_impl(const SymExpr& c, const SymRanges& ranges, bool simplify) {
   if (auto v = c.constant()) return *v != 0;
   const auto& ops = c.operands();
   switch (c.op()) {
@@ -193,11 +197,11 @@ std::optional<bool> decide_impl(const SymExpr& c, const SymRanges& ranges) {
     case SymOp::kLe:
     case SymOp::kGt:
     case SymOp::kGe:
-      return compare(c.op(), ops[0], ops[1], ranges);
+      return compare(c.op(), ops[0], ops[1], ranges, simplify);
     case SymOp::kAnd: {
       bool all = true;
       for (const SymExpr& o : ops) {
-        auto d = decide_impl(o, ranges);
+        auto d = decide_impl(o, ranges, simplify);
         if (d == false) return false;
         all = all && d.has_value();
       }
@@ -206,19 +210,19 @@ std::optional<bool> decide_impl(const SymExpr& c, const SymRanges& ranges) {
     case SymOp::kOr: {
       bool all = true;
       for (const SymExpr& o : ops) {
-        auto d = decide_impl(o, ranges);
+        auto d = decide_impl(o, ranges, simplify);
         if (d == true) return true;
         all = all && d.has_value();
       }
       return all ? std::optional<bool>(false) : std::nullopt;
     }
     case SymOp::kNot: {
-      auto d = decide_impl(ops[0], ranges);
+      auto d = decide_impl(ops[0], ranges, simplify);
       if (!d) return std::nullopt;
       return !*d;
     }
     default:
-      return compare(SymOp::kNe, c, SymExpr(0), ranges);
+      return compare(SymOp::kNe, c, SymExpr(0), ranges, simplify);
   }
 }
 
@@ -320,11 +324,11 @@ SymExpr sym_simplify(const SymExpr& e, const SymRanges& ranges) {
           if (i == j) continue;
           // ops[j] is at least (max) / at most (min) ops[i] everywhere: ops[i] never wins.
           // Of two provably equal operands the later one is kept.
-          auto d = sym_decide(is_max ? SymExpr::make(SymOp::kGe, {ops[j], ops[i]})
-                                     : SymExpr::make(SymOp::kLe, {ops[j], ops[i]}),
-                              ranges);
+          auto d = decide_impl(is_max ? SymExpr::make(SymOp::kGe, {ops[j], ops[i]})
+                                      : SymExpr::make(SymOp::kLe, {ops[j], ops[i]}),
+                               ranges, false);
           if (d == true) {
-            auto eq = sym_decide(SymExpr::make(SymOp::kEq, {ops[j], ops[i]}), ranges);
+            auto eq = decide_impl(SymExpr::make(SymOp::kEq, {ops[j], ops[i]}), ranges, false);
             dominated = eq != true || j > i;
           }
         }
@@ -349,10 +353,10 @@ SymExpr sym_simplify(const SymExpr& e, const SymRanges& ranges) {
         break;
       }
       // A dividend in [0, divisor) is its own remainder.
-      auto in_period =
-          sym_decide(SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {ops[0], SymExpr(0)}),
-                                                 SymExpr::make(SymOp::kLt, {ops[0], ops[1]})}),
-                     ranges);
+      auto in_period = decide_impl(
+          SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {ops[0], SymExpr(0)}),
+                                      SymExpr::make(SymOp::kLt, {ops[0], ops[1]})}),
+          ranges, false);
       out = in_period == true ? ops[0] : SymExpr::make(e.op(), ops);
       break;
     }
@@ -377,7 +381,7 @@ SymExpr sym_substitute(const SymExpr& e,
 }
 
 std::optional<bool> sym_decide(const SymExpr& condition, const SymRanges& ranges) {
-  return decide_impl(condition, ranges);
+  return decide_impl(condition, ranges, true);
 }
 
 }  // namespace splice

@@ -2,6 +2,8 @@
 // division and deciding conditions, with the worked examples of the header.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "ir/sym_bounds.h"
 
 namespace splice {
@@ -72,6 +74,19 @@ TEST(SymBounds, Decide) {
   EXPECT_EQ(sym_decide(parse("(s0 == 1) & (s1 == 3)"), kRanges), false);
   EXPECT_EQ(sym_decide(parse("u0 < 8"), kRanges), true);
   EXPECT_EQ(sym_decide(parse("s0 == s1"), kRanges), std::nullopt);
+}
+
+// Alternating Max/Min nest as deep as an archive's expressions may (kSymMaxDepth): simplifying
+// and deciding stay fast (no subtree is re-simplified at every level).
+TEST(SymBounds, DeepNestingStaysFast) {
+  std::string text = "s0";
+  for (int i = 0; i < 90; ++i)
+    text = (i % 2 ? "Max(" : "Min(") + text + ", s1 + " + std::to_string(i) + ")";
+  const SymExpr e = parse(text);
+  const auto start = std::chrono::steady_clock::now();
+  SymExpr s = sym_simplify(e, kRanges);
+  (void)sym_decide(SymExpr::make(SymOp::kEq, {s, parse("s0")}), kRanges);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 TEST(SymBounds, Substitute) {
