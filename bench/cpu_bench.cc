@@ -73,7 +73,7 @@ Fixture load_fixture(const std::string& dir, splice::PlanMode mode) {
   // The safetensors reader gives contiguous tensors in their own storage, as TensorArg needs.
   for (auto& [name, t] : f.input_tensors)
     f.inputs.emplace(name, splice::TensorArg{t.raw_data(), t.dtype(), t.sizes()});
-  f.session = std::make_unique<splice::Session>(model->open_session());
+  f.session = std::make_unique<splice::Session>(model->open_session().value());
   auto result = f.session->run(f.inputs);
   if (!result.ok()) return failure("run: " + result.error().message());
   const double diff = relative_max_diff(result->outputs.at(0), expected->at("output.0"));

@@ -97,7 +97,11 @@ int main(int argc, char** argv) {
 
   // Each session has its own copy of the program's buffers (e.g. a KV cache).
   for (int session_index = 0; session_index < 2; ++session_index) {
-    splice::Session session = model->open_session();
+    auto session = model->open_session();
+    if (!session.ok()) {
+      std::fprintf(stderr, "error: %s\n", session.error().message().c_str());
+      return session.error().exit_code();
+    }
 
     // Inputs are caller memory; splice reads it during run() and keeps no pointer to it.
     std::vector<std::vector<unsigned char>> storage;
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
       inputs.emplace(info.name, arg);
     }
 
-    auto result = session.run(inputs);
+    auto result = session->run(inputs);
     if (!result.ok()) {
       std::fprintf(stderr, "error: %s\n", result.error().message().c_str());
       return result.error().exit_code();

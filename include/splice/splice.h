@@ -4,9 +4,9 @@
 //
 //   auto model = splice::Model::load("model.pt2");          // Result<Model>
 //   if (!model.ok()) { report(model.error()); }
-//   splice::Session session = model->open_session();
+//   auto session = model->open_session();                     // Result<Session>
 //   float x[2 * 8] = {...};
-//   auto out = session.run({{"x", splice::TensorArg{x, splice::DType::kFloat32, {2, 8}}}});
+//   auto out = session->run({{"x", splice::TensorArg{x, splice::DType::kFloat32, {2, 8}}}});
 //   // out->outputs[0] is a HostTensor the caller owns.
 //
 // Threading: a Model is immutable once loaded and may be shared by any number of threads.
@@ -86,7 +86,10 @@ struct InputInfo {
 enum class PlanMode { kPlanned, kNaive };
 
 struct LoadOptions {
-  int threads = 0;  // CPU threads for kernels; 0 = all cores
+  // The backend to run on: "cpu" (always there) or "cuda" (in a CUDA build).
+  std::string device = "cpu";
+  // Host threads for this model's kernels (each model has its own pool); 0 = all cores.
+  int threads = 0;
   PlanMode plan_mode = PlanMode::kPlanned;
   // Engine cache for .pt2 loads: compiled engines are kept here by a key over the whole
   // program, its weights, the options and the engine format (docs/engine.md). Empty: plan
@@ -119,8 +122,11 @@ class Model {
   std::vector<InputInfo> inputs() const;
   // Fully qualified names of the program's buffers (its mutable state).
   std::vector<std::string> state_names() const;
+  // The backend it runs on ("cpu"), and the host threads of its own pool.
+  std::string device() const;
+  int threads() const;
   // A new session whose state starts as the archive's buffer values.
-  Session open_session() const;
+  Result<Session> open_session() const;
 
  private:
   explicit Model(std::shared_ptr<const detail::ModelImpl> impl, bool from_cache = false)
@@ -142,14 +148,15 @@ class Session {
   // Replaces buffer `name`; its dtype and shape must be the buffer's.
   Result<void> set_state(const std::string& name, const TensorArg& value);
   // Restores every buffer to the archive's value.
-  void reset_state();
+  Result<void> reset_state();
 
   ~Session();
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
 
  private:
-  Session(std::shared_ptr<const detail::ModelImpl> model);
+  Session(std::shared_ptr<const detail::ModelImpl> model,
+          std::unique_ptr<detail::SessionState> state);
   std::shared_ptr<const detail::ModelImpl> model_;
   std::unique_ptr<detail::SessionState> state_;
   friend class Model;

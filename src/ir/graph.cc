@@ -28,6 +28,7 @@ std::string TensorType::to_string() const {
 }
 
 const std::string& Node::target() const { return op_->target; }
+OpId Node::op_id() const { return op_->id; }
 
 size_t Node::arg_index(std::string_view name) const {
   auto i = op_->find_arg(name);

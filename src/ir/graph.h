@@ -17,6 +17,7 @@
 namespace splice::ir {
 
 struct OpSchema;
+enum class OpId : uint16_t;
 class Node;
 
 enum class ValueKind { kTensor, kSymInt, kSymBool, kSymFloat };
@@ -94,6 +95,7 @@ class Node {
   const OpSchema& op() const { return *op_; }
   const std::string& name() const { return name_; }
   const std::string& target() const;  // "aten.slice_scatter.default"
+  OpId op_id() const;                 // OpId::slice_scatter
 
   std::vector<Arg>& args() { return args_; }
   const std::vector<Arg>& args() const { return args_; }

@@ -47,6 +47,26 @@ std::string strip_alias(std::string_view type) {
   return out;
 }
 
+// The alias annotation of a type: "Tensor(a!)" → {"a", writes}, "Tensor(a -> *)" → {"a"},
+// "Tensor" → {"", false}.
+struct AliasAnnotation {
+  std::string set;
+  bool writes = false;
+};
+AliasAnnotation alias_annotation(std::string_view type) {
+  AliasAnnotation a;
+  auto open = type.find('(');
+  if (open == std::string_view::npos) return a;
+  auto close = type.find(')', open);
+  std::string_view inner = type.substr(open + 1, close - open - 1);
+  a.writes = inner.find('!') != std::string_view::npos;
+  for (char c : inner) {
+    if (c == '!' || c == ' ' || c == '-') break;
+    a.set += c;
+  }
+  return a;
+}
+
 std::optional<ArgType> base_type(std::string_view name) {
   static const std::map<std::string_view, ArgType> kTypes = {
       {"Tensor", ArgType::kTensor},         {"int", ArgType::kInt},
@@ -166,6 +186,9 @@ Result<ArgSchema> parse_arg(std::string_view text, bool kwarg_only) {
   if (space == std::string_view::npos)
     return make_error(ErrorKind::kInternal, "op schema: argument '{}' has no name", text);
   arg.name = std::string(decl.substr(space + 1));
+  const AliasAnnotation alias = alias_annotation(trim(decl.substr(0, space)));
+  arg.alias_set = alias.set;
+  arg.alias_writes = alias.writes;
   std::string type = strip_alias(trim(decl.substr(0, space)));
   arg.type_string = type;
   // Suffixes: "?" (optional), "[]" or "[N]" (list), in either order ("Tensor?[]").
@@ -200,6 +223,7 @@ Result<std::vector<ReturnSchema>> parse_returns(std::string_view text) {
     std::string type = strip_alias(item);
     if (auto sp = type.find(' '); sp != std::string::npos) type.resize(sp);  // named return
     ReturnSchema r;
+    r.alias_set = alias_annotation(item).set;
     if (type.ends_with("[]")) {
       r.list = true;
       type.resize(type.size() - 2);
@@ -212,10 +236,36 @@ Result<std::vector<ReturnSchema>> parse_returns(std::string_view text) {
   return returns;
 }
 
+// Eager's aliasing of an op: the schema's annotations (`Tensor(a!)` mutates, a return in an
+// argument's alias set views it), refined by what the schema cannot say (op_class).
+Aliasing aliasing_of(const OpSchema& op) {
+  switch (op.op_class) {
+    case OpClass::kAlwaysViews:
+    case OpClass::kAutogradOnly:
+      return Aliasing::kView;
+    case OpClass::kViewIfStridesAllow:
+    case OpClass::kViewIfContiguous:
+    case OpClass::kViewIfSameType:
+      return Aliasing::kMayView;
+    default:
+      break;
+  }
+  for (const ArgSchema& a : op.args)
+    if (a.alias_writes) return Aliasing::kMutates;
+  for (const ReturnSchema& r : op.returns) {
+    if (r.alias_set.empty()) continue;
+    for (const ArgSchema& a : op.args)
+      if (a.alias_set == r.alias_set) return Aliasing::kView;
+  }
+  return Aliasing::kNone;
+}
+
 }  // namespace
 
-Result<OpSchema> parse_op_schema(std::string_view target, std::string_view schema) {
+Result<OpSchema> parse_op_schema(std::string_view target, std::string_view schema,
+                                 OpClass op_class) {
   OpSchema op;
+  op.op_class = op_class;
   op.target = std::string(target);
   op.schema_text = std::string(schema);
   auto open = schema.find('(');
@@ -234,11 +284,16 @@ Result<OpSchema> parse_op_schema(std::string_view target, std::string_view schem
     op.args.push_back(std::move(*arg));
   }
   SPLICE_ASSIGN_OR_RETURN(op.returns, parse_returns(schema.substr(arrow + 2)));
+  op.aliasing = aliasing_of(op);
   return op;
 }
 
 bool OpSchema::is_symbolic() const {
   return returns.size() == 1 && !returns[0].list && returns[0].type != ArgType::kTensor;
+}
+
+bool OpSchema::runs_on_host() const {
+  return is_symbolic() || returns.empty() || !target.starts_with("aten.");
 }
 
 std::optional<size_t> OpSchema::find_arg(std::string_view name) const {

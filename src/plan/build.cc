@@ -27,18 +27,14 @@ int64_t write_launches(const WriteDecision& d) {
 
 }  // namespace
 
-bool runs_on_host(const ir::Node& node) {
-  const ir::OpSchema& op = node.op();
-  return op.is_symbolic() || op.returns.empty() || !node.target().starts_with("aten.");
-}
-
-Plan build_plan(const ir::Program& program, PlanMode mode) {
-  const DataFlow df = analyse(program);
+Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target& target) {
+  const DataFlow df = analyse(program, target);
   WritePlanResult wp = plan_writes(df, mode);
   MemoryPlan mem = plan_memory(df, wp, mode);
 
   Plan plan;
   plan.mode = mode;
+  plan.backend = target.name;
   plan.buffers = std::move(mem.buffers);
   plan.placements = std::move(mem.placements);
   plan.totals.peak_bytes = mem.peak_bytes;
@@ -69,12 +65,12 @@ Plan build_plan(const ir::Program& program, PlanMode mode) {
       t.copy_bytes += d.bytes;
       continue;
     }
-    if (runs_on_host(node) || is_view_op(node.target())) continue;
+    if (node.op().runs_on_host() || node.op().may_view()) continue;
     const ir::Value* out = node.outputs().empty() ? nullptr : node.output(0);
-    if (is_empty_factory(node.target()) && out != nullptr && in_buffer.count(out->name()))
+    if (node.op().is_empty_factory() && out != nullptr && in_buffer.count(out->name()))
       continue;  // planned storage: nothing to run
     t.steps += 1;
-    if (is_copy_op(node.target()) && out != nullptr) t.copy_bytes += example_bytes(program, *out);
+    if (node.op().is_copy() && out != nullptr) t.copy_bytes += example_bytes(program, *out);
   }
   plan.writes = std::move(wp.writes);
   return plan;

@@ -5,11 +5,13 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 #include "ir/printer.h"
+#include "tensor/strided_walk.h"
 
 namespace splice::plan {
 
@@ -40,9 +42,20 @@ class KeyHasher {
 uint64_t hash_weight_bytes(const Tensor& t) {
   if (!t.defined() || t.numel() == 0) return XXH3_64bits(nullptr, 0);
   if (t.is_contiguous()) return XXH3_64bits(t.raw_data(), t.nbytes());
-  // The engine stores a non-contiguous weight as its contiguous copy; hash what it stores.
-  Tensor c = t.contiguous_copy();
-  return XXH3_64bits(c.raw_data(), c.nbytes());
+  // The engine stores a non-contiguous weight as its contiguous copy; hash what it stores, in
+  // that order, element by element (no copy: nothing here may fail to allocate).
+  XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) return 0;  // cannot happen for a few hundred bytes; keeps the key total
+  XXH3_64bits_reset(state);
+  const size_t esize = dtype_size(t.dtype());
+  const std::byte* base = t.raw_data();
+  const std::array<const int64_t*, 1> strides = {t.strides().data()};
+  for_each_offset<1>(t.sizes(), strides, [&](const std::array<int64_t, 1>& o) {
+    XXH3_64bits_update(state, base + o[0] * static_cast<int64_t>(esize), esize);
+  });
+  const uint64_t h = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return h;
 }
 
 const char* env(const char* name) {
@@ -60,12 +73,16 @@ std::string default_cache_dir() {
   return ".splice-cache";
 }
 
-std::string cache_key(const ir::Program& program, PlanMode mode) {
+std::string cache_key(const ir::Program& program, PlanMode mode, const backend::Target& target) {
   KeyHasher h;
   h.u64(kPlanFormatVersion);
   h.str(kSpliceVersion);
   h.str(plan_mode_name(mode));
-  h.str("cpu");  // the only backend; a second one must be part of the key
+  // The plan depends on the backend's kernel capabilities, not only on its name.
+  h.str(target.name);
+  h.u64(target.caps.size());
+  for (size_t i = 0; i < target.caps.size(); ++i)
+    h.u64((uint64_t{target.kernels[i]} << 32) | target.caps[i]);
   h.str(ir::print_program(program));
   // The printer writes hints today; hashing them again keeps the key right if that changes.
   h.u64(program.hints.size());
@@ -85,7 +102,7 @@ std::string cache_key(const ir::Program& program, PlanMode mode) {
 }
 
 Result<LoadedEngine> load_or_build(const std::string& dir, const ir::Program& program,
-                                   PlanMode mode,
+                                   PlanMode mode, const backend::Target& target,
                                    const std::function<Result<Plan>(const ir::Program&)>& build,
                                    bool* hit) {
   if (hit != nullptr) *hit = false;
@@ -95,9 +112,9 @@ Result<LoadedEngine> load_or_build(const std::string& dir, const ir::Program& pr
     return make_error(ErrorKind::kIo, "cannot create the engine cache folder '{}': {}", dir,
                       ec.message());
   const std::string path =
-      (std::filesystem::path(dir) / (cache_key(program, mode) + ".splice")).string();
+      (std::filesystem::path(dir) / (cache_key(program, mode, target) + ".splice")).string();
   if (std::filesystem::exists(path, ec)) {
-    auto loaded = load_engine_file(path);
+    auto loaded = load_engine_file(path, target);
     if (loaded.ok()) {
       if (hit != nullptr) *hit = true;
       return loaded;
@@ -107,7 +124,7 @@ Result<LoadedEngine> load_or_build(const std::string& dir, const ir::Program& pr
   }
   SPLICE_ASSIGN_OR_RETURN(Plan plan, build(program));
   SPLICE_TRY(write_engine_file(program, plan, path));
-  return load_engine_file(path);
+  return load_engine_file(path, target);
 }
 
 }  // namespace splice::plan

@@ -19,10 +19,10 @@ namespace splice::plan {
 std::string default_cache_dir();
 
 // 32 hex digits: XXH3-128 over the engine format version, kSpliceVersion, the plan mode, the
-// backend ("cpu"), the program's text IR (graph with every argument, signature, ranges and
+// backend's name and kernel capabilities (its Target), the program's text IR (graph with every argument, signature, ranges and
 // hints), the hints again, and for each weight by name its dtype, shape and an XXH3-64 of
 // its bytes. Any change to what the engine would hold changes the key.
-std::string cache_key(const ir::Program& program, PlanMode mode);
+std::string cache_key(const ir::Program& program, PlanMode mode, const backend::Target& target);
 
 // Returns the engine for `program` from `dir`, building it with `build` on a miss. The cache
 // folder is created if needed (failure: kIo naming it). A present entry that fails to load
@@ -30,7 +30,7 @@ std::string cache_key(const ir::Program& program, PlanMode mode);
 // entry and then loads it back, so a hit and a miss return the same thing: the program and
 // plan as the engine file holds them. `hit`, when given, says whether the entry was used.
 Result<LoadedEngine> load_or_build(const std::string& dir, const ir::Program& program,
-                                   PlanMode mode,
+                                   PlanMode mode, const backend::Target& target,
                                    const std::function<Result<Plan>(const ir::Program&)>& build,
                                    bool* hit = nullptr);
 

@@ -13,70 +13,12 @@ namespace {
 using ir::Node;
 using ir::Value;
 
-bool in(std::string_view target, std::span<const std::string_view> list) {
-  return std::find(list.begin(), list.end(), target) != list.end();
-}
-
-// Scalar nodes that look at a tensor's metadata only.
-bool reads_metadata_only(std::string_view target) {
-  static constexpr std::array<std::string_view, 5> kTargets = {
-      "aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.default",
-      "aten.sym_storage_offset.default", "aten._assert_tensor_metadata.default"};
-  return in(target, kTargets);
-}
-
 const Value* value_of(const ir::Arg& arg) {
   auto* v = std::get_if<Value*>(&arg.data);
   return v != nullptr && *v != nullptr && (*v)->is_tensor() ? *v : nullptr;
 }
 
 }  // namespace
-
-bool is_view_op(std::string_view target) {
-  static constexpr std::array<std::string_view, 21> kTargets = {"aten.view.default",
-                                                                "aten._unsafe_view.default",
-                                                                "aten.reshape.default",
-                                                                "aten.permute.default",
-                                                                "aten.transpose.int",
-                                                                "aten.t.default",
-                                                                "aten.unsqueeze.default",
-                                                                "aten.squeeze.dim",
-                                                                "aten.squeeze.dims",
-                                                                "aten.squeeze.default",
-                                                                "aten.expand.default",
-                                                                "aten.slice.Tensor",
-                                                                "aten.select.int",
-                                                                "aten.alias.default",
-                                                                "aten.detach.default",
-                                                                "aten.detach_.default",
-                                                                "aten.split_with_sizes.default",
-                                                                "aten.split.Tensor",
-                                                                "aten.unbind.int",
-                                                                "aten.as_strided.default",
-                                                                "aten.expand_as.default"};
-  return in(target, kTargets);
-}
-
-bool is_write_op(std::string_view target) {
-  static constexpr std::array<std::string_view, 4> kTargets = {
-      "aten.slice_scatter.default", "aten.select_scatter.default", "aten.index_put.default",
-      "aten.index_copy.default"};
-  return in(target, kTargets);
-}
-
-bool is_empty_factory(std::string_view target) {
-  static constexpr std::array<std::string_view, 4> kTargets = {
-      "aten.empty.memory_format", "aten.empty_like.default", "aten.empty_permuted.default",
-      "aten.new_empty.default"};
-  return in(target, kTargets);
-}
-
-bool is_copy_op(std::string_view target) {
-  static constexpr std::array<std::string_view, 4> kTargets = {
-      "aten.clone.default", "aten._to_copy.default", "aten.copy.default",
-      "aten.lift_fresh_copy.default"};
-  return in(target, kTargets);
-}
 
 int DataFlow::def_of(const Value* v) const {
   auto it = def.find(v);
@@ -113,7 +55,7 @@ const Value* DataFlow::stored_value(const Value* src, int* squeeze_dim) const {
   if (squeeze_dim != nullptr) *squeeze_dim = -1;
   auto it = viewed.find(src);
   const Node* view = src->producer();
-  if (it == viewed.end() || view == nullptr || view->target() != "aten.unsqueeze.default")
+  if (it == viewed.end() || view == nullptr || view->op_id() != ir::OpId::unsqueeze)
     return src;
   const Value* v = it->second;
   auto v_views = views.find(v);
@@ -126,9 +68,10 @@ const Value* DataFlow::stored_value(const Value* src, int* squeeze_dim) const {
   return v;
 }
 
-DataFlow analyse(const ir::Program& program) {
+DataFlow analyse(const ir::Program& program, const backend::Target& target) {
   DataFlow df;
   df.program = &program;
+  df.target = &target;
   const auto& nodes = program.graph.nodes();
   df.end = static_cast<int>(nodes.size());
 
@@ -163,7 +106,7 @@ DataFlow analyse(const ir::Program& program) {
     const Node& node = *nodes[pos];
     for (const Value* out : node.outputs())
       if (out != nullptr) df.def[out] = pos;
-    const bool view = is_view_op(node.target());
+    const bool view = node.op().may_view();
     if (view) {
       const Value* input = node.args().empty() ? nullptr : value_of(node.arg(0));
       if (input != nullptr) {
@@ -175,7 +118,7 @@ DataFlow analyse(const ir::Program& program) {
       }
       continue;
     }
-    if (reads_metadata_only(node.target())) continue;
+    if (node.op().reads_metadata_only()) continue;
     for (const Value* v : node.operands())
       if (v->is_tensor()) df.reads[v].push_back(pos);
   }
@@ -187,10 +130,14 @@ DataFlow analyse(const ir::Program& program) {
 const Value* write_base(const Node& write) { return value_of(write.arg(0)); }
 
 const Value* write_src(const Node& write) {
-  const std::string& t = write.target();
-  if (t == "aten.index_put.default") return value_of(write.arg(2));
-  if (t == "aten.index_copy.default") return value_of(write.arg(3));
-  return value_of(write.arg(1));  // slice_scatter / select_scatter
+  switch (write.op_id()) {
+    case ir::OpId::index_put:
+      return value_of(write.arg(2));
+    case ir::OpId::index_copy:
+      return value_of(write.arg(3));
+    default:
+      return value_of(write.arg(1));  // slice_scatter / select_scatter
+  }
 }
 
 int64_t example_bytes(const ir::Program& program, const Value& v) {

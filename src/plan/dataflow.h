@@ -12,19 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/target.h"
 #include "ir/program.h"
 
 namespace splice::plan {
-
-// Ops whose outputs may share storage with their first tensor input.
-bool is_view_op(std::string_view target);
-// Functional writes the write planner plans.
-bool is_write_op(std::string_view target);
-// Factories whose contents are undefined (PyTorch's empty*): nothing needs to run for them.
-bool is_empty_factory(std::string_view target);
-// The program's own copies (clone, _to_copy, copy, lift_fresh_copy): counted as copy bytes by
-// the plan's totals and by the executor's step records alike.
-bool is_copy_op(std::string_view target);
 
 enum class InputRole {
   kReadOnly,  // parameters, constants, buffers the program does not mutate
@@ -34,6 +25,7 @@ enum class InputRole {
 
 struct DataFlow {
   const ir::Program* program = nullptr;
+  const backend::Target* target = nullptr;  // the backend the plan is made for
   int end = 0;  // position of the graph outputs: after every node
 
   std::unordered_map<const ir::Value*, int> def;  // -1 for graph inputs
@@ -55,7 +47,7 @@ struct DataFlow {
   const ir::Value* stored_value(const ir::Value* src, int* squeeze_dim = nullptr) const;
 };
 
-DataFlow analyse(const ir::Program& program);
+DataFlow analyse(const ir::Program& program, const backend::Target& target);
 
 // The tensor operand of a write: its base (self), src (src / values / source).
 const ir::Value* write_base(const ir::Node& write);

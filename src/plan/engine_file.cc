@@ -48,13 +48,16 @@ constexpr size_t kHeaderSizeOffset = 12;
 constexpr size_t kVersionOffset = 16;
 constexpr size_t kVersionField = 16;
 constexpr size_t kChecksumOffset = 32;
+constexpr size_t kBackendOffset = 104;
+constexpr size_t kBackendField = 16;
 constexpr size_t kSectionsOffset = 40;  // the checksum covers everything from here on
 
 enum Section : size_t { kProgramSection, kPlanSection, kTableSection, kDataSection, kNumSections };
 constexpr std::array<const char*, kNumSections> kSectionNames = {"program", "plan", "weights table",
                                                                  "weight data"};
 
-static_assert(kSectionsOffset + kNumSections * 16 + 16 == kEngineHeaderSize);
+static_assert(kSectionsOffset + kNumSections * 16 == kBackendOffset);
+static_assert(kBackendOffset + kBackendField == kEngineHeaderSize);
 static_assert(kSpliceVersion.size() < kVersionField);
 
 // Explicit little-endian encoding, so files move between hosts of either byte order.
@@ -102,6 +105,9 @@ struct Layout {
 };
 
 Result<Layout> make_layout(const ir::Program& program, const Plan& plan) {
+  if (plan.backend.empty() || plan.backend.size() >= kBackendField)
+    return make_error(ErrorKind::kInternal, "engine: backend name '{}' does not fit the header",
+                      plan.backend);
   Layout l;
   l.texts[kProgramSection] = ir::print_program(program);
   SPLICE_ASSIGN_OR_RETURN(l.texts[kPlanSection], dump_json(plan_to_json(plan), "plan"));
@@ -119,7 +125,9 @@ Result<Layout> make_layout(const ir::Program& program, const Plan& plan) {
     auto [it, fresh] = tied.emplace(key, l.blobs.size());
     if (fresh) {
       Blob b;
-      b.keep = t.is_contiguous() ? Tensor() : t.contiguous_copy();
+      if (!t.is_contiguous()) {
+        SPLICE_ASSIGN_OR_RETURN(b.keep, t.contiguous_copy());
+      }
       const Tensor& src = b.keep.defined() ? b.keep : t;
       b.data = src.raw_data();
       b.nbytes = src.nbytes();
@@ -145,6 +153,7 @@ Result<Layout> make_layout(const ir::Program& program, const Plan& plan) {
   put_le(l.header, kFormatOffset, kPlanFormatVersion, 4);
   put_le(l.header, kHeaderSizeOffset, kEngineHeaderSize, 4);
   l.header.replace(kVersionOffset, kSpliceVersion.size(), kSpliceVersion);
+  l.header.replace(kBackendOffset, plan.backend.size(), plan.backend);
   uint64_t pos = kEngineHeaderSize;
   for (size_t s = 0; s < l.texts.size(); ++s) {
     put_le(l.header, kSectionsOffset + 16 * s, pos, 8);
@@ -261,10 +270,10 @@ Error bad(fmt::format_string<Args...> format, Args&&... args) {
   return make_error(ErrorKind::kBadArchive, format, std::forward<Args>(args)...);
 }
 
-// The version string at its fixed place, printable whatever a foreign file holds there.
-std::string stored_version(std::span<const std::byte> file) {
+// A NUL-padded text field at its fixed place, printable whatever a foreign file holds there.
+std::string stored_text(std::span<const std::byte> file, size_t offset, size_t field) {
   std::string v;
-  for (size_t i = kVersionOffset; i < kVersionOffset + kVersionField; ++i) {
+  for (size_t i = offset; i < offset + field; ++i) {
     char c = static_cast<char>(file[i]);
     if (c == '\0') break;
     v += (c >= 0x20 && c < 0x7f) ? c : '?';
@@ -367,7 +376,8 @@ Result<void> read_weights(const std::shared_ptr<const MappedFile>& file,
   return ok_result();
 }
 
-Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file) {
+Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
+                                 const backend::Target& target) {
   const std::span<const std::byte> bytes = file->bytes();
   const uint64_t size = bytes.size();
   const std::string_view magic = as_text(bytes.first(std::min<size_t>(size, kEngineMagic.size())));
@@ -378,7 +388,7 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file) 
 
   // Versions before anything else: another splice may lay out the rest differently.
   const uint64_t format = get_le(bytes.data() + kFormatOffset, 4);
-  const std::string version = stored_version(bytes);
+  const std::string version = stored_text(bytes, kVersionOffset, kVersionField);
   if (format != kPlanFormatVersion || version != kSpliceVersion)
     return bad(
         "written by splice {} (engine format {}), but this is splice {} (engine format {}); "
@@ -390,6 +400,12 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file) 
   if (header_size != kEngineHeaderSize)
     return bad("header size is {}, but engine format {} has a {}-byte header", header_size,
                kPlanFormatVersion, kEngineHeaderSize);
+  const std::string backend = stored_text(bytes, kBackendOffset, kBackendField);
+  if (backend != target.name)
+    return make_error(ErrorKind::kBadUsage,
+                      "compiled for the {} backend, not {}: compile the model again for it "
+                      "(`splice compile MODEL.pt2 -o ENGINE --device {}`)",
+                      backend.empty() ? "?" : backend, target.name, target.name);
 
   const uint64_t stored = get_le(bytes.data() + kChecksumOffset, 8);
   const uint64_t actual = XXH3_64bits(bytes.data() + kSectionsOffset, size - kSectionsOffset);
@@ -444,7 +460,7 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file) 
   // but was edited (or made by a planner with other rules under the same version) could write
   // where it must not. Planning is deterministic and fast, so the stored plan must be exactly
   // the one this splice makes for the stored program.
-  if (build_plan(engine.program, engine.plan.mode) != engine.plan)
+  if (build_plan(engine.program, engine.plan.mode, target) != engine.plan)
     return bad("engine plan: the stored plan is not the one splice {} makes for this program "
                "(the file was edited, or built by another build of splice); recompile it with "
                "`splice compile`",
@@ -496,9 +512,9 @@ Result<void> write_engine_file(const ir::Program& program, const Plan& plan,
   return ok_result();
 }
 
-Result<LoadedEngine> load_engine_file(const std::string& path) {
+Result<LoadedEngine> load_engine_file(const std::string& path, const backend::Target& target) {
   SPLICE_ASSIGN_OR_RETURN(auto file, MappedFile::open(path));
-  auto engine = load_mapped(file);
+  auto engine = load_mapped(file, target);
   if (!engine.ok()) return engine.error().with_context(fmt::format("engine file '{}'", path));
   return engine;
 }

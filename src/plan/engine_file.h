@@ -17,11 +17,13 @@
 //                         the weight data section's start
 //          weight data    64-byte-aligned; each weight at a 64-byte-aligned offset, stored
 //                         contiguous, tied weights (same bytes, dtype and shape) stored once
-//   104  reserved         16 zero bytes
+//   104  backend          16 bytes the backend the plan is made for ("cpu"), NUL-padded
 //
 // The fields up to the splice version keep their place in every format version, so any splice
 // can tell which splice wrote a file. A file from another splice or format version is refused
-// (the IR and plan formats are not promised to be stable): the user recompiles the model.
+// (the IR and plan formats are not promised to be stable): the user recompiles the model. A
+// file made for another backend is refused before anything else is read from it (its plan
+// assumes that backend's kernels).
 // Everything read from a file is checked (checksum, offsets and sizes with overflow-safe math,
 // the program by the verifier, the plan against the graph); problems are kBadArchive errors
 // that name the file.
@@ -30,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "backends/target.h"
 #include "ir/program.h"
 #include "plan/plan.h"
 #include "support/error.h"
@@ -37,7 +40,7 @@
 namespace splice::plan {
 
 // The splice release that writes engine files; a file records it and only this one loads it.
-inline constexpr std::string_view kSpliceVersion = "0.6.0";
+inline constexpr std::string_view kSpliceVersion = "0.7.0";
 inline constexpr std::string_view kEngineMagic{"SPLCENG\0", 8};
 inline constexpr uint32_t kEngineHeaderSize = 120;
 // Weight alignment in the file (so in memory: the map is page-aligned), enough for any SIMD load.
@@ -58,9 +61,11 @@ struct LoadedEngine {
   Plan plan;            // checked against program.graph
 };
 
-// Maps, checks and reads the engine file at `path`. An unreadable file is kIo; a truncated,
-// corrupt, foreign or other-version file is kBadArchive with a message naming the path.
-Result<LoadedEngine> load_engine_file(const std::string& path);
+// Maps, checks and reads the engine file at `path` for the backend `target` describes. An
+// unreadable file is kIo; a file compiled for another backend is kBadUsage naming both; a
+// truncated, corrupt, foreign or other-version file is kBadArchive with a message naming the
+// path.
+Result<LoadedEngine> load_engine_file(const std::string& path, const backend::Target& target);
 
 // Whether `path` starts with the engine magic (reads 8 bytes; false on any error), so the CLI
 // can take either a .pt2 archive or an engine file.

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <unordered_set>
 
-#include "backends/cpu/registry.h"
 #include "ir/ops.h"
 
 namespace splice::plan {
@@ -91,7 +90,8 @@ class MemoryPlanner {
       return d.src == SrcMode::kProducerWrites ? d.producer : pos;
     }
     if (node.outputs().size() != 1) return std::nullopt;
-    if (is_empty_factory(node.target()) || cpu::writes_strided_destination(node.target()))
+    if (node.op().is_empty_factory() ||
+        df_.target->has(node.op_id(), backend::kStoresIntoDestination))
       return pos;
     return std::nullopt;
   }

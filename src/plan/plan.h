@@ -24,7 +24,7 @@
 namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
-inline constexpr uint32_t kPlanFormatVersion = 1;
+inline constexpr uint32_t kPlanFormatVersion = 2;
 
 enum class PlanMode {
   kPlanned,  // the write planner and buffer reuse
@@ -121,6 +121,7 @@ struct Totals {
 
 struct Plan {
   PlanMode mode = PlanMode::kPlanned;
+  std::string backend;  // the backend it is made for (backend::Target::name)
   std::vector<WriteDecision> writes;
   std::vector<Buffer> buffers;
   std::vector<Placement> placements;

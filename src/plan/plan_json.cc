@@ -237,6 +237,7 @@ json plan_to_json(const Plan& plan) {
   for (const Step& s : plan.steps)
     steps.push_back({{"kind", step_kind_name(s.kind)}, {"index", s.index}});
   return {{"mode", plan_mode_name(plan.mode)},
+          {"backend", plan.backend},
           {"writes", std::move(writes)},
           {"buffers", std::move(buffers)},
           {"placements", std::move(placements)},
@@ -251,6 +252,10 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
   SPLICE_TRY(expect_object(j, "the plan"));
   Plan plan;
   SPLICE_ASSIGN_OR_RETURN(plan.mode, get_enum<PlanMode>(j, "mode", "plan", parse_plan_mode));
+  auto backend = j.find("backend");
+  if (backend == j.end() || !backend->is_string())
+    return make_error(ErrorKind::kBadArchive, "engine plan: \"backend\" is missing or not a string");
+  plan.backend = backend->get<std::string>();
   const size_t nodes = graph.nodes().size();
 
   SPLICE_ASSIGN_OR_RETURN(const json* writes, get_array(j, "writes"));

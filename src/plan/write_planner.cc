@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "backends/cpu/registry.h"
 #include "ir/ops.h"
 
 namespace splice::plan {
@@ -37,17 +36,16 @@ std::optional<int64_t> const_int(const ir::Arg& a) {
 // The constant [start, end) a slice/select write covers on its dim; nullopt when any bound is
 // symbolic or the write is an index write (then it may touch anything).
 std::optional<Region> region_of(const Node& w) {
-  const std::string& t = w.target();
   const Value* base = write_base(w);
   if (base == nullptr) return std::nullopt;
   const int64_t rank = base->type().rank();
-  if (t == "aten.slice_scatter.default") {
+  if (w.op_id() == ir::OpId::slice_scatter) {
     auto dim = const_int(w.arg(2)), start = const_int(w.arg(3)), end = const_int(w.arg(4));
     if (!dim || !start || !end) return std::nullopt;
     int64_t d = *dim < 0 ? *dim + rank : *dim;
     return Region{d, *start, *end};
   }
-  if (t == "aten.select_scatter.default") {
+  if (w.op_id() == ir::OpId::select_scatter) {
     auto dim = const_int(w.arg(2)), index = const_int(w.arg(3));
     if (!dim || !index || *index < 0) return std::nullopt;
     int64_t d = *dim < 0 ? *dim + rank : *dim;
@@ -63,7 +61,7 @@ bool regions_overlap(const std::optional<Region>& a, const std::optional<Region>
 
 // Whether W covers every element of its base: a step-1 slice from 0 to at least the size.
 bool covers_whole_base(const Node& w) {
-  if (w.target() != "aten.slice_scatter.default") return false;
+  if (w.op_id() != ir::OpId::slice_scatter) return false;
   const Value* base = write_base(w);
   auto dim = const_int(w.arg(2)), start = const_int(w.arg(3)), step = const_int(w.arg(5));
   if (base == nullptr || !dim || !start || !step || *start != 0 || *step != 1) return false;
@@ -96,7 +94,7 @@ class Planner {
       if (spec.value != nullptr && spec.value->is_tensor()) add_input_root(spec.value);
     for (int pos = 0; pos < df_.end; ++pos) {
       const Node& node = *nodes[pos];
-      if (is_write_op(node.target()) && write_base(node) != nullptr && write_src(node) != nullptr &&
+      if (node.op().is_write() && write_base(node) != nullptr && write_src(node) != nullptr &&
           node.output(0) != nullptr) {
         plan_write(node, pos);
         continue;
@@ -109,7 +107,7 @@ class Planner {
         } else {
           const int r = new_root(out, Root::Kind::kIntermediate);
           // An empty factory writes nothing; any other kernel makes the whole root.
-          if (!is_empty_factory(node.target())) events_[r].push_back({pos, nullptr});
+          if (!node.op().is_empty_factory()) events_[r].push_back({pos, nullptr});
         }
       }
     }
@@ -199,7 +197,7 @@ class Planner {
       const auto& r = df_.reads_of(v);
       if (r.size() != 1 || r[0] >= df_.end) return false;
       const Node& next = *df_.program->graph.nodes()[r[0]];
-      if (!is_write_op(next.target()) || write_base(next) != v) return false;
+      if (!next.op().is_write() || write_base(next) != v) return false;
       v = next.output(0);
     }
     return false;
@@ -326,8 +324,7 @@ class Planner {
   std::optional<std::string> producer_writes_refusal(const Node& w_node, int w, const Value* base,
                                                      const Value* src, int r, bool in_place) const {
     if (mode_ == PlanMode::kNaive) return "naive plan mode";
-    const std::string& t = w_node.target();
-    if (t == "aten.index_put.default" || t == "aten.index_copy.default")
+    if (w_node.op_id() == ir::OpId::index_put || w_node.op_id() == ir::OpId::index_copy)
       return "an index write moves whole rows through the index kernel";
     // A select write stores unsqueeze(v): v's producer can store into the destination.
     const Value* stored = df_.stored_value(src);
@@ -336,8 +333,9 @@ class Planner {
     const Node& producer = *df_.program->graph.nodes()[p];
     const std::string pname = fmt::format("'{}' ({})", producer.name(), producer.target());
     if (df_.viewed.count(stored)) return fmt::format("src is a view made by {}", pname);
-    if (!cpu::writes_strided_destination(producer.target()))
-      return fmt::format("{} cannot store into a strided destination", pname);
+    if (!df_.target->has(producer.op_id(), backend::kStoresIntoDestination))
+      return fmt::format("{} cannot store into a strided destination on the {} backend", pname,
+                         df_.target->name);
     if (producer.outputs().size() != 1) return fmt::format("{} has several outputs", pname);
     const auto& reads = df_.reads_of(src);
     for (int pos : reads)

@@ -1,12 +1,15 @@
-// The public API (include/splice/splice.h) over the loader and the interpreter: Model owns
-// the prepared program, Session owns buffer state, and tensors cross the boundary as
-// caller-owned contiguous copies (so no output ever aliases an input, a buffer or another
-// output).
+// The public API (include/splice/splice.h) over the loader, the planner and the executor:
+// Model owns the prepared program (on its backend), Session owns buffer state and its
+// context on the backend, and tensors cross the boundary as caller-owned contiguous host
+// copies (so no output ever aliases an input, a buffer or another output). Every entry point
+// turns an exception from below (out of memory in a container) into an Error: nothing throws
+// across the public API.
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <thread>
 
-#include "backends/cpu/registry.h"
+#include "backends/backend.h"
 #include "frontend/pt2/loader.h"
 #include "plan/build.h"
 #include "plan/cache.h"
@@ -14,21 +17,43 @@
 #include "runtime/executor.h"
 #include "splice/splice.h"
 #include "support/checked_math.h"
+#include "tensor/convert.h"
 
 namespace splice {
 
 namespace {
 
-HostTensor to_host(const Tensor& t) {
+// Runs f, returning its Result, or an Error for an exception that escaped from below.
+template <typename F>
+auto no_throw(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorKind::kBackend, "{}: out of memory", what);
+  } catch (const std::exception& e) {
+    return make_error(ErrorKind::kInternal, "{}: {}", what, e.what());
+  }
+}
+
+// A host copy of t (which lives on the model's device) that the caller owns.
+Result<HostTensor> to_host(const detail::ModelImpl& model, detail::SessionState& state,
+                           const Tensor& t) {
   HostTensor h;
   h.dtype = t.dtype();
   h.shape = t.sizes();
-  Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
-  h.bytes.resize(c.nbytes());
-  if (!h.bytes.empty()) std::memcpy(h.bytes.data(), c.raw_data(), c.nbytes());
+  h.bytes.resize(t.nbytes());
+  if (h.bytes.empty()) return h;
+  // The caller's vector, viewed as a contiguous host tensor, is the copy's destination.
+  Tensor dst(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0,
+             Storage::borrow(h.bytes.data(), h.bytes.size(), nullptr, true));
+  if (t.is_host()) {
+    copy_cast_into(dst, t);
+    return h;
+  }
+  SPLICE_TRY(model.backend->copy(dst, t, state.backend_session.get()));
+  SPLICE_TRY(model.backend->synchronize(*state.backend_session));
   return h;
 }
-
 // A Tensor that views the caller's memory without copying it, for the length of a call. It is
 // writable only when the program mutates that input in place (`writable`); every other input
 // is read-only, so no plan can write into memory the program only reads.
@@ -71,54 +96,66 @@ int thread_count(const LoadOptions& options) {
 }  // namespace
 
 Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
-  cpu::set_num_threads(thread_count(options));
-  const plan::PlanMode mode = to_plan_mode(options.plan_mode);
-  ir::Program program;
-  std::optional<plan::Plan> planned;
-  bool hit = false;
-  std::string cache_note;
-  if (plan::is_engine_file(path)) {
-    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path));
-    program = std::move(engine.program);
-    planned = std::move(engine.plan);
-  } else if (!options.cache_dir.empty()) {
-    SPLICE_ASSIGN_OR_RETURN(ir::Program fresh, pt2::load_program(path));
-    auto build = [mode](const ir::Program& p) -> Result<plan::Plan> {
-      return plan::build_plan(p, mode);
-    };
-    auto engine = plan::load_or_build(options.cache_dir, fresh, mode, build, &hit);
-    if (engine.ok()) {
-      program = std::move(engine->program);
-      planned = std::move(engine->plan);
+  return no_throw("loading a model", [&]() -> Result<Model> {
+    SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
+                            backend::require_backend(options.device));
+    const backend::Target& target = backend->target();
+    const plan::PlanMode mode = to_plan_mode(options.plan_mode);
+    ir::Program program;
+    std::optional<plan::Plan> planned;
+    bool hit = false;
+    std::string cache_note;
+    if (plan::is_engine_file(path)) {
+      SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path, target));
+      program = std::move(engine.program);
+      planned = std::move(engine.plan);
+    } else if (!options.cache_dir.empty()) {
+      SPLICE_ASSIGN_OR_RETURN(ir::Program fresh, pt2::load_program(path));
+      auto build = [mode, &target](const ir::Program& p) -> Result<plan::Plan> {
+        return plan::build_plan(p, mode, target);
+      };
+      auto engine = plan::load_or_build(options.cache_dir, fresh, mode, target, build, &hit);
+      if (engine.ok()) {
+        program = std::move(engine->program);
+        planned = std::move(engine->plan);
+      } else {
+        // The cache only saves planning time: when it cannot serve (a read-only home, a full
+        // disk, an engine that does not load back) the program still runs, planned in
+        // memory, and the reason is kept for the caller to report.
+        cache_note = engine.error().message();
+        program = std::move(fresh);
+        hit = false;
+      }
     } else {
-      // The cache only saves planning time: when it cannot serve (a read-only home, a full
-      // disk, an engine that does not load back) the program still runs, planned in memory,
-      // and the reason is kept for the caller to report.
-      cache_note = engine.error().message();
-      program = std::move(fresh);
-      hit = false;
+      SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(path));
     }
-  } else {
-    SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(path));
-  }
-  SPLICE_ASSIGN_OR_RETURN(
-      detail::ModelImpl impl,
-      runtime::prepare(std::move(program), options.threads, std::move(planned), mode));
-  Model model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
-  model.cache_note_ = std::move(cache_note);
-  return model;
+    runtime::PrepareOptions prepare;
+    prepare.device = options.device;
+    prepare.threads = thread_count(options);
+    prepare.mode = mode;
+    SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
+                            runtime::prepare(std::move(program), prepare, std::move(planned)));
+    Model model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
+    model.cache_note_ = std::move(cache_note);
+    return model;
+  });
 }
 
 Result<void> Model::compile(const std::string& pt2_path, const std::string& engine_path,
                             const LoadOptions& options) {
-  if (plan::is_engine_file(pt2_path))
-    return make_error(ErrorKind::kBadUsage,
-                      "'{}' is already an engine file; `splice compile` takes a .pt2 archive "
-                      "(run the engine with `splice run`)",
-                      pt2_path);
-  SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));
-  const plan::Plan plan = plan::build_plan(program, to_plan_mode(options.plan_mode));
-  return plan::write_engine_file(program, plan, engine_path);
+  return no_throw("compiling a model", [&]() -> Result<void> {
+    if (plan::is_engine_file(pt2_path))
+      return make_error(ErrorKind::kBadUsage,
+                        "'{}' is already an engine file; `splice compile` takes a .pt2 archive "
+                        "(run the engine with `splice run`)",
+                        pt2_path);
+    SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
+                            backend::require_backend(options.device));
+    SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));
+    const plan::Plan plan =
+        plan::build_plan(program, to_plan_mode(options.plan_mode), backend->target());
+    return plan::write_engine_file(program, plan, engine_path);
+  });
 }
 
 std::vector<InputInfo> Model::inputs() const {
@@ -141,81 +178,106 @@ std::vector<std::string> Model::state_names() const {
   return names;
 }
 
-Session Model::open_session() const { return Session(impl_); }
+std::string Model::device() const { return std::string(impl_->backend->name()); }
 
-Session::Session(std::shared_ptr<const detail::ModelImpl> model)
-    : model_(std::move(model)), state_(std::make_unique<detail::SessionState>()) {
-  reset_state();
+int Model::threads() const { return impl_->backend_model->threads(); }
+
+Result<Session> Model::open_session() const {
+  return no_throw("opening a session", [&]() -> Result<Session> {
+    SPLICE_ASSIGN_OR_RETURN(detail::SessionState state, runtime::open_session_state(*impl_));
+    return Session(impl_, std::make_unique<detail::SessionState>(std::move(state)));
+  });
 }
+
+Session::Session(std::shared_ptr<const detail::ModelImpl> model,
+                 std::unique_ptr<detail::SessionState> state)
+    : model_(std::move(model)), state_(std::move(state)) {}
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-void Session::reset_state() {
-  state_->buffers.clear();
-  for (const auto& spec : model_->program.signature.inputs) {
-    if (spec.kind != ir::InputKind::kBuffer) continue;
-    auto it = model_->program.weights.find(spec.target);
-    if (it == model_->program.weights.end()) continue;
-    // Buffers are read-only views of the archive, shared by sessions; a buffer that the plan
-    // updates in place gets this session's own copy, once.
-    state_->buffers[spec.target] = model_->state_written_in_place.count(spec.target)
-                                       ? it->second.contiguous_copy()
-                                       : it->second;
-  }
+Result<void> Session::reset_state() {
+  return no_throw("resetting state",
+                  [&]() -> Result<void> { return runtime::reset_session_state(*model_, *state_); });
 }
 
 Result<HostTensor> Session::state(const std::string& name) const {
-  auto it = state_->buffers.find(name);
-  if (it == state_->buffers.end())
-    return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
-  return to_host(it->second);
+  return no_throw("reading state", [&]() -> Result<HostTensor> {
+    auto it = state_->buffers.find(name);
+    if (it == state_->buffers.end())
+      return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
+    return to_host(*model_, *state_, it->second);
+  });
 }
 
 Result<void> Session::set_state(const std::string& name, const TensorArg& value) {
-  auto it = state_->buffers.find(name);
-  if (it == state_->buffers.end())
-    return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
-  if (value.dtype != it->second.dtype() || value.shape != it->second.sizes())
-    return make_error(ErrorKind::kBadInput, "state '{}' is {}{}, the buffer is {}{}", name,
-                      dtype_name(value.dtype), shape_string(value.shape),
-                      dtype_name(it->second.dtype()), shape_string(it->second.sizes()));
-  SPLICE_ASSIGN_OR_RETURN(Tensor borrowed, borrow(name, value));
-  it->second = borrowed.contiguous_copy();
-  return ok_result();
+  return no_throw("setting state", [&]() -> Result<void> {
+    auto it = state_->buffers.find(name);
+    if (it == state_->buffers.end())
+      return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
+    if (value.dtype != it->second.dtype() || value.shape != it->second.sizes())
+      return make_error(ErrorKind::kBadInput, "state '{}' is {}{}, the buffer is {}{}", name,
+                        dtype_name(value.dtype), shape_string(value.shape),
+                        dtype_name(it->second.dtype()), shape_string(it->second.sizes()));
+    SPLICE_ASSIGN_OR_RETURN(Tensor borrowed, borrow(name, value));
+    // The session's own copy on the model's device: state never views the caller's memory.
+    const backend::Backend& b = *model_->backend;
+    SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(borrowed.nbytes()));
+    Tensor copy(borrowed.dtype(), borrowed.sizes(), contiguous_strides(borrowed.sizes()), 0,
+                std::move(storage));
+    SPLICE_TRY(b.copy(copy, borrowed, state_->backend_session.get()));
+    SPLICE_TRY(b.synchronize(*state_->backend_session));
+    it->second = std::move(copy);
+    return ok_result();
+  });
 }
 
 Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
-  runtime::TensorMap bound;
-  for (const auto& [name, arg] : inputs) {
-    SPLICE_ASSIGN_OR_RETURN(Tensor t,
-                            borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
-    bound.emplace(name, std::move(t));
-  }
-  SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs, runtime::execute(*model_, bound, *state_));
-  RunResult result;
-  for (auto& o : outs.user_outputs) {
-    result.present.push_back(o.has_value());
-    result.outputs.push_back(o ? to_host(*o) : HostTensor{});
-  }
-  for (auto& [name, t] : outs.mutated_inputs) {
-    HostTensor h = to_host(t);
-    auto it = inputs.find(name);
-    // Written in place already when the new value is the caller's memory itself.
-    if (it != inputs.end() && it->second.data != nullptr && h.bytes.size() > 0 &&
-        it->second.dtype == h.dtype && it->second.shape == h.shape &&
-        it->second.data != static_cast<void*>(t.raw_data()))
-      std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
-    result.mutated_inputs.emplace(name, std::move(h));
-  }
-  for (auto& [name, t] : outs.new_buffers) {
-    // A new buffer value may view memory splice does not own (the caller's borrowed input,
-    // or the archive): the session keeps its own copy then, so state never points into
-    // memory that can change or vanish after the call.
-    state_->buffers[name] =
-        t.storage()->owned() && t.storage()->writable() ? std::move(t) : t.contiguous_copy();
-  }
-  return result;
+  return no_throw("running a call", [&]() -> Result<RunResult> {
+    runtime::TensorMap bound;
+    for (const auto& [name, arg] : inputs) {
+      SPLICE_ASSIGN_OR_RETURN(Tensor t,
+                              borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
+      bound.emplace(name, std::move(t));
+    }
+    SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs,
+                            runtime::execute(*model_, bound, *state_));
+    RunResult result;
+    for (auto& o : outs.user_outputs) {
+      result.present.push_back(o.has_value());
+      if (!o) {
+        result.outputs.emplace_back();
+        continue;
+      }
+      SPLICE_ASSIGN_OR_RETURN(HostTensor h, to_host(*model_, *state_, *o));
+      result.outputs.push_back(std::move(h));
+    }
+    for (auto& [name, t] : outs.mutated_inputs) {
+      SPLICE_ASSIGN_OR_RETURN(HostTensor h, to_host(*model_, *state_, t));
+      auto it = inputs.find(name);
+      // Written in place already when the new value is the caller's memory itself.
+      if (it != inputs.end() && it->second.data != nullptr && h.bytes.size() > 0 &&
+          it->second.dtype == h.dtype && it->second.shape == h.shape &&
+          !(t.is_host() && it->second.data == static_cast<void*>(t.raw_data())))
+        std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
+      result.mutated_inputs.emplace(name, std::move(h));
+    }
+    for (auto& [name, t] : outs.new_buffers) {
+      // A new buffer value may view memory splice does not own (the caller's borrowed input,
+      // or the archive): the session keeps its own copy then, so state never points into
+      // memory that can change or vanish after the call.
+      if (t.storage()->owned() && t.storage()->writable()) {
+        state_->buffers[name] = std::move(t);
+        continue;
+      }
+      const backend::Backend& b = *model_->backend;
+      SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(t.nbytes()));
+      Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+      SPLICE_TRY(b.copy(copy, t, state_->backend_session.get()));
+      state_->buffers[name] = std::move(copy);
+    }
+    return result;
+  });
 }
 
 }  // namespace splice

@@ -6,15 +6,18 @@
 //     of src into the base in place, or a copy of the base first;
 //   - a base copy step copies a write's base into its new buffer before the producer runs.
 // Every kernel output is checked against the type the archive recorded, so a kernel that
-// disagrees with PyTorch is caught at the node, not at the output.
+// disagrees with PyTorch is caught at the node, not at the output. Kernels, copies and
+// allocations go through the model's backend (backends/backend.h); nothing here knows which
+// backend that is.
 #include "runtime/executor.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/cast.h"
 #include "plan/build.h"
 #include "plan/dataflow.h"
+#include "tensor/convert.h"
+#include "tensor/indexing.h"
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
@@ -24,6 +27,7 @@ namespace splice::runtime {
 namespace {
 
 using ir::Node;
+using ir::OpId;
 using ir::Value;
 using plan::PlacementKind;
 using plan::SrcMode;
@@ -43,20 +47,12 @@ bool same_view(const Tensor& a, const Tensor& b) {
          a.strides() == b.strides() && a.dtype() == b.dtype();
 }
 
-// dst = src (same dtype and sizes), with a flat copy when both are contiguous.
-void copy_into(const Tensor& dst, const Tensor& src) {
-  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
-    if (src.numel() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
-    return;
-  }
-  cpu::copy_cast_into(dst, src);
-}
-
 class Call {
  public:
   Call(const detail::ModelImpl& m, detail::SessionState& state, CallStats* stats)
       : m_(m), state_(state), stats_(stats), per_call_(m.plan.buffers.size()) {
     state_.workspace.resize(m.plan.buffers.size());
+    f_.device = DeviceAccess{m.backend, state.backend_session.get()};
   }
 
   Frame& frame() { return f_; }
@@ -72,7 +68,7 @@ class Call {
       }
       const int pos = step.index;
       const Node& node = *nodes[pos];
-      if (m_.kernels[pos] == nullptr) {
+      if (node.op().runs_on_host()) {
         SPLICE_TRY(run_host_node(m_.program, node, f_));
         // A data-dependent symbol (.item()) may just have been bound.
         SPLICE_TRY(run_shape_checks(m_.program, f_.symbols, checks_done_));
@@ -94,6 +90,30 @@ class Call {
 
   void bind(const Value* v, Tensor t) { f_.values[v] = std::move(t); }
 
+  backend::SessionContext* session() const { return state_.backend_session.get(); }
+
+  // dst = src (same dtype and sizes) on the backend.
+  Result<void> copy_into(const Tensor& dst, const Tensor& src) {
+    return m_.backend->copy(dst, src, session());
+  }
+
+  // A new contiguous tensor on the backend's device.
+  Result<Tensor> new_tensor(DType dtype, const Shape& sizes) {
+    auto bytes = checked_numel(sizes);
+    SPLICE_CHECK_OR_RETURN(bytes.has_value(), ErrorKind::kShapeMismatch,
+                           "a tensor of sizes {} is too large", shape_string(sizes));
+    SPLICE_ASSIGN_OR_RETURN(auto storage,
+                            m_.backend->allocate(static_cast<size_t>(*bytes) * dtype_size(dtype)));
+    return Tensor(dtype, sizes, contiguous_strides(sizes), 0, std::move(storage));
+  }
+
+  // A contiguous copy of t on the backend's device.
+  Result<Tensor> copy_of(const Tensor& t) {
+    SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(t.dtype(), t.sizes()));
+    SPLICE_TRY(copy_into(out, t));
+    return out;
+  }
+
   // Storage of plan buffer b holding at least `needed` bytes: the session's (kept between
   // calls) or, for a per-call buffer, a new one each call.
   Result<std::shared_ptr<Storage>> buffer_storage(int b, int64_t needed) {
@@ -101,7 +121,9 @@ class Call {
     SPLICE_ASSIGN_OR_RETURN(int64_t planned, buf.bytes.evaluate(f_.symbols));
     const auto bytes = static_cast<size_t>(std::max(planned, needed));
     auto& slot = buf.per_call ? per_call_[b] : state_.workspace[b];
-    if (!slot || slot->nbytes() < bytes) slot = Storage::allocate(bytes);
+    if (!slot || slot->nbytes() < bytes) {
+      SPLICE_ASSIGN_OR_RETURN(slot, m_.backend->allocate(bytes));
+    }
     return slot;
   }
 
@@ -116,11 +138,11 @@ class Call {
   }
 
   // Fresh storage for a write's new buffer: planned if it has a placement, else allocated.
-  Tensor new_buffer_for(const Value& result, const Tensor& like) {
+  Result<Tensor> new_buffer_for(const Value& result, const Tensor& like) {
     auto it = m_.placement.find(&result);
     if (it != m_.placement.end() && it->second->kind == PlacementKind::kBuffer)
       if (auto t = whole_view(result, it->second->buffer)) return *t;
-    return Tensor::empty(like.dtype(), like.sizes());
+    return new_tensor(like.dtype(), like.sizes());
   }
 
   // The view of write wi's destination, for its producer to store src into; with
@@ -137,7 +159,8 @@ class Call {
     return region.view_as(sizes, strides, region.offset());
   }
 
-  // The view of write wi's base that the write covers (src's shape).
+  // The view of write wi's base that the write covers (src's shape). The base itself may not
+  // exist yet (a later link of an in-place chain): the destination's whole view stands in.
   Result<Tensor> write_region(int wi) {
     const plan::WriteDecision& d = m_.plan.writes[wi];
     const Node& w = *m_.program.graph.nodes()[d.node];
@@ -145,23 +168,28 @@ class Call {
     // src is what the producer is about to make: only its shape is needed here.
     const Value* src = plan::write_src(w);
     SPLICE_ASSIGN_OR_RETURN(Shape src_sizes, evaluate_sizes(src->type(), f_.symbols));
-    std::vector<cpu::KernelArg> args;
-    for (size_t i = 0; i < w.args().size(); ++i) {
-      if (i == 0) {
-        // The base itself may not exist yet (a later link of an in-place chain): the
-        // destination's whole view stands in for it.
-        args.emplace_back(*whole);
-        continue;
-      }
-      if (i == 1) {
-        args.emplace_back(
-            Tensor(src->type().dtype, src_sizes, contiguous_strides(src_sizes), 0, nullptr));
-        continue;
-      }
-      SPLICE_ASSIGN_OR_RETURN(cpu::KernelArg a, resolve_arg(f_, w.op().args[i], w.arg(i)));
-      args.push_back(std::move(a));
+    auto int_arg = [&](size_t i) -> Result<std::optional<int64_t>> {
+      SPLICE_ASSIGN_OR_RETURN(backend::KernelArg a, resolve_arg(f_, w.op().args[i], w.arg(i)));
+      if (auto* v = std::get_if<int64_t>(&a)) return std::optional<int64_t>(*v);
+      if (std::holds_alternative<std::monostate>(a)) return std::optional<int64_t>();
+      return make_error(ErrorKind::kBadArchive, "argument {} is not an int", i);
+    };
+    Result<Tensor> dest = make_error(ErrorKind::kInternal, "{} has no strided destination",
+                                     w.target());
+    if (w.op_id() == OpId::slice_scatter) {
+      SPLICE_ASSIGN_OR_RETURN(auto dim, int_arg(2));
+      SPLICE_ASSIGN_OR_RETURN(auto start, int_arg(3));
+      SPLICE_ASSIGN_OR_RETURN(auto end, int_arg(4));
+      SPLICE_ASSIGN_OR_RETURN(auto step, int_arg(5));
+      dest = slice_write_view(w.target(), *whole, src_sizes, dim, start, end, step);
+    } else if (w.op_id() == OpId::select_scatter) {
+      SPLICE_ASSIGN_OR_RETURN(auto dim, int_arg(2));
+      SPLICE_ASSIGN_OR_RETURN(auto index, int_arg(3));
+      if (!dim || !index)
+        return make_error(ErrorKind::kBadArchive, "{}: dim and index are required",
+                          node_label(w));
+      dest = select_write_view(w.target(), *whole, src_sizes, *dim, *index);
     }
-    auto dest = cpu::write_destination(w.target(), args, *whole, std::get<Tensor>(args[1]));
     if (!dest.ok()) return dest.error().with_context(node_label(w));
     return dest;
   }
@@ -186,17 +214,18 @@ class Call {
     // Never store into memory splice may not write (a plan naming a read-only input or
     // weight as a destination): the kernel allocates instead and nothing else changes.
     if (dest && !dest->storage()->writable()) dest.reset();
-    if (dest && plan::is_empty_factory(node.target())) {
+    if (dest && node.op().is_empty_factory()) {
       bind(out0, *dest);  // contents undefined, as PyTorch's: nothing to run
       return ok_result();
     }
-    auto results = dest ? cpu::run_into(m_.kernels[pos], args, *dest) : m_.kernels[pos](args);
+    const backend::KernelCall call{session(), dest ? &*dest : nullptr, false};
+    auto results = m_.kernels[pos]->fn(call, args);
     if (!results.ok()) return results.error().with_context(node_label(node));
     auto& outs = *results;
     if (outs.size() < node.outputs().size())
       return make_error(ErrorKind::kInternal, "{}: kernel returned {} outputs, the node has {}",
                         node_label(node), outs.size(), node.outputs().size());
-    const bool view = plan::is_view_op(node.target());
+    const bool view = node.op().may_view();
     int64_t written = 0;
     for (size_t i = 0; i < node.outputs().size(); ++i) {
       const Value* v = node.output(i);
@@ -204,33 +233,35 @@ class Call {
       Tensor t = outs[i];
       if (!v->is_tensor()) {
         // A SymInt result of a tensor op (e.g. attention's max_q) comes back as a 0-d tensor.
-        Tensor i64 = cpu::cast_copy(t, DType::kInt64);
+        SPLICE_ASSIGN_OR_RETURN(Tensor host, f_.device.to_host(t));
+        SPLICE_ASSIGN_OR_RETURN(Tensor i64, convert(host, DType::kInt64));
         f_.values[v] = Scalar{*i64.data<int64_t>()};
         continue;
       }
       SPLICE_TRY(check_output(node, *v, t, f_.symbols));
       if (i == 0 && dest && !same_view(t, *dest)) {
         // The kernel kept its own output: move it where the plan wants it.
-        copy_into(*dest, t);
+        SPLICE_TRY(copy_into(*dest, t));
         record(node, "copy", static_cast<int64_t>(t.nbytes()), *dest);
         t = *dest;
       } else if (!view && shares_storage_with_input(t, args)) {
         // A kernel handed back its input; the plan treats this value as fresh storage that
         // writes may reuse, so it must not alias the input.
-        t = t.contiguous_copy();
+        SPLICE_ASSIGN_OR_RETURN(t, copy_of(t));
       }
       if (!view) written += static_cast<int64_t>(t.nbytes());
       bind(v, std::move(t));
     }
     if (!view && out0 != nullptr && out0->is_tensor())
-      record(node, plan::is_copy_op(node.target()) ? "copy" : "kernel", written,
+      record(node, node.op().is_copy() ? "copy" : "kernel", written,
              std::get<Tensor>(f_.values[out0]));
     else if (!view && stats_ != nullptr)
       stats_->steps.push_back({node.name(), "kernel", written, nullptr});
     return ok_result();
   }
 
-  static bool shares_storage_with_input(const Tensor& t, const std::vector<cpu::KernelArg>& args) {
+  static bool shares_storage_with_input(const Tensor& t,
+                                        const std::vector<backend::KernelArg>& args) {
     for (const auto& a : args)
       if (auto* in = std::get_if<Tensor>(&a); in != nullptr && in->storage() == t.storage())
         return true;
@@ -266,8 +297,8 @@ class Call {
     }
     // copy_then_write (or an in-place plan whose base turned out read-only: never write
     // memory splice may not write).
-    Tensor dest = new_buffer_for(*result, base);
-    copy_into(dest, base);
+    SPLICE_ASSIGN_OR_RETURN(Tensor dest, new_buffer_for(*result, base));
+    SPLICE_TRY(copy_into(dest, base));
     record(node, "copy", static_cast<int64_t>(base.nbytes()), dest);
     SPLICE_TRY(write_src_into(node, pos, dest));
     SPLICE_TRY(check_output(node, *result, dest, f_.symbols));
@@ -279,7 +310,8 @@ class Call {
   Result<void> write_src_into(const Node& node, int pos, const Tensor& target) {
     SPLICE_ASSIGN_OR_RETURN(auto args, resolve_args(f_, node));
     args[0] = target;
-    auto r = cpu::run_in_place(m_.kernels[pos], args);
+    const backend::KernelCall call{session(), nullptr, /*in_place=*/true};
+    auto r = m_.kernels[pos]->fn(call, args);
     if (!r.ok()) return r.error().with_context(node_label(node));
     SPLICE_ASSIGN_OR_RETURN(const Tensor* src, tensor_of(f_, plan::write_src(node)));
     record(node, "copy", static_cast<int64_t>(src->nbytes()), target);
@@ -290,8 +322,8 @@ class Call {
     const plan::WriteDecision& d = m_.plan.writes[wi];
     const Node& node = *m_.program.graph.nodes()[d.node];
     SPLICE_ASSIGN_OR_RETURN(const Tensor* base, tensor_of(f_, plan::write_base(node)));
-    Tensor dest = new_buffer_for(*node.output(0), *base);
-    copy_into(dest, *base);
+    SPLICE_ASSIGN_OR_RETURN(Tensor dest, new_buffer_for(*node.output(0), *base));
+    SPLICE_TRY(copy_into(dest, *base));
     record(node, "copy", static_cast<int64_t>(base->nbytes()), dest);
     bind(node.output(0), dest);
     return ok_result();
@@ -307,18 +339,24 @@ class Call {
 
 Result<std::optional<Tensor>> output_tensor(const Frame& f, const ir::Arg& out) {
   if (out.is_none()) return std::optional<Tensor>{};
+  Scalar literal;
   if (auto* v = std::get_if<Value*>(&out.data)) {
     if ((*v)->is_tensor()) {
       SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f, *v));
       return std::optional<Tensor>{*t};
     }
-    SPLICE_ASSIGN_OR_RETURN(Scalar s, scalar_of(f, *v));
-    return std::optional<Tensor>{scalar_tensor(s)};
+    SPLICE_ASSIGN_OR_RETURN(literal, scalar_of(f, *v));
+  } else if (auto* i = std::get_if<int64_t>(&out.data)) {
+    literal = *i;
+  } else if (auto* d = std::get_if<double>(&out.data)) {
+    literal = *d;
+  } else if (auto* b = std::get_if<bool>(&out.data)) {
+    literal = *b;
+  } else {
+    return make_error(ErrorKind::kBadArchive, "a graph output of an unsupported kind");
   }
-  if (auto* i = std::get_if<int64_t>(&out.data)) return std::optional<Tensor>{scalar_tensor(*i)};
-  if (auto* d = std::get_if<double>(&out.data)) return std::optional<Tensor>{scalar_tensor(*d)};
-  if (auto* b = std::get_if<bool>(&out.data)) return std::optional<Tensor>{scalar_tensor(*b)};
-  return make_error(ErrorKind::kBadArchive, "a graph output of an unsupported kind");
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, scalar_tensor(literal));
+  return std::optional<Tensor>{std::move(t)};
 }
 
 // The graph input whose storage write `d` ends up in: follow in-place bases back.
@@ -344,8 +382,7 @@ Result<void> resolve_plan(detail::ModelImpl& m) {
   m.decision_at.assign(nodes.size(), -1);
   for (size_t i = 0; i < m.plan.writes.size(); ++i) {
     const auto& d = m.plan.writes[i];
-    if (d.node < 0 || d.node >= static_cast<int>(nodes.size()) ||
-        !plan::is_write_op(nodes[d.node]->target()))
+    if (d.node < 0 || d.node >= static_cast<int>(nodes.size()) || !nodes[d.node]->op().is_write())
       return make_error(ErrorKind::kBadArchive, "plan: write {} is not a write node", i);
     m.decision_at[d.node] = static_cast<int>(i);
     const Value* dest = nullptr;
@@ -416,40 +453,50 @@ int64_t CallStats::bytes_into(const Storage* storage) const {
   return n;
 }
 
-Tensor scalar_tensor(const Scalar& s) {
+Result<Tensor> scalar_tensor(const Scalar& s) {
   if (auto* b = std::get_if<bool>(&s)) {
-    Tensor t = Tensor::empty(DType::kBool, {});
+    SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(DType::kBool, {}));
     *t.data<bool>() = *b;
     return t;
   }
   if (auto* i = std::get_if<int64_t>(&s)) {
-    Tensor t = Tensor::empty(DType::kInt64, {});
+    SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(DType::kInt64, {}));
     *t.data<int64_t>() = *i;
     return t;
   }
-  Tensor t = Tensor::empty(DType::kFloat64, {});
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(DType::kFloat64, {}));
   *t.data<double>() = std::get<double>(s);
   return t;
 }
 
-Result<detail::ModelImpl> prepare(ir::Program program, int threads, std::optional<plan::Plan> plan,
-                                  plan::PlanMode mode) {
+Result<Tensor> to_backend(const backend::Backend& b, backend::SessionContext* session,
+                          const Tensor& t) {
+  if (t.device() == b.device()) return t;
+  SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(t.nbytes()));
+  Tensor out(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+  SPLICE_TRY(b.copy(out, t, session));
+  return out;
+}
+
+Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& options,
+                                  std::optional<plan::Plan> plan) {
   detail::ModelImpl model;
+  SPLICE_ASSIGN_OR_RETURN(model.backend, backend::require_backend(options.device));
   std::set<std::string> missing;
   for (const auto& node : program.graph.nodes()) {
-    if (plan::runs_on_host(*node)) {
+    if (node->op().runs_on_host()) {
       model.kernels.push_back(nullptr);
       continue;
     }
-    cpu::KernelFn k = cpu::find_kernel(node->target());
+    const backend::KernelEntry* k = model.backend->kernel(node->op_id());
     if (k == nullptr) missing.insert(node->target());
     model.kernels.push_back(k);
   }
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return make_error(ErrorKind::kUnsupportedOp, "the CPU backend has no kernel for {} op(s): {}",
-                      missing.size(), list);
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend has no kernel for {} op(s): {}",
+                      model.backend->name(), missing.size(), list);
   }
   const auto& specs = program.signature.inputs;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -472,8 +519,11 @@ Result<detail::ModelImpl> prepare(ir::Program program, int threads, std::optiona
                         "a graph output is a {}, which splice cannot "
                         "run",
                         ir::output_kind_name(spec.kind));
-  model.plan = plan ? std::move(*plan) : plan::build_plan(program, mode);
-  model.threads = threads;
+  if (plan && plan->backend != model.backend->name())
+    return make_error(ErrorKind::kBadUsage, "the plan was made for the {} backend, not {}",
+                      plan->backend, model.backend->name());
+  model.plan = plan ? std::move(*plan)
+                    : plan::build_plan(program, options.mode, model.backend->target());
   model.program = std::move(program);
   // Steps must run every node once, in an order the plan chose; check before trusting it.
   std::vector<int> seen(model.program.graph.nodes().size(), 0);
@@ -489,18 +539,66 @@ Result<detail::ModelImpl> prepare(ir::Program program, int threads, std::optiona
   if (std::any_of(seen.begin(), seen.end(), [](int n) { return n != 1; }))
     return make_error(ErrorKind::kBadArchive, "plan: the steps do not run every node once");
   SPLICE_TRY(resolve_plan(model));
+  backend::ModelOptions backend_options;
+  backend_options.threads = std::max(options.threads, 1);
+  SPLICE_ASSIGN_OR_RETURN(model.backend_model, model.backend->open_model(backend_options));
+  // Weights go to the backend's device once; its sessions share them.
+  for (const auto& [name, w] : model.program.weights) {
+    auto moved = to_backend(*model.backend, nullptr, w);
+    if (!moved.ok()) return moved.error().with_context(fmt::format("weight '{}'", name));
+    model.weights.emplace(name, std::move(*moved));
+  }
   return model;
+}
+
+Result<void> reset_session_state(const detail::ModelImpl& model, detail::SessionState& state) {
+  if (state.backend_session == nullptr) {
+    SPLICE_ASSIGN_OR_RETURN(state.backend_session,
+                            model.backend->open_session(*model.backend_model));
+  }
+  state.buffers.clear();
+  for (const auto& spec : model.program.signature.inputs) {
+    if (spec.kind != ir::InputKind::kBuffer) continue;
+    auto it = model.weights.find(spec.target);
+    if (it == model.weights.end()) continue;
+    // Buffers are read-only views of the weights, shared by sessions; a buffer that the plan
+    // updates in place gets this session's own copy, once.
+    Tensor t = it->second;
+    if (model.state_written_in_place.count(spec.target)) {
+      SPLICE_ASSIGN_OR_RETURN(auto storage, model.backend->allocate(t.nbytes()));
+      Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+      SPLICE_TRY(model.backend->copy(copy, t, state.backend_session.get()));
+      t = std::move(copy);
+    }
+    state.buffers[spec.target] = std::move(t);
+  }
+  return ok_result();
+}
+
+Result<detail::SessionState> open_session_state(const detail::ModelImpl& model) {
+  detail::SessionState state;
+  SPLICE_TRY(reset_session_state(model, state));
+  return state;
 }
 
 Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
                             detail::SessionState& state, CallStats* stats) {
   const ir::Program& program = model.program;
+  if (state.backend_session == nullptr)
+    return make_error(ErrorKind::kInternal, "execute: the session state was not opened");
   Call call(model, state, stats);
   Frame& f = call.frame();
-  SPLICE_ASSIGN_OR_RETURN(auto bound, bind_inputs(program, user_inputs, state.buffers, f.symbols));
-  for (auto& [value, tensor] : bound) f.values[value] = std::move(tensor);
+  SPLICE_ASSIGN_OR_RETURN(auto bound,
+                          bind_inputs(program, user_inputs, model.weights, state.buffers,
+                                      f.symbols));
   // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
   SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
+  for (auto& [value, tensor] : bound) {
+    // A caller's host tensor goes to the backend's device once per call.
+    SPLICE_ASSIGN_OR_RETURN(Tensor t,
+                            to_backend(*model.backend, state.backend_session.get(), tensor));
+    f.values[value] = std::move(t);
+  }
   SPLICE_TRY(call.run_steps());
 
   CallOutputs result;
@@ -520,6 +618,9 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
         break;
     }
   }
+  // Everything the call queued is done (and any failure a kernel recorded is reported) before
+  // its results are read.
+  SPLICE_TRY(model.backend->synchronize(*state.backend_session));
   return result;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Executes a planned program once: binds inputs and symbols, runs the plan's steps in order on
-// the CPU backend — kernels storing into planned buffers or straight into a write's
+// the model's backend — kernels storing into planned buffers or straight into a write's
 // destination, writes done in place or as a copy as the plan decided — and collects user
 // outputs, mutated inputs and new buffer values. Nothing the program does not mutate is ever
 // written: weights and non-mutated inputs are read-only views.
@@ -39,17 +39,30 @@ struct CallStats {
   int64_t bytes_into(const Storage* storage) const;
 };
 
-// A 0-d tensor holding a Python scalar: int → int64, float → float64, bool → bool.
-Tensor scalar_tensor(const Scalar& s);
+// A 0-d host tensor holding a Python scalar: int → int64, float → float64, bool → bool.
+Result<Tensor> scalar_tensor(const Scalar& s);
 
-// Resolves a kernel for every node (an error lists every op without one) and the plan's
-// lookups. Without a plan, one is built in `mode`.
-Result<detail::ModelImpl> prepare(ir::Program program, int threads,
-                                  std::optional<plan::Plan> plan = std::nullopt,
-                                  plan::PlanMode mode = plan::PlanMode::kPlanned);
+struct PrepareOptions {
+  std::string device = "cpu";  // the backend to run on
+  int threads = 1;             // host threads for its kernels (>= 1)
+  plan::PlanMode mode = plan::PlanMode::kPlanned;  // when no plan is given
+};
+
+// Resolves a kernel of the backend for every node (an error lists every op without one), the
+// plan's lookups, the model's context on the backend and its weights there. Without a plan,
+// one is built for the backend in `options.mode`; a given plan must be for that backend.
+Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& options,
+                                  std::optional<plan::Plan> plan = std::nullopt);
+
+// A session's state: its context on the model's backend and the archive's buffer values.
+Result<detail::SessionState> open_session_state(const detail::ModelImpl& model);
+// Restores every buffer of `state` to the archive's value (opening its backend context first
+// if it has none).
+Result<void> reset_session_state(const detail::ModelImpl& model, detail::SessionState& state);
 
 // Runs one call. `user_inputs` by user input name (mutated ones may be written in place),
-// `state` is the session's. `stats`, when given, receives a record of every step.
+// `state` is the session's (from open_session_state). `stats`, when given, receives a record of
+// every step.
 Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
                             detail::SessionState& state, CallStats* stats = nullptr);
 

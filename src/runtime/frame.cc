@@ -11,6 +11,14 @@ std::string node_label(const Node& node) {
   return fmt::format("node '{}' ({})", node.name(), node.target());
 }
 
+Result<Tensor> DeviceAccess::to_host(const Tensor& t) const {
+  if (t.is_host()) return t;
+  SPLICE_ASSIGN_OR_RETURN(Tensor host, Tensor::empty(t.dtype(), t.sizes()));
+  SPLICE_TRY(backend->copy(host, t, session));
+  SPLICE_TRY(backend->synchronize(*session));
+  return host;
+}
+
 Result<const Tensor*> tensor_of(const Frame& f, const Value* v) {
   auto it = f.values.find(v);
   if (it == f.values.end() || !std::holds_alternative<Tensor>(it->second))
@@ -33,26 +41,26 @@ Result<int64_t> int_of(const Frame& f, const Value* v) {
                     v->name());
 }
 
-cpu::KernelArg scalar_to_kernel_arg(const Scalar& s) {
+backend::KernelArg scalar_to_kernel_arg(const Scalar& s) {
   if (auto* i = std::get_if<int64_t>(&s)) return *i;
   if (auto* d = std::get_if<double>(&s)) return *d;
   return std::get<bool>(s);
 }
 
 // Converts one IR argument into a kernel argument, resolving values from the frame.
-Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, const Arg& arg) {
+Result<backend::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, const Arg& arg) {
   using D = Arg::Data;
   const D& d = arg.data;
-  if (std::holds_alternative<Arg::None>(d)) return cpu::KernelArg{std::monostate{}};
-  if (auto* b = std::get_if<bool>(&d)) return cpu::KernelArg{*b};
-  if (auto* i = std::get_if<int64_t>(&d)) return cpu::KernelArg{*i};
-  if (auto* x = std::get_if<double>(&d)) return cpu::KernelArg{*x};
-  if (auto* s = std::get_if<std::string>(&d)) return cpu::KernelArg{*s};
-  if (auto* t = std::get_if<DType>(&d)) return cpu::KernelArg{*t};
+  if (std::holds_alternative<Arg::None>(d)) return backend::KernelArg{std::monostate{}};
+  if (auto* b = std::get_if<bool>(&d)) return backend::KernelArg{*b};
+  if (auto* i = std::get_if<int64_t>(&d)) return backend::KernelArg{*i};
+  if (auto* x = std::get_if<double>(&d)) return backend::KernelArg{*x};
+  if (auto* s = std::get_if<std::string>(&d)) return backend::KernelArg{*s};
+  if (auto* t = std::get_if<DType>(&d)) return backend::KernelArg{*t};
   if (auto* v = std::get_if<Value*>(&d)) {
     if ((*v)->is_tensor()) {
       SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f, *v));
-      return cpu::KernelArg{*t};
+      return backend::KernelArg{*t};
     }
     SPLICE_ASSIGN_OR_RETURN(Scalar s, scalar_of(f, *v));
     return scalar_to_kernel_arg(s);
@@ -68,7 +76,7 @@ Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, 
         out.push_back(x);
       }
     }
-    return cpu::KernelArg{std::move(out)};
+    return backend::KernelArg{std::move(out)};
   }
   if (auto* list = std::get_if<std::vector<Value*>>(&d)) {
     if (schema.optional) {
@@ -81,26 +89,26 @@ Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, 
           out.emplace_back(*t);
         }
       }
-      return cpu::KernelArg{std::move(out)};
+      return backend::KernelArg{std::move(out)};
     }
     std::vector<Tensor> out;
     for (const Value* v : *list) {
       SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f, v));
       out.push_back(*t);
     }
-    return cpu::KernelArg{std::move(out)};
+    return backend::KernelArg{std::move(out)};
   }
-  if (auto* fl = std::get_if<std::vector<double>>(&d)) return cpu::KernelArg{*fl};
-  if (auto* bl = std::get_if<std::vector<bool>>(&d)) return cpu::KernelArg{*bl};
+  if (auto* fl = std::get_if<std::vector<double>>(&d)) return backend::KernelArg{*fl};
+  if (auto* bl = std::get_if<std::vector<bool>>(&d)) return backend::KernelArg{*bl};
   return make_error(ErrorKind::kInternal, "argument '{}' has an unknown form", schema.name);
 }
 
-Result<std::vector<cpu::KernelArg>> resolve_args(const Frame& f, const Node& node) {
+Result<std::vector<backend::KernelArg>> resolve_args(const Frame& f, const Node& node) {
   const auto& schema = node.op().args;
-  std::vector<cpu::KernelArg> args;
+  std::vector<backend::KernelArg> args;
   args.reserve(node.args().size());
   for (size_t i = 0; i < node.args().size(); ++i) {
-    SPLICE_ASSIGN_OR_RETURN(cpu::KernelArg a, resolve_arg(f, schema[i], node.arg(i)));
+    SPLICE_ASSIGN_OR_RETURN(backend::KernelArg a, resolve_arg(f, schema[i], node.arg(i)));
     args.push_back(std::move(a));
   }
   return args;

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <variant>
 
-#include "backends/cpu/registry.h"
+#include "backends/backend.h"
 #include "ir/ops.h"
 #include "ir/program.h"
 #include "runtime/scalar_ops.h"
@@ -14,20 +14,31 @@ namespace splice::runtime {
 
 using RtValue = std::variant<std::monostate, Tensor, Scalar>;
 
+// The backend a call runs on, for the few places the runtime itself must read a value on the
+// host (.item(), a kernel's SymInt result, a program assert on a tensor).
+struct DeviceAccess {
+  const backend::Backend* backend = nullptr;
+  backend::SessionContext* session = nullptr;
+  // t itself when it is in host memory, else a host copy (waits for the device).
+  Result<Tensor> to_host(const Tensor& t) const;
+};
+
 struct Frame {
   std::unordered_map<const ir::Value*, RtValue> values;
   SymBindings symbols;
+  DeviceAccess device;
 };
 
 std::string node_label(const ir::Node& node);
 Result<const Tensor*> tensor_of(const Frame& f, const ir::Value* v);
 Result<Scalar> scalar_of(const Frame& f, const ir::Value* v);
 Result<int64_t> int_of(const Frame& f, const ir::Value* v);
-cpu::KernelArg scalar_to_kernel_arg(const Scalar& s);
+backend::KernelArg scalar_to_kernel_arg(const Scalar& s);
 // Converts one IR argument into a kernel argument, resolving values from the frame.
-Result<cpu::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, const ir::Arg& arg);
+Result<backend::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema,
+                                       const ir::Arg& arg);
 // A node's arguments as kernel arguments, in schema order.
-Result<std::vector<cpu::KernelArg>> resolve_args(const Frame& f, const ir::Node& node);
+Result<std::vector<backend::KernelArg>> resolve_args(const Frame& f, const ir::Node& node);
 // Checks a kernel's output against the type the archive recorded for it.
 Result<void> check_output(const ir::Node& node, const ir::Value& v, const Tensor& t,
                           const SymBindings& symbols);

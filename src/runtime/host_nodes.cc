@@ -1,12 +1,13 @@
 // The nodes the runtime evaluates itself (see host_nodes.h).
 #include "runtime/host_nodes.h"
 
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 
 namespace splice::runtime {
 
 using ir::Arg;
 using ir::Node;
+using ir::OpId;
 using ir::Value;
 using ir::ValueKind;
 
@@ -54,7 +55,7 @@ Result<Scalar> read_item(const Node& node, const Value& out, const Tensor& t) {
       i = *reinterpret_cast<const int64_t*>(p);
       break;
     default: {
-      Tensor f = cpu::cast_copy(t, DType::kFloat64);
+      SPLICE_ASSIGN_OR_RETURN(Tensor f, convert(t, DType::kFloat64));
       d = *f.data<double>();
       if (out.kind() == ValueKind::kSymInt) {
         return make_error(ErrorKind::kBadInput, "{}: float .item() used as an int",
@@ -72,7 +73,7 @@ Result<Scalar> read_item(const Node& node, const Value& out, const Tensor& t) {
 
 // Runs a node the runtime evaluates itself (symbolic scalars, asserts, .item()).
 Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& f) {
-  const std::string& t = node.target();
+  const OpId op = node.op_id();
   auto out = [&](Scalar s) -> Result<void> {
     if (!node.outputs().empty() && node.output(0) != nullptr) f.values[node.output(0)] = s;
     return ok_result();
@@ -95,7 +96,7 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
     return tensor_of(f, *v);
   };
 
-  if (t == "aten.sym_size.int" || t == "aten.sym_stride.int") {
+  if (op == OpId::sym_size_int || op == OpId::sym_stride_int) {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* x, arg_tensor(0));
     int64_t dim = node.arg(1).as<int64_t>();
     if (dim < 0) dim += x->dim();
@@ -103,22 +104,23 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
       return make_error(ErrorKind::kBadArchive, "{}: dim {} out of range for rank {}",
                         node_label(node), node.arg(1).as<int64_t>(), x->dim());
     // Strides as PyTorch reports them for the contiguous tensors programs see.
-    int64_t v = t == "aten.sym_size.int" ? x->size(dim) : contiguous_strides(x->sizes())[dim];
+    int64_t v = op == OpId::sym_size_int ? x->size(dim) : contiguous_strides(x->sizes())[dim];
     return out(Scalar{v});
   }
-  if (t == "aten.sym_numel.default") {
+  if (op == OpId::sym_numel) {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* x, arg_tensor(0));
     return out(Scalar{x->numel()});
   }
-  if (t == "aten.sym_storage_offset.default") return out(Scalar{int64_t{0}});
-  if (t == "aten._local_scalar_dense.default" || t == "aten.item.default") {
+  if (op == OpId::sym_storage_offset) return out(Scalar{int64_t{0}});
+  if (op == OpId::_local_scalar_dense || op == OpId::item) {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* x, arg_tensor(0));
     if (node.outputs().empty() || node.output(0) == nullptr) return ok_result();
-    SPLICE_ASSIGN_OR_RETURN(Scalar s, read_item(node, *node.output(0), *x));
+    SPLICE_ASSIGN_OR_RETURN(Tensor host, f.device.to_host(*x));
+    SPLICE_ASSIGN_OR_RETURN(Scalar s, read_item(node, *node.output(0), host));
     SPLICE_TRY(bind_data_dependent(program, node, *node.output(0), s, f.symbols));
     return out(s);
   }
-  if (t == "aten._assert_scalar.default") {
+  if (op == OpId::_assert_scalar) {
     SPLICE_ASSIGN_OR_RETURN(Scalar cond, arg_scalar(0));
     if (!scalar_truthy(cond)) {
       const Arg& msg = node.arg(1);
@@ -127,9 +129,10 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
     }
     return ok_result();
   }
-  if (t == "aten._assert_async.msg") {
+  if (op == OpId::_assert_async_msg) {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* x, arg_tensor(0));
-    Tensor b = cpu::cast_copy(*x, DType::kBool);
+    SPLICE_ASSIGN_OR_RETURN(Tensor host, f.device.to_host(*x));
+    SPLICE_ASSIGN_OR_RETURN(Tensor b, convert(host, DType::kBool));
     if (b.numel() != 1 || !*b.data<bool>()) {
       const Arg& msg = node.arg(1);
       return make_error(ErrorKind::kAssertFailed, "{} ({})",
@@ -138,7 +141,7 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
     }
     return ok_result();
   }
-  if (t == "aten.sym_constrain_range.default" || t == "aten.sym_constrain_range_for_size.default") {
+  if (op == OpId::sym_constrain_range || op == OpId::sym_constrain_range_for_size) {
     SPLICE_ASSIGN_OR_RETURN(Scalar s, arg_scalar(0));
     int64_t v = std::holds_alternative<int64_t>(s) ? std::get<int64_t>(s) : 0;
     const Arg& lo = node.arg(1);
@@ -150,7 +153,7 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
                         hi.is<int64_t>() ? std::to_string(hi.as<int64_t>()) : "inf");
     return ok_result();
   }
-  if (t == "aten._assert_tensor_metadata.default") {
+  if (op == OpId::_assert_tensor_metadata) {
     // Export's record of what it assumed about a tensor; the dtype is checked, the sizes are
     // already checked against every node's recorded type.
     SPLICE_ASSIGN_OR_RETURN(const Tensor* x, arg_tensor(0));
@@ -166,7 +169,7 @@ Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& 
     SPLICE_ASSIGN_OR_RETURN(Scalar s, arg_scalar(i));
     args.push_back(s);
   }
-  auto r = eval_scalar_op(t, args);
+  auto r = eval_scalar_op(op, args);
   if (!r.ok()) return r.error().with_context(node_label(node));
   return out(*r);
 }

@@ -67,6 +67,7 @@ std::string describe_expected(const ir::Program& program, const ir::Value& value
 
 Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::Program& program,
                                                                      const TensorMap& user_inputs,
+                                                                     const TensorMap& weights,
                                                                      const TensorMap& buffers,
                                                                      SymBindings& symbols) {
   std::vector<Bound> bound;
@@ -87,8 +88,8 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::P
       }
       case ir::InputKind::kParameter:
       case ir::InputKind::kTensorConstant: {
-        auto it = program.weights.find(spec.target);
-        if (it == program.weights.end())
+        auto it = weights.find(spec.target);
+        if (it == weights.end())
           return make_error(ErrorKind::kBadArchive, "the archive has no weight '{}'", spec.target);
         bound.push_back({v, fmt::format("weight '{}'", spec.target), it->second});
         break;

@@ -1,6 +1,6 @@
 #pragma once
 // Binding a call's tensors to the graph inputs: user inputs by name, parameters and constants
-// from the weights, buffers from the session state. Every symbol that a tensor dim defines is
+// from the model's weights (on its backend's device), buffers from the session state. Every symbol that a tensor dim defines is
 // bound from the actual sizes and checked against its range; every other dim is checked
 // against its (constant or symbolic) expected size.
 
@@ -20,6 +20,7 @@ using TensorMap = std::map<std::string, Tensor, std::less<>>;
 // what the program expects and what was given.
 Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::Program& program,
                                                                      const TensorMap& user_inputs,
+                                                                     const TensorMap& weights,
                                                                      const TensorMap& buffers,
                                                                      SymBindings& symbols);
 

@@ -1,8 +1,9 @@
 #pragma once
-// The runtime's view of a loaded program: the Program, its Plan, and what was resolved once
-// at load (a kernel per node, lookups into the plan, when each value dies), shared read-only
-// by sessions. SessionState is what one session owns: buffer state and the planned buffers it
-// reuses from call to call.
+// The runtime's view of a loaded program: the Program, its Plan, the backend it runs on, and
+// what was resolved once at load (a kernel per node, lookups into the plan, when each value
+// dies, the weights on the backend's device), shared read-only by sessions. SessionState is
+// what one session owns: buffer state, the planned buffers it reuses from call to call, and
+// its execution context on the backend.
 
 #include <map>
 #include <memory>
@@ -11,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cpu/registry.h"
+#include "backends/backend.h"
 #include "ir/program.h"
 #include "plan/plan.h"
 
@@ -20,12 +21,17 @@ namespace splice::detail {
 struct ModelImpl {
   ir::Program program;
   plan::Plan plan;
+  const backend::Backend* backend = nullptr;
+  // The model's context on the backend (the CPU's thread pool), shared by its sessions.
+  std::shared_ptr<backend::ModelContext> backend_model;
   // kernels[i] runs program.graph.nodes()[i]; nullptr for nodes the runtime evaluates itself
   // (symbolic scalars, asserts).
-  std::vector<cpu::KernelFn> kernels;
+  std::vector<const backend::KernelEntry*> kernels;
+  // Parameters, constants and the initial buffer values on the backend's device (for the CPU,
+  // the archive's own read-only views), by FQN; uploaded once and shared by every session.
+  std::map<std::string, Tensor, std::less<>> weights;
   // Indices into the signature's inputs of the user inputs, in order.
   std::vector<size_t> user_inputs;
-  int threads = 0;
 
   // Resolved from the plan by prepare().
   std::vector<int> decision_at;  // by node position: index into plan.writes, or -1
@@ -42,9 +48,11 @@ struct ModelImpl {
 
 // The mutable state of one session.
 struct SessionState {
-  std::map<std::string, Tensor, std::less<>> buffers;  // buffer values by FQN
+  std::map<std::string, Tensor, std::less<>> buffers;  // buffer values by FQN (on the device)
   // Planned buffers kept between calls (by Plan::buffers index; per-call ones stay empty).
   std::vector<std::shared_ptr<Storage>> workspace;
+  // The session's execution context on the model's backend.
+  std::unique_ptr<backend::SessionContext> backend_session;
 };
 
 }  // namespace splice::detail

@@ -51,7 +51,9 @@ std::string scalar_to_string(const Scalar& s) {
   return fmt::format("{}", std::get<double>(s));
 }
 
-Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>& args) {
+Result<Scalar> eval_scalar_op(ir::OpId op, const std::vector<Scalar>& args) {
+  using ir::OpId;
+  const std::string_view target = ir::op_target(op);  // for messages
   auto need = [&](size_t n) -> Result<void> {
     if (args.size() != n)
       return make_error(ErrorKind::kBadArchive, "{} takes {} arguments, got {}", target, n,
@@ -59,14 +61,14 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
     return ok_result();
   };
   // Unary operators.
-  if (target == "_operator.neg" || target == "_operator.not_" || target == "torch.sym_not" ||
-      target == "torch.sym_float" || target == "torch.sym_int" || target == "math.ceil" ||
-      target == "math.floor") {
+  if (op == OpId::py_neg || op == OpId::py_not || op == OpId::sym_not ||
+      op == OpId::sym_float || op == OpId::sym_int || op == OpId::py_math_ceil ||
+      op == OpId::py_math_floor) {
     SPLICE_TRY(need(1));
     const Scalar& a = args[0];
-    if (target == "_operator.not_" || target == "torch.sym_not") return Scalar{!scalar_truthy(a)};
-    if (target == "torch.sym_float") return Scalar{as_double(a)};
-    if (target == "_operator.neg") {
+    if (op == OpId::py_not || op == OpId::sym_not) return Scalar{!scalar_truthy(a)};
+    if (op == OpId::sym_float) return Scalar{as_double(a)};
+    if (op == OpId::py_neg) {
       if (is_int(a)) {
         SPLICE_ASSIGN_OR_RETURN(int64_t v, int_or_overflow(checked_mul(as_int(a), -1), target));
         return Scalar{v};
@@ -75,8 +77,8 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
     }
     if (is_int(a)) return Scalar{as_int(a)};
     double d = as_double(a);
-    double r = target == "math.ceil"    ? std::ceil(d)
-               : target == "math.floor" ? std::floor(d)
+    double r = op == OpId::py_math_ceil    ? std::ceil(d)
+               : op == OpId::py_math_floor ? std::floor(d)
                                         : std::trunc(d);
     if (!(r >= -9.2e18 && r <= 9.2e18))
       return make_error(ErrorKind::kOutOfRange, "{}: {} does not fit in an int", target, d);
@@ -88,11 +90,11 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
   const Scalar& b = args[1];
   const bool ints = is_int(a) && is_int(b);
 
-  if (target == "_operator.and_") return Scalar{scalar_truthy(a) && scalar_truthy(b)};
-  if (target == "_operator.or_") return Scalar{scalar_truthy(a) || scalar_truthy(b)};
+  if (op == OpId::py_and) return Scalar{scalar_truthy(a) && scalar_truthy(b)};
+  if (op == OpId::py_or) return Scalar{scalar_truthy(a) || scalar_truthy(b)};
 
-  if (target == "_operator.eq" || target == "_operator.ne" || target == "_operator.lt" ||
-      target == "_operator.le" || target == "_operator.gt" || target == "_operator.ge") {
+  if (op == OpId::py_eq || op == OpId::py_ne || op == OpId::py_lt ||
+      op == OpId::py_le || op == OpId::py_gt || op == OpId::py_ge) {
     int cmp;
     if (ints) {
       int64_t x = as_int(a), y = as_int(b);
@@ -101,21 +103,21 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
       double x = as_double(a), y = as_double(b);
       cmp = x < y ? -1 : x > y ? 1 : 0;
     }
-    if (target == "_operator.eq") return Scalar{cmp == 0};
-    if (target == "_operator.ne") return Scalar{cmp != 0};
-    if (target == "_operator.lt") return Scalar{cmp < 0};
-    if (target == "_operator.le") return Scalar{cmp <= 0};
-    if (target == "_operator.gt") return Scalar{cmp > 0};
+    if (op == OpId::py_eq) return Scalar{cmp == 0};
+    if (op == OpId::py_ne) return Scalar{cmp != 0};
+    if (op == OpId::py_lt) return Scalar{cmp < 0};
+    if (op == OpId::py_le) return Scalar{cmp <= 0};
+    if (op == OpId::py_gt) return Scalar{cmp > 0};
     return Scalar{cmp >= 0};
   }
 
-  if (target == "torch.sym_max" || target == "torch.sym_min") {
-    bool take_a = (target == "torch.sym_max") == (as_double(a) >= as_double(b));
+  if (op == OpId::sym_max || op == OpId::sym_min) {
+    bool take_a = (op == OpId::sym_max) == (as_double(a) >= as_double(b));
     if (ints) return Scalar{take_a ? as_int(a) : as_int(b)};
     return Scalar{take_a ? as_double(a) : as_double(b)};
   }
 
-  if (target == "_operator.truediv") {
+  if (op == OpId::py_truediv) {
     if (as_double(b) == 0.0)
       return make_error(ErrorKind::kOutOfRange, "{}: division by zero", target);
     return Scalar{as_double(a) / as_double(b)};
@@ -123,23 +125,23 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
 
   if (ints) {
     int64_t x = as_int(a), y = as_int(b);
-    if (target == "_operator.add") {
+    if (op == OpId::py_add) {
       SPLICE_ASSIGN_OR_RETURN(int64_t v, int_or_overflow(checked_add(x, y), target));
       return Scalar{v};
     }
-    if (target == "_operator.sub") {
+    if (op == OpId::py_sub) {
       SPLICE_ASSIGN_OR_RETURN(int64_t v, int_or_overflow(checked_add(x, -y), target));
       return Scalar{v};
     }
-    if (target == "_operator.mul") {
+    if (op == OpId::py_mul) {
       SPLICE_ASSIGN_OR_RETURN(int64_t v, int_or_overflow(checked_mul(x, y), target));
       return Scalar{v};
     }
-    if (target == "_operator.floordiv" || target == "_operator.mod") {
+    if (op == OpId::py_floordiv || op == OpId::py_mod) {
       if (y == 0) return make_error(ErrorKind::kOutOfRange, "{}: division by zero", target);
-      return Scalar{target == "_operator.floordiv" ? floor_div(x, y) : floor_mod(x, y)};
+      return Scalar{op == OpId::py_floordiv ? floor_div(x, y) : floor_mod(x, y)};
     }
-    if (target == "_operator.pow") {
+    if (op == OpId::py_pow) {
       if (y < 0) return Scalar{std::pow(static_cast<double>(x), static_cast<double>(y))};
       int64_t r = 1;
       for (int64_t i = 0; i < y; ++i) {
@@ -149,14 +151,14 @@ Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>
     }
   } else {
     double x = as_double(a), y = as_double(b);
-    if (target == "_operator.add") return Scalar{x + y};
-    if (target == "_operator.sub") return Scalar{x - y};
-    if (target == "_operator.mul") return Scalar{x * y};
-    if (target == "_operator.pow") return Scalar{std::pow(x, y)};
-    if (target == "_operator.floordiv" || target == "_operator.mod") {
+    if (op == OpId::py_add) return Scalar{x + y};
+    if (op == OpId::py_sub) return Scalar{x - y};
+    if (op == OpId::py_mul) return Scalar{x * y};
+    if (op == OpId::py_pow) return Scalar{std::pow(x, y)};
+    if (op == OpId::py_floordiv || op == OpId::py_mod) {
       if (y == 0.0) return make_error(ErrorKind::kOutOfRange, "{}: division by zero", target);
       double q = std::floor(x / y);
-      return Scalar{target == "_operator.floordiv" ? q : x - q * y};
+      return Scalar{op == OpId::py_floordiv ? q : x - q * y};
     }
   }
   return make_error(ErrorKind::kUnsupportedOp, "scalar operator {} is not supported", target);

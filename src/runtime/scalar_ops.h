@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "ir/ops.h"
 #include "support/error.h"
 
 namespace splice::runtime {
@@ -13,9 +14,9 @@ namespace splice::runtime {
 // A runtime scalar: Python's int, float or bool.
 using Scalar = std::variant<int64_t, double, bool>;
 
-// Applies the Python operator `target` ("_operator.floordiv", "torch.sym_max", ...) with
+// Applies the Python operator `op` (OpId::py_floordiv for "_operator.floordiv", sym_max, ...) with
 // Python semantics (floor division and modulo round toward -inf; int / int is a float).
-Result<Scalar> eval_scalar_op(std::string_view target, const std::vector<Scalar>& args);
+Result<Scalar> eval_scalar_op(ir::OpId op, const std::vector<Scalar>& args);
 
 bool scalar_truthy(const Scalar& s);
 std::string scalar_to_string(const Scalar& s);

@@ -118,7 +118,7 @@ Result<Tensor> parse_entry(std::string_view name, const std::string& key, const 
                              name, key, i, b);
     }
   }
-  Tensor t = Tensor::empty(*dtype, shape);
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(*dtype, shape));
   if (!src.empty()) std::memcpy(t.raw_data(), src.data(), src.size());
   return t;
 }
@@ -200,7 +200,10 @@ Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& t
   out += text;
   for (const auto& [key, t] : tensors) {
     if (t.numel() == 0) continue;
-    const Tensor contiguous = t.is_contiguous() ? t : t.contiguous_copy();
+    Tensor contiguous = t;
+    if (!t.is_contiguous()) {
+      SPLICE_ASSIGN_OR_RETURN(contiguous, t.contiguous_copy());
+    }
     out.append(reinterpret_cast<const char*>(contiguous.raw_data()), contiguous.nbytes());
   }
   return out;

@@ -8,12 +8,15 @@
 
 namespace splice {
 
-std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
+Result<std::shared_ptr<Storage>> Storage::allocate(size_t nbytes) {
   // Round up so aligned_alloc's size is a multiple of the alignment; allocate at least 64.
-  size_t padded = (nbytes + 63) / 64 * 64;
-  if (padded == 0) padded = 64;
+  const size_t padded = nbytes == 0 ? 64 : (nbytes + 63) / 64 * 64;
+  if (padded < nbytes)
+    return make_error(ErrorKind::kBackend, "out of memory: cannot allocate {} bytes", nbytes);
   void* p = std::aligned_alloc(64, padded);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr)
+    return make_error(ErrorKind::kBackend, "out of memory: cannot allocate {} bytes of host memory",
+                      nbytes);
   std::memset(p, 0, padded);
   std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
   return std::make_shared<Storage>(static_cast<std::byte*>(p), nbytes, std::move(owner), true,
@@ -21,9 +24,21 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
 }
 
 std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes,
-                                         std::shared_ptr<const void> keep_alive, bool writable) {
+                                         std::shared_ptr<const void> keep_alive, bool writable,
+                                         Device device) {
   return std::make_shared<Storage>(static_cast<std::byte*>(data), nbytes, std::move(keep_alive),
-                                   writable);
+                                   writable, /*owned=*/false, device);
+}
+
+std::shared_ptr<Storage> Storage::adopt(void* data, size_t nbytes,
+                                        std::shared_ptr<const void> owner, Device device) {
+  return std::make_shared<Storage>(static_cast<std::byte*>(data), nbytes, std::move(owner),
+                                   /*writable=*/true, /*owned=*/true, device);
+}
+
+void Storage::check_host() const {
+  // Device memory read through a host pointer would crash or read garbage: a splice bug.
+  SPLICE_ASSERT(device_.is_host());
 }
 
 Shape contiguous_strides(const Shape& sizes) {
@@ -62,8 +77,13 @@ std::string shape_string(const Shape& sizes) {
   return s + "]";
 }
 
-Tensor Tensor::empty(DType dtype, const Shape& sizes) {
-  auto storage = Storage::allocate(static_cast<size_t>(shape_numel(sizes)) * dtype_size(dtype));
+Result<Tensor> Tensor::empty(DType dtype, const Shape& sizes) {
+  auto numel = checked_numel(sizes);
+  auto bytes = numel ? checked_mul(*numel, static_cast<int64_t>(dtype_size(dtype))) : std::nullopt;
+  if (!bytes)
+    return make_error(ErrorKind::kShapeMismatch, "a tensor of sizes {} is too large",
+                      shape_string(sizes));
+  SPLICE_ASSIGN_OR_RETURN(auto storage, Storage::allocate(static_cast<size_t>(*bytes)));
   return Tensor(dtype, sizes, contiguous_strides(sizes), 0, std::move(storage));
 }
 
@@ -77,8 +97,8 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-Tensor Tensor::contiguous_copy() const {
-  Tensor out = empty(dtype_, sizes_);
+Result<Tensor> Tensor::contiguous_copy() const {
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, empty(dtype_, sizes_));
   const int64_t n = numel();
   if (n == 0) return out;
   const int esize = dtype_size(dtype_);

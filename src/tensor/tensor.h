@@ -1,7 +1,10 @@
 #pragma once
 // Tensor: a strided view (dtype, sizes, strides in elements, element offset) over a shared
 // Storage. Used by the frontend for weights, by the runtime for values and by the backends'
-// kernels. Views share storage; `contiguous_copy` and `Tensor::empty` allocate.
+// kernels. Views share storage; `contiguous_copy` and `Tensor::empty` allocate host memory.
+// A Storage knows its device: host memory, or a backend's device memory (which a backend
+// allocates and frees); the element accessors (`data<T>`, `raw_data`) are for host memory and
+// check that they are used on it, `device_data` is the address on any device.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,40 +13,60 @@
 #include <string>
 #include <vector>
 
+#include "splice/device.h"
 #include "support/dtype.h"
 #include "support/error.h"
 
 namespace splice {
 
-// Bytes that a tensor views. Either owned (allocated 64-byte aligned) or borrowed from
-// something `keep_alive` holds (a memory-mapped archive).
+// Bytes that a tensor views. Either owned (allocated by splice: 64-byte aligned host memory,
+// or a backend's device memory) or borrowed from something `keep_alive` holds (a
+// memory-mapped archive, a caller's buffer).
 class Storage {
  public:
-  // Allocates nbytes, zero-filled, 64-byte aligned.
-  static std::shared_ptr<Storage> allocate(size_t nbytes);
-  // Wraps memory owned by `keep_alive`; the storage is read-only when `writable` is false.
+  // Allocates nbytes of host memory, zero-filled, 64-byte aligned; kBackend "out of memory"
+  // when the system has none.
+  static Result<std::shared_ptr<Storage>> allocate(size_t nbytes);
+  // Wraps memory owned by `keep_alive` on `device`; read-only when `writable` is false.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes,
-                                         std::shared_ptr<const void> keep_alive, bool writable);
+                                         std::shared_ptr<const void> keep_alive, bool writable,
+                                         Device device = kHostDevice);
+  // Memory a backend allocated on `device`; `owner` frees it when the last view goes.
+  static std::shared_ptr<Storage> adopt(void* data, size_t nbytes,
+                                        std::shared_ptr<const void> owner, Device device);
 
-  std::byte* data() { return data_; }
-  const std::byte* data() const { return data_; }
+  // Host memory only (checked: device memory is not addressable here).
+  std::byte* data() {
+    check_host();
+    return data_;
+  }
+  const std::byte* data() const {
+    check_host();
+    return data_;
+  }
+  // The address on the storage's own device.
+  std::byte* device_data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   bool writable() const { return writable_; }
   // Whether splice allocated it (allocate) rather than viewing someone else's memory (borrow):
   // only owned storage may be kept beyond a call as session state.
   bool owned() const { return owned_; }
+  const Device& device() const { return device_; }
+  bool is_host() const { return device_.is_host(); }
 
   Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner, bool writable,
-          bool owned = false)
+          bool owned = false, Device device = kHostDevice)
       : data_(data), nbytes_(nbytes), owner_(std::move(owner)), writable_(writable),
-        owned_(owned) {}
+        owned_(owned), device_(device) {}
 
  private:
+  void check_host() const;
   std::byte* data_;
   size_t nbytes_;
   std::shared_ptr<const void> owner_;
   bool writable_;
   bool owned_;
+  Device device_;
 };
 
 using Shape = std::vector<int64_t>;
@@ -65,8 +88,8 @@ class Tensor {
         offset_(offset),
         storage_(std::move(storage)) {}
 
-  // A new contiguous, zero-filled tensor.
-  static Tensor empty(DType dtype, const Shape& sizes);
+  // A new contiguous, zero-filled host tensor (kBackend when memory runs out).
+  static Result<Tensor> empty(DType dtype, const Shape& sizes);
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -80,12 +103,18 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   bool is_contiguous() const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
+  const Device& device() const { return storage_->device(); }
+  bool is_host() const { return storage_ == nullptr || storage_->is_host(); }
 
-  // Pointer to the element at the view's offset.
+  // Pointer to the element at the view's offset, in host memory (checked).
   std::byte* raw_data() const { return storage_->data() + offset_ * dtype_size(dtype_); }
   template <typename T>
   T* data() const {
     return reinterpret_cast<T*>(raw_data());
+  }
+  // Address of the element at the view's offset on the tensor's own device.
+  std::byte* device_data() const {
+    return storage_->device_data() + offset_ * dtype_size(dtype_);
   }
 
   // A view of the same storage with other sizes/strides/offset (no checks).
@@ -93,8 +122,8 @@ class Tensor {
     return Tensor(dtype_, std::move(sizes), std::move(strides), offset, storage_);
   }
 
-  // A contiguous copy in new storage (always copies).
-  Tensor contiguous_copy() const;
+  // A contiguous copy in new host storage (always copies; host tensors only).
+  Result<Tensor> contiguous_copy() const;
 
  private:
   DType dtype_ = DType::kFloat32;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 
 namespace splice::testing {
 
@@ -28,8 +28,8 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual) {
                        shape_string(expected.sizes()));
   const int64_t n = expected.numel();
   if (!is_floating(expected.dtype())) {
-    Tensor e = cpu::cast_copy(expected, DType::kInt64);
-    Tensor a = cpu::cast_copy(actual, DType::kInt64);
+    Tensor e = convert(expected, DType::kInt64).value();
+    Tensor a = convert(actual, DType::kInt64).value();
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; i < n; ++i) {
       if (e.data<int64_t>()[i] != a.data<int64_t>()[i]) {
@@ -42,8 +42,8 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual) {
                        n, first, a.data<int64_t>()[first], e.data<int64_t>()[first]);
   }
   Tolerance tol = tolerance_for(expected.dtype());
-  Tensor e = cpu::cast_copy(expected, DType::kFloat64);
-  Tensor a = cpu::cast_copy(actual, DType::kFloat64);
+  Tensor e = convert(expected, DType::kFloat64).value();
+  Tensor a = convert(actual, DType::kFloat64).value();
   int64_t bad = 0, first = -1;
   for (int64_t i = 0; i < n; ++i) {
     double x = e.data<double>()[i], y = a.data<double>()[i];

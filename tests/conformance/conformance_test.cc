@@ -41,7 +41,7 @@ int call_count(const fs::path& dir) {
 }
 
 Tensor to_tensor(const HostTensor& h) {
-  Tensor t = Tensor::empty(h.dtype, h.shape);
+  Tensor t = Tensor::empty(h.dtype, h.shape).value();
   if (!h.bytes.empty()) std::memcpy(t.raw_data(), h.bytes.data(), h.bytes.size());
   return t;
 }
@@ -153,7 +153,7 @@ void run_case(const fs::path& dir, Route route) {
   const ExpectedError expect_error = expected_error(dir);
   auto model = load_model(dir, route);
   ASSERT_TRUE(model.ok()) << model.error().message();
-  Session session = model->open_session();
+  Session session = model->open_session().value();
   const int calls = call_count(dir);
   ASSERT_GT(calls, 0) << "no recorded calls in " << dir;
   for (int k = 0; k < calls; ++k) {

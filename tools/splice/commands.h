@@ -10,6 +10,7 @@ namespace splice::tools {
 
 // How a command plans and caches a program (shared by inspect, run and compile).
 struct PlanOptions {
+  std::string device = "cpu";         // the backend the plan is made for (and runs on)
   std::string plan_mode = "planned";  // or "naive"
   std::string cache_dir;              // empty: the default cache directory
   bool no_cache = false;
@@ -31,7 +32,6 @@ struct RunOptions {
   std::string outputs;
   std::string state_in;
   std::string state_out;
-  std::string device = "cpu";
   int threads = 0;
   bool print = false;
   std::string compare;  // a safetensors file of expected outputs to print side by side

@@ -7,6 +7,7 @@ namespace splice::tools {
 
 Result<LoadOptions> to_load_options(const PlanOptions& planning, int threads) {
   LoadOptions options;
+  options.device = planning.device;
   options.threads = threads;
   if (planning.plan_mode == "naive") {
     options.plan_mode = PlanMode::kNaive;

@@ -4,6 +4,7 @@
 // memory plan.
 #include <cstdio>
 
+#include "backends/backend.h"
 #include "frontend/pt2/loader.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
@@ -24,26 +25,31 @@ std::string describe_passes() {
   return out;
 }
 
-// The program of a .pt2 archive or of an engine file.
-Result<ir::Program> load_any(const std::string& path) {
+// The program of a .pt2 archive or of an engine file compiled for `device`.
+Result<ir::Program> load_any(const std::string& path, const std::string& device) {
   if (!plan::is_engine_file(path)) return pt2::load_program(path);
-  SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path));
+  SPLICE_ASSIGN_OR_RETURN(const backend::Backend* b, backend::require_backend(device));
+  SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path, b->target()));
   return std::move(engine.program);
 }
 
-// `--plan`: an engine's own plan, or the plan a .pt2 gets in the requested mode.
+// `--plan`: an engine's own plan, or the plan a .pt2 gets for the backend in the requested
+// mode (planning needs no device: a CUDA plan is made on a machine without a GPU).
 Result<void> print_plan(const InspectOptions& options) {
+  SPLICE_ASSIGN_OR_RETURN(const backend::Backend* b,
+                          backend::require_backend(options.planning.device));
   ir::Program program;
   plan::Plan plan;
   if (plan::is_engine_file(options.model)) {
-    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(options.model));
+    SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine,
+                            plan::load_engine_file(options.model, b->target()));
     program = std::move(engine.program);
     plan = std::move(engine.plan);
   } else {
     auto mode = plan::parse_plan_mode(options.planning.plan_mode);
     if (!mode) return make_error(ErrorKind::kBadUsage, "--plan-mode must be 'planned' or 'naive'");
     SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(options.model));
-    plan = plan::build_plan(program, *mode);
+    plan = plan::build_plan(program, *mode, b->target());
   }
   const std::string out = options.json ? plan::plan_report_json(program, plan).dump(2) + "\n"
                                        : plan::plan_report_text(program, plan);
@@ -62,7 +68,7 @@ Result<void> run_inspect(const InspectOptions& options) {
   if (options.model.empty())
     return make_error(ErrorKind::kBadUsage, "inspect needs a model (or --passes)");
   if (options.plan) return print_plan(options);
-  SPLICE_ASSIGN_OR_RETURN(ir::Program program, load_any(options.model));
+  SPLICE_ASSIGN_OR_RETURN(ir::Program program, load_any(options.model, options.planning.device));
   std::string out;
   out += "# inputs (names for `splice run --inputs`)\n";
   for (const auto& spec : program.signature.inputs) {

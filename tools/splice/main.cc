@@ -9,8 +9,16 @@
 
 namespace {
 
-// --plan-mode, --cache-dir and --no-cache, for the commands that load a program.
+// --device: the backend, for every command that plans or runs a program. Any name is accepted
+// here; an unknown one is refused with the names this build has.
+void add_device(CLI::App* cmd, splice::tools::PlanOptions& planning) {
+  cmd->add_option("--device", planning.device,
+                  "backend to plan for and run on: cpu (default), or cuda in a CUDA build");
+}
+
+// --device, --plan-mode, --cache-dir and --no-cache, for the commands that load a program.
 void add_planning(CLI::App* cmd, splice::tools::PlanOptions& planning) {
+  add_device(cmd, planning);
   cmd->add_option("--plan-mode", planning.plan_mode,
                   "planned (default) or naive (every write copies its base; no buffer reuse: "
                   "the baseline)")
@@ -46,7 +54,6 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--outputs", run.outputs, "safetensors file to write outputs to");
   run_cmd->add_option("--state-in", run.state_in, "safetensors file of buffer values");
   run_cmd->add_option("--state-out", run.state_out, "write every buffer after the call here");
-  run_cmd->add_option("--device", run.device, "backend: cpu")->check(CLI::IsMember({"cpu"}));
   run_cmd->add_option("--threads", run.threads, "CPU threads (0 = all cores)")
       ->check(CLI::Range(0, 4096));
   run_cmd->add_flag("--print", run.print, "print the outputs");
@@ -66,6 +73,7 @@ int main(int argc, char** argv) {
                    "planned (default) or naive (every write copies its base; no buffer "
                    "reuse: the baseline)")
       ->check(CLI::IsMember({"planned", "naive"}));
+  add_device(compile_cmd, compile.planning);
 
   try {
     app.parse(argc, argv);

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "backends/cpu/cast.h"
 #include "splice/splice.h"
 #include "support/dtype.h"
 #include "tensor/safetensors.h"
@@ -21,8 +20,8 @@ TensorArg arg_of(const Tensor& t) {
   return TensorArg{t.raw_data(), t.dtype(), t.sizes()};
 }
 
-Tensor tensor_of(const HostTensor& h) {
-  Tensor t = Tensor::empty(h.dtype, h.shape);
+Result<Tensor> tensor_of(const HostTensor& h) {
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(h.dtype, h.shape));
   if (!h.bytes.empty()) std::memcpy(t.raw_data(), h.bytes.data(), h.bytes.size());
   return t;
 }
@@ -36,7 +35,7 @@ Result<void> run_run(const RunOptions& options) {
   if (!model.cache_note().empty())
     std::fprintf(stderr, "splice: warning: engine cache not used (%s); planned in memory\n",
                  model.cache_note().c_str());
-  Session session = model.open_session();
+  SPLICE_ASSIGN_OR_RETURN(Session session, model.open_session());
 
   std::map<std::string, Tensor> input_tensors;
   if (!options.inputs.empty()) {
@@ -54,10 +53,15 @@ Result<void> run_run(const RunOptions& options) {
   SPLICE_ASSIGN_OR_RETURN(RunResult result, session.run(args));
 
   std::map<std::string, Tensor> out;
-  for (size_t i = 0; i < result.outputs.size(); ++i)
-    if (result.present[i]) out.emplace(fmt::format("output.{}", i), tensor_of(result.outputs[i]));
-  for (const auto& [name, h] : result.mutated_inputs)
-    out.emplace(fmt::format("mutated.{}", name), tensor_of(h));
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    if (!result.present[i]) continue;
+    SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(result.outputs[i]));
+    out.emplace(fmt::format("output.{}", i), std::move(t));
+  }
+  for (const auto& [name, h] : result.mutated_inputs) {
+    SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(h));
+    out.emplace(fmt::format("mutated.{}", name), std::move(t));
+  }
   if (!options.outputs.empty()) SPLICE_TRY(write_safetensors(options.outputs, out));
   if (!options.compare.empty()) {
     SPLICE_ASSIGN_OR_RETURN(auto expected, read_safetensors(options.compare));
@@ -70,7 +74,8 @@ Result<void> run_run(const RunOptions& options) {
     std::map<std::string, Tensor> state;
     for (const auto& name : model.state_names()) {
       SPLICE_ASSIGN_OR_RETURN(HostTensor h, session.state(name));
-      state.emplace(name, tensor_of(h));
+      SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(h));
+      state.emplace(name, std::move(t));
     }
     SPLICE_TRY(write_safetensors(options.state_out, state));
   }

@@ -1,5 +1,6 @@
 // Tensor rendering for `splice run --print`: values are converted to float64 (or int64 for
-// integer types) through the CPU backend's casts so every dtype prints the same way.
+// integer types) with the host conversions (tensor/convert.h) so every dtype prints the same
+// way.
 #include "tools/splice/tensor_print.h"
 
 #include <fmt/format.h>
@@ -7,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 #include "support/dtype.h"
 
 namespace splice::tools {
@@ -15,7 +16,9 @@ namespace splice::tools {
 std::string format_tensor(const Tensor& t, int max_values) {
   std::string s = fmt::format("{}{} [", dtype_name(t.dtype()), shape_string(t.sizes()));
   const bool integral = is_integral(t.dtype()) || t.dtype() == DType::kBool;
-  Tensor flat = cpu::cast_copy(t, integral ? DType::kInt64 : DType::kFloat64);
+  auto converted = convert(t, integral ? DType::kInt64 : DType::kFloat64);
+  if (!converted.ok()) return s + "(out of memory)]";
+  const Tensor& flat = *converted;
   const int64_t n = flat.numel();
   for (int64_t i = 0; i < n && i < max_values; ++i) {
     if (i) s += ", ";
@@ -44,7 +47,13 @@ std::string format_comparison(const std::map<std::string, Tensor>& actual,
       s += "  shapes differ\n";
       continue;
     }
-    Tensor x = cpu::cast_copy(a, DType::kFloat64), y = cpu::cast_copy(e, DType::kFloat64);
+    auto xr = convert(a, DType::kFloat64), yr = convert(e, DType::kFloat64);
+    if (!xr.ok() || !yr.ok()) {
+      s += "  (out of memory)\n";
+      continue;
+    }
+    const Tensor& x = *xr;
+    const Tensor& y = *yr;
     double worst = 0;
     for (int64_t i = 0; i < x.numel(); ++i)
       worst = std::max(worst, std::fabs(x.data<double>()[i] - y.data<double>()[i]));

@@ -2,8 +2,13 @@
 // checked allocation and scalar wrapping.
 #include "backends/cpu/args.h"
 
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include <new>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/thread_pool.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "support/checked_math.h"
 
 namespace splice::cpu {
@@ -131,25 +136,11 @@ Result<std::optional<std::string>> Args::opt_string(size_t i) const {
   return bad(i, "str");
 }
 
-Result<int64_t> wrap_dim(std::string_view op, int64_t dim, int64_t rank) {
-  const int64_t r = rank == 0 ? 1 : rank;
-  KCHECK(dim >= -r && dim < r, ErrorKind::kOutOfRange,
-         "dim {} is out of range for a tensor of rank {} (expected [{}, {}])", dim, rank, -r,
-         r - 1);
-  return dim < 0 ? dim + r : dim;
-}
-
-Result<int64_t> wrap_index(std::string_view op, int64_t index, int64_t dim, int64_t size) {
-  KCHECK(index >= -size && index < size, ErrorKind::kOutOfRange,
-         "index {} is out of range for dim {} of size {}", index, dim, size);
-  return index < 0 ? index + size : index;
-}
-
 namespace {
-// The destination view a planned step wants the running kernel's output stored into
-// (run_into), and whether a write kernel may modify its base (write_in_place). Kernels are
-// plain functions with a fixed signature, so the runtime's wishes travel beside the call;
-// thread-local because each session runs kernels on its caller's thread.
+// What the running kernel's KernelCall asks: the destination view of planned memory its output
+// should be stored into, and whether a write kernel may modify its base. Kernels are plain
+// functions with the op's arguments only, so the call's wishes travel beside them (set and
+// restored by run_kernel); thread-local because each session runs kernels on its own thread.
 thread_local const Tensor* t_destination = nullptr;
 thread_local bool t_write_in_place = false;
 
@@ -167,7 +158,18 @@ class ScopedSet {
   T& slot_;
   T saved_;
 };
+
+// Unwraps an allocation result for code inside a kernel (see empty() in args.h).
+Tensor or_throw(Result<Tensor> r) {
+  if (!r.ok()) throw std::bad_alloc();
+  return std::move(r).value();
+}
 }  // namespace
+
+Tensor empty(DType dtype, const Shape& sizes) { return or_throw(Tensor::empty(dtype, sizes)); }
+Tensor contiguous_copy(const Tensor& t) { return or_throw(t.contiguous_copy()); }
+Tensor cast_copy(const Tensor& t, DType dtype) { return or_throw(convert(t, dtype)); }
+Tensor to_dtype(const Tensor& t, DType dtype) { return or_throw(convert_if_needed(t, dtype)); }
 
 Tensor output_or_new(DType dtype, const Shape& sizes) {
   if (t_destination != nullptr && t_destination->dtype() == dtype &&
@@ -176,22 +178,27 @@ Tensor output_or_new(DType dtype, const Shape& sizes) {
     t_destination = nullptr;  // one destination per call: the first output of its type
     return dest;
   }
-  return Tensor::empty(dtype, sizes);
+  return empty(dtype, sizes);
 }
 
 Tensor write_base(const Tensor& self) {
-  return t_write_in_place ? self : self.contiguous_copy();
+  return t_write_in_place ? self : contiguous_copy(self);
 }
 
-Result<std::vector<Tensor>> run_into(KernelFn kernel, std::span<const KernelArg> args,
-                                     const Tensor& dest) {
-  ScopedSet<const Tensor*> scope(t_destination, &dest);
-  return kernel(args);
-}
-
-Result<std::vector<Tensor>> run_in_place(KernelFn kernel, std::span<const KernelArg> args) {
-  ScopedSet<bool> scope(t_write_in_place, true);
-  return kernel(args);
+Result<Outputs> run_kernel(const KernelCall& call, std::string_view op,
+                           std::span<const KernelArg> args, OpKernel impl) {
+  ScopedSet<const Tensor*> destination(t_destination, call.destination);
+  ScopedSet<bool> in_place(t_write_in_place, call.in_place);
+  // Outside a session (kernels calling kernels, tests) the thread's current pool stays.
+  ThreadPool* pool = call.session != nullptr ? session_pool(*call.session) : current_pool();
+  ScopedPool scoped_pool(pool);
+  try {
+    return impl(op, args);
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorKind::kBackend, "{}: out of memory", op);
+  } catch (const std::length_error&) {
+    return make_error(ErrorKind::kBackend, "{}: out of memory (a size too large to allocate)", op);
+  }
 }
 
 Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes) {
@@ -205,7 +212,7 @@ Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes) 
 }
 
 Tensor scalar_to_tensor(const Scalar& s, DType dtype) {
-  Tensor t = Tensor::empty(dtype, {});
+  Tensor t = empty(dtype, {});
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();

@@ -13,6 +13,7 @@
 
 #include "backends/cpu/registry.h"
 #include "support/error.h"
+#include "tensor/indexing.h"  // wrap_dim, wrap_index
 #include "tensor/scalar.h"
 #include "tensor/tensor.h"
 
@@ -57,48 +58,51 @@ class Args {
   std::span<const KernelArg> args_;
 };
 
-// dim normalised into [0, rank) (a 0-d tensor accepts -1 and 0 like PyTorch's wrap_scalar).
-Result<int64_t> wrap_dim(std::string_view op, int64_t dim, int64_t rank);
-// A select index in [-size, size) made non-negative (Python indexing); out of range is an
-// error naming the index, dim and size.
-Result<int64_t> wrap_index(std::string_view op, int64_t index, int64_t dim, int64_t size);
 // A kernel's output tensor, after checking sizes are >= 0 and bytes don't overflow: the
-// runtime's planned destination (run_into) when one of this dtype and sizes is pending, else a
-// new contiguous zero-filled tensor. Kernels call it for their output before any scratch.
+// runtime's planned destination (KernelCall::destination) when one of this dtype and sizes is
+// pending, else a new contiguous zero-filled tensor. Kernels call it for their output before
+// any scratch.
 Result<Tensor> new_tensor(std::string_view op, DType dtype, const Shape& sizes);
 // new_tensor without the checks, for sizes already known valid (copies of a tensor).
 Tensor output_or_new(DType dtype, const Shape& sizes);
 // The tensor a functional write kernel (slice_scatter, index_put, ...) writes into: self
-// itself under run_in_place, else a contiguous copy of self.
+// itself when the call is in place (KernelCall::in_place), else a contiguous copy of self.
 Tensor write_base(const Tensor& self);
+
+// Allocation inside kernels: new host tensors and copies that throw std::bad_alloc when memory
+// runs out. Kernels allocate deep inside loops and helpers (as std::vector does anyway), so
+// running out is turned into an Error once, at the kernel boundary (run_kernel), instead of
+// threading a Result through every helper.
+Tensor empty(DType dtype, const Shape& sizes);
+Tensor contiguous_copy(const Tensor& t);
+Tensor cast_copy(const Tensor& t, DType dtype);
+Tensor to_dtype(const Tensor& t, DType dtype);
 // A 0-d tensor of `dtype` holding s converted as c10 converts it.
 Tensor scalar_to_tensor(const Scalar& s, DType dtype);
 // A tensor's single element as a double (for tests and scalar-like reads); t.numel() == 1.
 double item_as_double(const Tensor& t);
 
-// A compile-time op name usable as a template argument, so each registered target gets its
-// own KernelFn that passes the name to a shared implementation.
-template <size_t N>
-struct OpName {
-  char chars[N];
-  constexpr OpName(const char (&s)[N]) { std::copy_n(s, N, chars); }  // NOLINT: implicit
-  constexpr std::string_view view() const { return std::string_view(chars, N - 1); }
-};
+// The kernel boundary: runs `impl` for op `op` with what `call` asks (its destination, in-place
+// request and the session's thread pool made current), and turns running out of memory into an
+// Error naming the op.
+Result<Outputs> run_kernel(const KernelCall& call, std::string_view op,
+                           std::span<const KernelArg> args, OpKernel impl);
 
-template <OpName kName, OpKernel kImpl>
-Result<Outputs> bound_kernel(std::span<const KernelArg> args) {
-  return kImpl(kName.view(), args);
+// Each registered op gets its own KernelFn that passes the op's target to a shared
+// implementation (so errors name the exact overload).
+template <ir::OpId kOp, OpKernel kImpl>
+Result<Outputs> bound_kernel(const KernelCall& call, std::span<const KernelArg> args) {
+  return run_kernel(call, ir::op_target(kOp), args, kImpl);
 }
 
-struct KernelEntry {
-  std::string_view target;
-  KernelFn fn;
-};
-
-template <OpName kName, OpKernel kImpl>
-constexpr KernelEntry entry() {
-  return {kName.view(), &bound_kernel<kName, kImpl>};
+// A table entry: the op, its kernel and its capabilities (backends/kernel_abi.h).
+template <ir::OpId kOp, OpKernel kImpl>
+constexpr KernelEntry entry(uint32_t caps = backend::kNoCaps) {
+  return {kOp, &bound_kernel<kOp, kImpl>, caps};
 }
+using ir::OpId;
+using backend::kStoresIntoDestination;
+using backend::kWritesInPlace;
 
 // Each op family file's table (registry.cc merges them).
 std::span<const KernelEntry> view_kernels();

@@ -22,8 +22,8 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 
 namespace splice::cpu {
@@ -211,7 +211,7 @@ Result<AttentionResult> attention(std::string_view op, const AttentionInputs& p)
   SPLICE_ASSIGN_OR_RETURN(Tensor lse, new_tensor(op, DType::kFloat32, lse_shape));
   std::optional<Tensor> mask;
   if (p.mask) {
-    mask = p.mask->dtype() == DType::kBool ? p.mask->contiguous_copy() : cast_copy(*p.mask, acc);
+    mask = p.mask->dtype() == DType::kBool ? contiguous_copy(*p.mask) : cast_copy(*p.mask, acc);
   }
   const double scale = p.scale.value_or(1.0 / std::sqrt(static_cast<double>(E)));
   const Tensor qc = cast_copy(q, acc), kc = cast_copy(k, acc), vc = cast_copy(v, acc);
@@ -245,7 +245,7 @@ Result<AttentionInputs> read_qkv(const Args& a) {
 }
 
 Tensor int64_scalar(int64_t v) {
-  Tensor t = Tensor::empty(DType::kInt64, {});
+  Tensor t = empty(DType::kInt64, {});
   *t.data<int64_t>() = v;
   return t;
 }
@@ -305,12 +305,12 @@ Result<Outputs> flash_cuda(std::string_view op, std::span<const KernelArg> args)
   SPLICE_ASSIGN_OR_RETURN(Tensor debug, new_tensor(op, p.q.dtype(), debug_shape));
   return Outputs{r.out,
                  r.lse,
-                 Tensor::empty(DType::kInt64, {0}),
-                 Tensor::empty(DType::kInt64, {0}),
+                 empty(DType::kInt64, {0}),
+                 empty(DType::kInt64, {0}),
                  int64_scalar(L),
                  int64_scalar(S),
-                 Tensor::empty(DType::kInt64, {2}),
-                 Tensor::empty(DType::kInt64, {}),
+                 empty(DType::kInt64, {2}),
+                 empty(DType::kInt64, {}),
                  debug};
 }
 
@@ -363,24 +363,24 @@ Result<Outputs> cudnn(std::string_view op, std::span<const KernelArg> args) {
   const Tensor lse = r.lse.view_as(lse_shape, contiguous_strides(lse_shape), r.lse.offset());
   return Outputs{r.out,
                  lse,
-                 Tensor::empty(DType::kInt64, {0}),
-                 Tensor::empty(DType::kInt64, {0}),
+                 empty(DType::kInt64, {0}),
+                 empty(DType::kInt64, {0}),
                  int64_scalar(L),
                  int64_scalar(S),
                  int64_scalar(0),
                  int64_scalar(0),
-                 Tensor::empty(p.q.dtype(), {0})};
+                 empty(p.q.dtype(), {0})};
 }
 
 }  // namespace
 
 std::span<const KernelEntry> attention_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.scaled_dot_product_attention.default", sdpa>(),
-      entry<"aten._scaled_dot_product_flash_attention_for_cpu.default", flash_cpu>(),
-      entry<"aten._scaled_dot_product_flash_attention.default", flash_cuda>(),
-      entry<"aten._scaled_dot_product_efficient_attention.default", efficient>(),
-      entry<"aten._scaled_dot_product_cudnn_attention.default", cudnn>(),
+      entry<OpId::scaled_dot_product_attention, sdpa>(),
+      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, flash_cpu>(),
+      entry<OpId::_scaled_dot_product_flash_attention, flash_cuda>(),
+      entry<OpId::_scaled_dot_product_efficient_attention, efficient>(),
+      entry<OpId::_scaled_dot_product_cudnn_attention, cudnn>(),
   };
   return kEntries;
 }

@@ -2,7 +2,7 @@
 // inputs must match except along dim. Legacy 1-D empty tensors (shape [0]) are skipped, as
 // PyTorch still allows them next to tensors of any rank.
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 #include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
 
@@ -68,7 +68,7 @@ Result<Outputs> cat(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> cat_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.cat.default", cat>(),
+      entry<OpId::cat, cat>(),
   };
   return kEntries;
 }

@@ -2,8 +2,8 @@
 // result_type (so an int tensor compared with 2.5 compares in float32) and the result is bool.
 // Either operand of a .Tensor overload may be a wrapped Python number.
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/promotion.h"
 
@@ -77,18 +77,18 @@ Result<Outputs> compare_op(std::string_view op, std::span<const KernelArg> args)
 
 std::span<const KernelEntry> compare_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.eq.Tensor", compare_op<Cmp::kEq, false>>(),
-      entry<"aten.eq.Scalar", compare_op<Cmp::kEq, true>>(),
-      entry<"aten.ne.Tensor", compare_op<Cmp::kNe, false>>(),
-      entry<"aten.ne.Scalar", compare_op<Cmp::kNe, true>>(),
-      entry<"aten.lt.Tensor", compare_op<Cmp::kLt, false>>(),
-      entry<"aten.lt.Scalar", compare_op<Cmp::kLt, true>>(),
-      entry<"aten.le.Tensor", compare_op<Cmp::kLe, false>>(),
-      entry<"aten.le.Scalar", compare_op<Cmp::kLe, true>>(),
-      entry<"aten.gt.Tensor", compare_op<Cmp::kGt, false>>(),
-      entry<"aten.gt.Scalar", compare_op<Cmp::kGt, true>>(),
-      entry<"aten.ge.Tensor", compare_op<Cmp::kGe, false>>(),
-      entry<"aten.ge.Scalar", compare_op<Cmp::kGe, true>>(),
+      entry<OpId::eq_Tensor, compare_op<Cmp::kEq, false>>(),
+      entry<OpId::eq_Scalar, compare_op<Cmp::kEq, true>>(),
+      entry<OpId::ne_Tensor, compare_op<Cmp::kNe, false>>(),
+      entry<OpId::ne_Scalar, compare_op<Cmp::kNe, true>>(),
+      entry<OpId::lt_Tensor, compare_op<Cmp::kLt, false>>(),
+      entry<OpId::lt_Scalar, compare_op<Cmp::kLt, true>>(),
+      entry<OpId::le_Tensor, compare_op<Cmp::kLe, false>>(),
+      entry<OpId::le_Scalar, compare_op<Cmp::kLe, true>>(),
+      entry<OpId::gt_Tensor, compare_op<Cmp::kGt, false>>(),
+      entry<OpId::gt_Scalar, compare_op<Cmp::kGt, true>>(),
+      entry<OpId::ge_Tensor, compare_op<Cmp::kGe, false>>(),
+      entry<OpId::ge_Scalar, compare_op<Cmp::kGe, true>>(),
   };
   return kEntries;
 }

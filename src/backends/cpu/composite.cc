@@ -55,7 +55,7 @@ Result<Outputs> diagonal(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> composite_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.diagonal.default", diagonal>(),
+      entry<OpId::diagonal, diagonal>(),
   };
   return kEntries;
 }

@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
 #include "support/checked_math.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 
@@ -38,7 +38,7 @@ Result<Outputs> group_norm_impl(std::string_view op, const Tensor& input,
            "expected weight and bias to have {} elements, got shape {}", c,
            shape_string((*p)->sizes()));
   }
-  const Tensor x = input.is_contiguous() ? input : input.contiguous_copy();
+  const Tensor x = input.is_contiguous() ? input : contiguous_copy(input);
   const Tensor w = weight ? cast_copy(*weight, DType::kFloat64) : Tensor();
   const Tensor b = bias ? cast_copy(*bias, DType::kFloat64) : Tensor();
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, input.dtype(), input.sizes()));
@@ -105,7 +105,7 @@ Result<Outputs> native_group_norm(std::string_view op, std::span<const KernelArg
 
 std::span<const KernelEntry> composite_math_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.native_group_norm.default", native_group_norm>(),
+      entry<OpId::native_group_norm, native_group_norm>(),
   };
   return kEntries;
 }

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 #include "backends/cpu/iter.h"
 
 namespace splice::cpu {
@@ -54,10 +54,10 @@ Result<Outputs> copy(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> copy_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.clone.default", clone>(),
-      entry<"aten.lift_fresh_copy.default", clone>(),
-      entry<"aten._to_copy.default", to_copy>(),
-      entry<"aten.copy.default", copy>(),
+      entry<OpId::clone, clone>(kStoresIntoDestination),
+      entry<OpId::lift_fresh_copy, clone>(kStoresIntoDestination),
+      entry<OpId::_to_copy, to_copy>(kStoresIntoDestination),
+      entry<OpId::copy, copy>(kStoresIntoDestination),
   };
   return kEntries;
 }

@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 
@@ -243,26 +243,26 @@ Result<Outputs> fill_like(std::string_view op, std::span<const KernelArg> args) 
 
 std::span<const KernelEntry> factory_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.empty.memory_format", sized<-1, 1>>(),
-      entry<"aten.empty_permuted.default", sized<-1, 2>>(),
-      entry<"aten.empty_strided.default", sized<-1, 2>>(),
-      entry<"aten.zeros.default", sized<0, 1>>(),
-      entry<"aten.ones.default", sized<1, 1>>(),
-      entry<"aten.full.default", full>(),
-      entry<"aten.empty_like.default", like<-1>>(),
-      entry<"aten.zeros_like.default", like<0>>(),
-      entry<"aten.ones_like.default", like<1>>(),
-      entry<"aten.full_like.default", full_like>(),
-      entry<"aten.new_empty.default", new_sized<-1>>(),
-      entry<"aten.new_zeros.default", new_sized<0>>(),
-      entry<"aten.new_ones.default", new_sized<1>>(),
-      entry<"aten.new_full.default", new_sized<2>>(),  // 2: the fill value is an argument
-      entry<"aten.scalar_tensor.default", scalar_tensor>(),
-      entry<"aten.fill.Scalar", fill_like<false>>(),
-      entry<"aten.fill.Tensor", fill_like<true>>(),
-      entry<"aten.arange.default", arange>(),
-      entry<"aten.arange.start", arange_start>(),
-      entry<"aten.arange.start_step", arange_start_step>(),
+      entry<OpId::empty_memory_format, sized<-1, 1>>(),
+      entry<OpId::empty_permuted, sized<-1, 2>>(),
+      entry<OpId::empty_strided, sized<-1, 2>>(),
+      entry<OpId::zeros, sized<0, 1>>(),
+      entry<OpId::ones, sized<1, 1>>(),
+      entry<OpId::full, full>(),
+      entry<OpId::empty_like, like<-1>>(),
+      entry<OpId::zeros_like, like<0>>(),
+      entry<OpId::ones_like, like<1>>(),
+      entry<OpId::full_like, full_like>(),
+      entry<OpId::new_empty, new_sized<-1>>(),
+      entry<OpId::new_zeros, new_sized<0>>(),
+      entry<OpId::new_ones, new_sized<1>>(),
+      entry<OpId::new_full, new_sized<2>>(),  // 2: the fill value is an argument
+      entry<OpId::scalar_tensor, scalar_tensor>(),
+      entry<OpId::fill_Scalar, fill_like<false>>(),
+      entry<OpId::fill_Tensor, fill_like<true>>(),
+      entry<OpId::arange, arange>(),
+      entry<OpId::arange_start, arange_start>(),
+      entry<OpId::arange_start_step, arange_start_step>(),
   };
   return kEntries;
 }

@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 
 namespace splice::cpu {
@@ -151,7 +151,7 @@ Result<Outputs> gather(std::string_view op, std::span<const KernelArg> args) {
 // row-major order (the last duplicate wins).
 Result<Outputs> scatter_impl(std::string_view op, const Tensor& self, int64_t dim,
                              const Tensor& index, const Tensor& src) {
-  const Tensor o0 = self.contiguous_copy();
+  const Tensor o0 = contiguous_copy(self);
   const Tensor o = at_least_1d(o0);
   SPLICE_ASSIGN_OR_RETURN(Tensor idx, checked_index(op, index, dim, o.size(dim), false));
   // src is self-shaped-or-larger (scatter.src) or a broadcast 0-d value (scatter.value).
@@ -221,7 +221,7 @@ Result<Outputs> index_add(std::string_view op, std::span<const KernelArg> args) 
          dtype_name(self.dtype()));
   KCHECK(is_floating(self.dtype()) || !alpha.is_double(), ErrorKind::kBadInput,
          "for integral input tensors, alpha must not be a floating point number");
-  const Tensor out0 = self.contiguous_copy();
+  const Tensor out0 = contiguous_copy(self);
   const Tensor o = at_least_1d(out0), src = at_least_1d(source);
   Shape expected = o.sizes();
   expected[dim] = index.numel();
@@ -268,12 +268,12 @@ Result<Outputs> index_add(std::string_view op, std::span<const KernelArg> args) 
 
 std::span<const KernelEntry> gather_scatter_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.index_select.default", index_select>(),
-      entry<"aten.gather.default", gather>(),
-      entry<"aten.embedding.default", embedding>(),
-      entry<"aten.scatter.src", scatter_src>(),
-      entry<"aten.scatter.value", scatter_value>(),
-      entry<"aten.index_add.default", index_add>(),
+      entry<OpId::index_select, index_select>(),
+      entry<OpId::gather, gather>(),
+      entry<OpId::embedding, embedding>(),
+      entry<OpId::scatter_src, scatter_src>(),
+      entry<OpId::scatter_value, scatter_value>(),
+      entry<OpId::index_add, index_add>(),
   };
   return kEntries;
 }

@@ -5,8 +5,8 @@
 // [-size, size) is kOutOfRange naming dim, size and index (checked before any write). The
 // indexed dims' result goes where the indices are when they are adjacent, else in front.
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 
 namespace splice::cpu {
@@ -44,7 +44,7 @@ Result<AdvancedIndex> make_index(std::string_view op, const Tensor& self,
                "the mask of shape {} does not match self's shape {} at dim {}",
                shape_string(t.sizes()), shape_string(self.sizes()), cursor + k);
       }
-      const Tensor mask = to_dtype(t, DType::kBool).contiguous_copy();
+      const Tensor mask = contiguous_copy(to_dtype(t, DType::kBool));
       std::vector<Shape> coords;
       const bool* pm = mask.data<bool>();
       int64_t lin = 0;
@@ -53,7 +53,7 @@ Result<AdvancedIndex> make_index(std::string_view op, const Tensor& self,
       });
       const int64_t count = static_cast<int64_t>(coords.size());
       for (int64_t k = 0; k < t.dim(); ++k) {
-        Tensor idx = Tensor::empty(DType::kInt64, {count});
+        Tensor idx = empty(DType::kInt64, {count});
         for (int64_t i = 0; i < count; ++i) idx.data<int64_t>()[i] = coords[i][k];
         ix.per_dim[cursor + k] = idx;
       }
@@ -229,9 +229,9 @@ Result<Outputs> index_copy(std::string_view op, std::span<const KernelArg> args)
 
 std::span<const KernelEntry> index_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.index.Tensor", index_read>(),
-      entry<"aten.index_put.default", index_put>(),
-      entry<"aten.index_copy.default", index_copy>(),
+      entry<OpId::index_Tensor, index_read>(),
+      entry<OpId::index_put, index_put>(kWritesInPlace),
+      entry<OpId::index_copy, index_copy>(kWritesInPlace),
   };
   return kEntries;
 }

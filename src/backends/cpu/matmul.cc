@@ -7,30 +7,52 @@
 #include <cblas.h>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 
 namespace splice::cpu {
 
 namespace {
 
+// Rows of a product below which it stays on one thread (a block's BLAS call must be big enough
+// to pay for waking a worker).
+constexpr int64_t kRowsPerBlock = 16;
+
+// One BLAS product of rows [0, m) of a into c (BLAS itself runs single-threaded: the model's
+// pool splits the rows, see blas_rows).
+template <typename T>
+void blas_block(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb) {
+  const auto b_trans = tb ? CblasTrans : CblasNoTrans;
+  const int64_t ldb = tb ? k : n;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0f, a, k, b, ldb, 0.0f, c, n);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0, a, k, b, ldb, 0.0, c, n);
+  }
+}
+
+// A float/double product over the running model's threads: each takes a block of rows of a
+// and c (every output element is one BLAS dot product either way).
+template <typename T>
+void blas_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb) {
+  if (!(m && n && k)) {
+    for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
+    return;
+  }
+  const int64_t work_per_row = std::max<int64_t>(n * k, 1);
+  const int64_t grain = std::max<int64_t>(kRowsPerBlock, kParallelGrain / work_per_row);
+  parallel_for(m, grain, [&](int64_t begin, int64_t end) {
+    blas_block(end - begin, n, k, a + begin * k, b, c + begin * n, tb);
+  });
+}
+
 // One [m,k] x [k,n] product; a, b, c are contiguous (c is [m,n], overwritten). With tb, b
 // holds the product's right operand transposed: a contiguous [n,k] matrix.
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb = false) {
-  const auto b_trans = tb ? CblasTrans : CblasNoTrans;
-  const int64_t ldb = tb ? k : n;
-  if constexpr (std::is_same_v<T, float>) {
-    if (m && n && k)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0f, a, k, b, ldb, 0.0f, c, n);
-    else
-      for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
-  } else if constexpr (std::is_same_v<T, double>) {
-    if (m && n && k)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0, a, k, b, ldb, 0.0, c, n);
-    else
-      for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    blas_rows(m, n, k, a, b, c, tb);
   } else if constexpr (is_reduced_float_v<T>) {
     std::vector<float> fa(m * k), fb(k * n), fc(m * n);
     for (int64_t i = 0; i < m * k; ++i) fa[i] = static_cast<float>(a[i]);
@@ -61,10 +83,10 @@ Result<Tensor> batched(std::string_view op, const Tensor& a, const Tensor& b, in
   KCHECK(m <= kBlasMax && n <= kBlasMax && k <= kBlasMax, ErrorKind::kShapeMismatch,
          "matrix dims {}x{}x{} exceed the BLAS limit", m, k, n);
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, a.dtype(), out_shape));
-  const Tensor ca = a.is_contiguous() ? a : a.contiguous_copy();
+  const Tensor ca = a.is_contiguous() ? a : contiguous_copy(a);
   // A 2-D b that is the transpose of a contiguous [n,k] matrix goes to BLAS as is.
   const bool tb = !b.is_contiguous() && b.dim() == 2 && b.stride(0) == 1 && b.stride(1) == k;
-  const Tensor cb = b.is_contiguous() || tb ? b : b.contiguous_copy();
+  const Tensor cb = b.is_contiguous() || tb ? b : contiguous_copy(b);
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
@@ -174,7 +196,7 @@ Result<Tensor> matmul_impl(std::string_view op, const Tensor& x, const Tensor& y
          shape_string(batch), m);
   const int64_t batch_numel = shape_numel(batch);
   if (b_batch.empty()) {
-    const Tensor ca = a.is_contiguous() ? a : a.contiguous_copy();
+    const Tensor ca = a.is_contiguous() ? a : contiguous_copy(a);
     const int64_t rows = *rows_opt;
     const Tensor folded = ca.view_as({rows, k}, {k, 1}, ca.offset());
     SPLICE_ASSIGN_OR_RETURN(Tensor out, batched(op, folded, b, 1, rows, k, n, out_shape));
@@ -183,8 +205,8 @@ Result<Tensor> matmul_impl(std::string_view op, const Tensor& x, const Tensor& y
   Shape a_shape = batch, b_shape = batch;
   a_shape.insert(a_shape.end(), {m, k});
   b_shape.insert(b_shape.end(), {k, n});
-  const Tensor ea = broadcast_to(a, a_shape).contiguous_copy();
-  const Tensor eb = broadcast_to(b, b_shape).contiguous_copy();
+  const Tensor ea = contiguous_copy(broadcast_to(a, a_shape));
+  const Tensor eb = contiguous_copy(broadcast_to(b, b_shape));
   return batched(op, ea, eb, batch_numel, m, k, n, out_shape);
 }
 
@@ -246,9 +268,9 @@ Result<Outputs> linear(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> matmul_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.mm.default", mm>(),         entry<"aten.bmm.default", bmm>(),
-      entry<"aten.addmm.default", addmm>(),   entry<"aten.matmul.default", matmul>(),
-      entry<"aten.linear.default", linear>(),
+      entry<OpId::mm, mm>(),         entry<OpId::bmm, bmm>(),
+      entry<OpId::addmm, addmm>(),   entry<OpId::matmul, matmul>(),
+      entry<OpId::linear, linear>(),
   };
   return kEntries;
 }

@@ -12,8 +12,8 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 
@@ -29,7 +29,7 @@ Result<Tensor> softmax_impl(std::string_view op, const Tensor& self, int64_t dim
          dtype_name(self.dtype()));
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.dim()));
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, out_dtype, self.sizes()));
-  const Tensor in = self.is_contiguous() ? self : self.contiguous_copy();
+  const Tensor in = self.is_contiguous() ? self : contiguous_copy(self);
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (d < dim) outer *= self.size(d);
@@ -150,7 +150,7 @@ Result<Outputs> layer_norm(std::string_view op, std::span<const KernelArg> args)
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, input.sizes()));
   SPLICE_ASSIGN_OR_RETURN(Tensor mean_t, new_tensor(op, dtype, stat_shape));
   SPLICE_ASSIGN_OR_RETURN(Tensor rstd_t, new_tensor(op, dtype, stat_shape));
-  const Tensor in = input.is_contiguous() ? input : input.contiguous_copy();
+  const Tensor in = input.is_contiguous() ? input : contiguous_copy(input);
   const DType acc_dtype = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
   const std::optional<Tensor> w = weight ? std::optional(cast_copy(*weight, acc_dtype)) : weight;
   const std::optional<Tensor> b = bias ? std::optional(cast_copy(*bias, acc_dtype)) : bias;
@@ -241,7 +241,7 @@ Result<Outputs> rms_norm(std::string_view op, std::span<const KernelArg> args) {
   const DType acc_dtype = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, input.sizes()));
   SPLICE_ASSIGN_OR_RETURN(Tensor rstd_t, new_tensor(op, acc_dtype, rstd_shape));
-  const Tensor in = input.is_contiguous() ? input : input.contiguous_copy();
+  const Tensor in = input.is_contiguous() ? input : contiguous_copy(input);
   const std::optional<Tensor> w = weight ? std::optional(cast_copy(*weight, acc_dtype)) : weight;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -276,14 +276,14 @@ Result<Outputs> rms_norm(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> nn_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten._softmax.default", softmax<false>>(),
-      entry<"aten._log_softmax.default", softmax<true>>(),
-      entry<"aten.native_layer_norm.default", layer_norm>(),
-      entry<"aten.softmax.int", softmax_dtype<false>>(),
-      entry<"aten.log_softmax.int", softmax_dtype<true>>(),
-      entry<"aten.layer_norm.default", layer_norm_front>(),
-      entry<"aten.rms_norm.default", rms_norm<false>>(),
-      entry<"aten._fused_rms_norm.default", rms_norm<true>>(),
+      entry<OpId::_softmax, softmax<false>>(),
+      entry<OpId::_log_softmax, softmax<true>>(),
+      entry<OpId::native_layer_norm, layer_norm>(),
+      entry<OpId::softmax_int, softmax_dtype<false>>(),
+      entry<OpId::log_softmax_int, softmax_dtype<true>>(),
+      entry<OpId::layer_norm, layer_norm_front>(),
+      entry<OpId::rms_norm, rms_norm<false>>(),
+      entry<OpId::_fused_rms_norm, rms_norm<true>>(),
   };
   return kEntries;
 }

@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/promotion.h"
 
@@ -191,14 +191,14 @@ Result<Outputs> clamp_tensor(std::string_view op, std::span<const KernelArg> arg
 
 std::span<const KernelEntry> minmax_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.minimum.default", minimum_maximum<false>>(),
-      entry<"aten.maximum.default", minimum_maximum<true>>(),
-      entry<"aten.clamp.default", clamp_scalar>(),
-      entry<"aten.clamp.Tensor", clamp_tensor>(),
-      entry<"aten.clamp_min.default", clamp_one_scalar<true>>(),
-      entry<"aten.clamp_max.default", clamp_one_scalar<false>>(),
-      entry<"aten.clamp_min.Tensor", clamp_one_tensor<true>>(),
-      entry<"aten.clamp_max.Tensor", clamp_one_tensor<false>>(),
+      entry<OpId::minimum, minimum_maximum<false>>(),
+      entry<OpId::maximum, minimum_maximum<true>>(),
+      entry<OpId::clamp, clamp_scalar>(),
+      entry<OpId::clamp_Tensor, clamp_tensor>(),
+      entry<OpId::clamp_min, clamp_one_scalar<true>>(),
+      entry<OpId::clamp_max, clamp_one_scalar<false>>(),
+      entry<OpId::clamp_min_Tensor, clamp_one_tensor<true>>(),
+      entry<OpId::clamp_max_Tensor, clamp_one_tensor<false>>(),
   };
   return kEntries;
 }

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/promotion.h"
 
@@ -144,14 +144,14 @@ Result<Outputs> activation(std::string_view op, std::span<const KernelArg> args)
 
 std::span<const KernelEntry> pointwise_more_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.sign.default", sign>(),
-      entry<"aten.isnan.default", is_nan_inf<true>>(),
-      entry<"aten.isinf.default", is_nan_inf<false>>(),
-      entry<"aten.atan2.default", atan2>(),
-      entry<"aten.hardtanh.default", hardtanh>(),
-      entry<"aten.leaky_relu.default", activation<Act::kLeakyRelu>>(),
-      entry<"aten.softplus.default", activation<Act::kSoftplus>>(),
-      entry<"aten.elu.default", activation<Act::kElu>>(),
+      entry<OpId::sign, sign>(),
+      entry<OpId::isnan, is_nan_inf<true>>(),
+      entry<OpId::isinf, is_nan_inf<false>>(),
+      entry<OpId::atan2, atan2>(),
+      entry<OpId::hardtanh, hardtanh>(),
+      entry<OpId::leaky_relu, activation<Act::kLeakyRelu>>(),
+      entry<OpId::softplus, activation<Act::kSoftplus>>(),
+      entry<OpId::elu, activation<Act::kElu>>(),
   };
   return kEntries;
 }

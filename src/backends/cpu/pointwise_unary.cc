@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 
 namespace splice::cpu {
@@ -269,35 +269,35 @@ Result<Outputs> logical_not(std::string_view op, std::span<const KernelArg> args
 
 std::span<const KernelEntry> unary_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.neg.default", same_dtype_unary<SameFn::kNeg>>(),
-      entry<"aten.abs.default", same_dtype_unary<SameFn::kAbs>>(),
-      entry<"aten.relu.default", same_dtype_unary<SameFn::kRelu>>(),
-      entry<"aten.sqrt.default", float_unary<FloatFn::kSqrt>>(),
-      entry<"aten.rsqrt.default", float_unary<FloatFn::kRsqrt>>(),
-      entry<"aten.exp.default", float_unary<FloatFn::kExp>>(),
-      entry<"aten.log.default", float_unary<FloatFn::kLog>>(),
-      entry<"aten.sin.default", float_unary<FloatFn::kSin>>(),
-      entry<"aten.cos.default", float_unary<FloatFn::kCos>>(),
-      entry<"aten.tanh.default", float_unary<FloatFn::kTanh>>(),
-      entry<"aten.sigmoid.default", float_unary<FloatFn::kSigmoid>>(),
-      entry<"aten.reciprocal.default", float_unary<FloatFn::kReciprocal>>(),
-      entry<"aten.erf.default", float_unary<FloatFn::kErf>>(),
-      entry<"aten.silu.default", float_unary<FloatFn::kSilu>>(),
-      entry<"aten.log1p.default", float_unary<FloatFn::kLog1p>>(),
-      entry<"aten.expm1.default", float_unary<FloatFn::kExpm1>>(),
-      entry<"aten.log2.default", float_unary<FloatFn::kLog2>>(),
-      entry<"aten.sinh.default", float_unary<FloatFn::kSinh>>(),
-      entry<"aten.cosh.default", float_unary<FloatFn::kCosh>>(),
-      entry<"aten.asin.default", float_unary<FloatFn::kAsin>>(),
-      entry<"aten.acos.default", float_unary<FloatFn::kAcos>>(),
-      entry<"aten.atan.default", float_unary<FloatFn::kAtan>>(),
-      entry<"aten.gelu.default", gelu>(),
-      entry<"aten.floor.default", rounding<RoundFn::kFloor>>(),
-      entry<"aten.ceil.default", rounding<RoundFn::kCeil>>(),
-      entry<"aten.round.default", rounding<RoundFn::kRound>>(),
-      entry<"aten.round.decimals", round_decimals>(),
-      entry<"aten.bitwise_not.default", bitwise_not>(),
-      entry<"aten.logical_not.default", logical_not>(),
+      entry<OpId::neg, same_dtype_unary<SameFn::kNeg>>(kStoresIntoDestination),
+      entry<OpId::abs, same_dtype_unary<SameFn::kAbs>>(kStoresIntoDestination),
+      entry<OpId::relu, same_dtype_unary<SameFn::kRelu>>(kStoresIntoDestination),
+      entry<OpId::sqrt, float_unary<FloatFn::kSqrt>>(kStoresIntoDestination),
+      entry<OpId::rsqrt, float_unary<FloatFn::kRsqrt>>(kStoresIntoDestination),
+      entry<OpId::exp, float_unary<FloatFn::kExp>>(kStoresIntoDestination),
+      entry<OpId::log, float_unary<FloatFn::kLog>>(),
+      entry<OpId::sin, float_unary<FloatFn::kSin>>(kStoresIntoDestination),
+      entry<OpId::cos, float_unary<FloatFn::kCos>>(kStoresIntoDestination),
+      entry<OpId::tanh, float_unary<FloatFn::kTanh>>(kStoresIntoDestination),
+      entry<OpId::sigmoid, float_unary<FloatFn::kSigmoid>>(kStoresIntoDestination),
+      entry<OpId::reciprocal, float_unary<FloatFn::kReciprocal>>(kStoresIntoDestination),
+      entry<OpId::erf, float_unary<FloatFn::kErf>>(),
+      entry<OpId::silu, float_unary<FloatFn::kSilu>>(kStoresIntoDestination),
+      entry<OpId::log1p, float_unary<FloatFn::kLog1p>>(),
+      entry<OpId::expm1, float_unary<FloatFn::kExpm1>>(),
+      entry<OpId::log2, float_unary<FloatFn::kLog2>>(),
+      entry<OpId::sinh, float_unary<FloatFn::kSinh>>(),
+      entry<OpId::cosh, float_unary<FloatFn::kCosh>>(),
+      entry<OpId::asin, float_unary<FloatFn::kAsin>>(),
+      entry<OpId::acos, float_unary<FloatFn::kAcos>>(),
+      entry<OpId::atan, float_unary<FloatFn::kAtan>>(),
+      entry<OpId::gelu, gelu>(kStoresIntoDestination),
+      entry<OpId::floor, rounding<RoundFn::kFloor>>(),
+      entry<OpId::ceil, rounding<RoundFn::kCeil>>(),
+      entry<OpId::round, rounding<RoundFn::kRound>>(),
+      entry<OpId::round_decimals, round_decimals>(),
+      entry<OpId::bitwise_not, bitwise_not>(),
+      entry<OpId::logical_not, logical_not>(),
   };
   return kEntries;
 }

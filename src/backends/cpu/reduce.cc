@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/reduce_plan.h"
 
@@ -274,23 +274,23 @@ Result<Outputs> var_std(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> reduce_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.sum.default", reduce_all<false>>(),
-      entry<"aten.sum.dim_IntList", reduce_dims<false>>(),
-      entry<"aten.mean.default", reduce_all<true>>(),
-      entry<"aten.mean.dim", reduce_dims<true>>(),
-      entry<"aten.any.default", any_all<false>>(),
-      entry<"aten.any.dim", any_all<false>>(),
-      entry<"aten.any.dims", any_all<false>>(),
-      entry<"aten.all.default", any_all<true>>(),
-      entry<"aten.all.dim", any_all<true>>(),
-      entry<"aten.all.dims", any_all<true>>(),
-      entry<"aten.var_mean.correction", var_mean>(),
-      entry<"aten.var.correction", var_std<false, false>>(),
-      entry<"aten.var.dim", var_std<false, true>>(),
-      entry<"aten.std.correction", var_std<true, false>>(),
-      entry<"aten.std.dim", var_std<true, true>>(),
-      entry<"aten.prod.default", prod>(),
-      entry<"aten.prod.dim_int", prod>(),
+      entry<OpId::sum, reduce_all<false>>(),
+      entry<OpId::sum_dim_IntList, reduce_dims<false>>(),
+      entry<OpId::mean, reduce_all<true>>(),
+      entry<OpId::mean_dim, reduce_dims<true>>(),
+      entry<OpId::any, any_all<false>>(),
+      entry<OpId::any_dim, any_all<false>>(),
+      entry<OpId::any_dims, any_all<false>>(),
+      entry<OpId::all, any_all<true>>(),
+      entry<OpId::all_dim, any_all<true>>(),
+      entry<OpId::all_dims, any_all<true>>(),
+      entry<OpId::var_mean_correction, var_mean>(),
+      entry<OpId::var_correction, var_std<false, false>>(),
+      entry<OpId::var_dim, var_std<false, true>>(),
+      entry<OpId::std_correction, var_std<true, false>>(),
+      entry<OpId::std_dim, var_std<true, true>>(),
+      entry<OpId::prod, prod>(),
+      entry<OpId::prod_dim_int, prod>(),
   };
   return kEntries;
 }

@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/reduce_plan.h"
 
@@ -135,7 +135,7 @@ Result<Outputs> argmax(std::string_view op, std::span<const KernelArg> args) {
            shape_string(self.sizes()));
     const Shape shape = keepdim ? Shape(self.dim(), 1) : Shape{};
     SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, DType::kInt64, shape));
-    const Tensor flat = self.contiguous_copy();
+    const Tensor flat = contiguous_copy(self);
     dispatch_dtype(self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       *out.data<int64_t>() = lane_argmax<kMax>(flat.data<T>(), flat.numel(), 1);
@@ -211,11 +211,11 @@ Result<Outputs> cumsum(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> extrema_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.amax.default", amax_amin<true>>(), entry<"aten.amin.default", amax_amin<false>>(),
-      entry<"aten.max.dim", max_dim<true>>(),        entry<"aten.min.dim", max_dim<false>>(),
-      entry<"aten.max.default", amax_amin<true>>(),  entry<"aten.min.default", amax_amin<false>>(),
-      entry<"aten.argmax.default", argmax<true>>(),  entry<"aten.argmin.default", argmax<false>>(),
-      entry<"aten.cumsum.default", cumsum>(),
+      entry<OpId::amax, amax_amin<true>>(), entry<OpId::amin, amax_amin<false>>(),
+      entry<OpId::max_dim, max_dim<true>>(),        entry<OpId::min_dim, max_dim<false>>(),
+      entry<OpId::max, amax_amin<true>>(),  entry<OpId::min, amax_amin<false>>(),
+      entry<OpId::argmax, argmax<true>>(),  entry<OpId::argmin, argmax<false>>(),
+      entry<OpId::cumsum, cumsum>(),
   };
   return kEntries;
 }

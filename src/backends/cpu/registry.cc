@@ -1,20 +1,14 @@
-// The target → kernel table: merges each op family's entries once, sorted by target, and
-// answers find_kernel by binary search. No mutable global state besides the thread count.
+// The CPU kernel table: merges each op family's entries once (each states its capabilities
+// where it is registered), and answers lookups by target for tests and composite kernels.
 #include "backends/cpu/registry.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "backends/cpu/args.h"
 
-// OpenBLAS's own thread count (libopenblas; not in the cblas header).
-extern "C" void openblas_set_num_threads(int);
-
 namespace splice::cpu {
 
-namespace {
-
-const std::vector<KernelEntry>& all_entries() {
+std::span<const KernelEntry> kernels() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> v;
     for (auto table :
@@ -30,58 +24,31 @@ const std::vector<KernelEntry>& all_entries() {
     for (auto table : {composite_kernels(), composite_math_kernels()})
       v.insert(v.end(), table.begin(), table.end());
     std::sort(v.begin(), v.end(),
-              [](const KernelEntry& a, const KernelEntry& b) { return a.target < b.target; });
+              [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
     return v;
   }();
   return entries;
 }
 
-std::atomic<int> g_num_threads{1};
-
-}  // namespace
-
 KernelFn find_kernel(std::string_view target) {
-  const auto& v = all_entries();
-  auto it = std::lower_bound(v.begin(), v.end(), target,
-                             [](const KernelEntry& e, std::string_view t) { return e.target < t; });
-  if (it == v.end() || it->target != target) return nullptr;
+  const ir::OpSchema* op = ir::find_op(target);
+  if (op == nullptr) return nullptr;
+  const auto& v = kernels();
+  auto it = std::lower_bound(v.begin(), v.end(), op->id,
+                             [](const KernelEntry& e, ir::OpId id) { return e.op < id; });
+  if (it == v.end() || it->op != op->id) return nullptr;
   return it->fn;
 }
 
 std::vector<std::string> kernel_targets() {
   std::vector<std::string> out;
-  for (const KernelEntry& e : all_entries()) out.emplace_back(e.target);
+  for (const KernelEntry& e : kernels()) out.emplace_back(ir::op_target(e.op));
+  std::sort(out.begin(), out.end());
   return out;
 }
 
-bool writes_strided_destination(std::string_view target) {
-  // Checked by hand: each allocates its output with new_tensor/output_or_new before any
-  // scratch tensor and writes every element through the output's strides.
-  static constexpr std::string_view kTargets[] = {
-      "aten._to_copy.default", "aten.abs.default",     "aten.add.Scalar",
-      "aten.add.Tensor",       "aten.clone.default",   "aten.copy.default",
-      "aten.cos.default",      "aten.div.Scalar",      "aten.div.Tensor",
-      "aten.exp.default",      "aten.gelu.default",    "aten.lift_fresh_copy.default",
-      "aten.mul.Scalar",       "aten.mul.Tensor",      "aten.neg.default",
-      "aten.pow.Tensor_Scalar", "aten.reciprocal.default", "aten.relu.default",
-      "aten.rsqrt.default",    "aten.rsub.Scalar",     "aten.sigmoid.default",
-      "aten.silu.default",     "aten.sin.default",     "aten.sqrt.default",
-      "aten.sub.Scalar",       "aten.sub.Tensor",      "aten.tanh.default",
-      "aten.where.self",
-  };
-  return std::find(std::begin(kTargets), std::end(kTargets), target) != std::end(kTargets);
+Result<std::vector<Tensor>> call_kernel(KernelFn kernel, std::span<const KernelArg> args) {
+  return kernel(KernelCall{}, args);
 }
-
-bool writes_in_place(std::string_view target) {
-  return target == "aten.slice_scatter.default" || target == "aten.select_scatter.default" ||
-         target == "aten.index_put.default" || target == "aten.index_copy.default";
-}
-
-void set_num_threads(int n) {
-  const int threads = n < 1 ? 1 : n;
-  g_num_threads.store(threads);
-  openblas_set_num_threads(threads);  // matmul's BLAS calls use the same budget
-}
-int num_threads() { return g_num_threads.load(); }
 
 }  // namespace splice::cpu

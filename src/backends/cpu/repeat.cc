@@ -6,8 +6,8 @@
 // viewed with an extra stride-0 dim next to each tiled dim, the result as the matching split
 // of its contiguous dims.
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "support/checked_math.h"
 
 namespace splice::cpu {
@@ -56,7 +56,7 @@ Result<Outputs> repeat_interleave_int(std::string_view op, std::span<const Kerne
   Tensor input = self;
   int64_t dim = 0;
   if (!dim_opt) {
-    const Tensor flat = self.contiguous_copy();
+    const Tensor flat = contiguous_copy(self);
     input = flat.view_as({flat.numel()}, {1}, 0);
   } else {
     SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, *dim_opt, self.dim()));
@@ -64,7 +64,7 @@ Result<Outputs> repeat_interleave_int(std::string_view op, std::span<const Kerne
       // index_select on a 0-d tensor takes one index at most.
       KCHECK(repeats == 1, ErrorKind::kShapeMismatch,
              "a 0-d tensor can only be repeated once along a dim, got repeats={}", repeats);
-      return Outputs{self.contiguous_copy()};
+      return Outputs{contiguous_copy(self)};
     }
   }
   auto n = checked_mul(input.size(dim), repeats);
@@ -94,7 +94,7 @@ Result<Outputs> repeat_interleave_tensor(std::string_view op, std::span<const Ke
          "repeat_interleave only accepts a 1-D repeats tensor, got {} dims", repeats.dim());
   KCHECK(repeats.dtype() == DType::kInt64 || repeats.dtype() == DType::kInt32, ErrorKind::kBadInput,
          "repeats has to be an int64 or int32 tensor, got {}", dtype_name(repeats.dtype()));
-  const Tensor r = to_dtype(repeats, DType::kInt64).contiguous_copy();
+  const Tensor r = contiguous_copy(to_dtype(repeats, DType::kInt64));
   const int64_t* pr = r.data<int64_t>();
   int64_t total = 0;
   for (int64_t i = 0; i < r.numel(); ++i) {
@@ -135,14 +135,14 @@ Result<Outputs> repeat_interleave_self_tensor(std::string_view op,
   Tensor input = self;
   int64_t dim = 0;
   if (!dim_opt) {
-    const Tensor flat = self.contiguous_copy();
+    const Tensor flat = contiguous_copy(self);
     input = flat.view_as({flat.numel()}, {1}, 0);
   } else {
     SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, *dim_opt, self.dim()));
     if (self.dim() == 0) input = self.view_as({1}, {1}, self.offset());
   }
   const int64_t n = input.size(dim);
-  const Tensor r = to_dtype(repeats, DType::kInt64).contiguous_copy();
+  const Tensor r = contiguous_copy(to_dtype(repeats, DType::kInt64));
   const bool broadcast = r.numel() == 1;
   KCHECK(broadcast || r.numel() == n, ErrorKind::kShapeMismatch,
          "repeats must have the same size as input along dim {}, but got repeats.size(0) = {} "
@@ -180,10 +180,10 @@ Result<Outputs> repeat_interleave_self_tensor(std::string_view op,
 
 std::span<const KernelEntry> repeat_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.repeat.default", repeat>(),
-      entry<"aten.repeat_interleave.self_int", repeat_interleave_int>(),
-      entry<"aten.repeat_interleave.Tensor", repeat_interleave_tensor>(),
-      entry<"aten.repeat_interleave.self_Tensor", repeat_interleave_self_tensor>(),
+      entry<OpId::repeat, repeat>(),
+      entry<OpId::repeat_interleave_self_int, repeat_interleave_int>(),
+      entry<OpId::repeat_interleave_Tensor, repeat_interleave_tensor>(),
+      entry<OpId::repeat_interleave_self_Tensor, repeat_interleave_self_tensor>(),
   };
   return kEntries;
 }

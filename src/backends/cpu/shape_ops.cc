@@ -5,8 +5,8 @@
 // (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go
 // through copy_cast_into on strided views, so inputs of any layout work.
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
 
@@ -70,7 +70,7 @@ Result<Outputs> flip(std::string_view op, std::span<const KernelArg> args) {
 
 // src rolled by `shift` along dim into a new tensor: out[(i + shift) mod n] = src[i].
 Tensor roll_dim(const Tensor& src, int64_t dim, int64_t shift) {
-  Tensor out = Tensor::empty(src.dtype(), src.sizes());
+  Tensor out = empty(src.dtype(), src.sizes());
   const int64_t n = src.size(dim);
   const int64_t s = n == 0 ? 0 : ((shift % n) + n) % n;
   auto piece = [](const Tensor& t, int64_t dim, int64_t start, int64_t len) {
@@ -92,7 +92,7 @@ Result<Outputs> roll(std::string_view op, std::span<const KernelArg> args) {
   if (dims.empty()) {
     KCHECK(shifts.size() == 1, ErrorKind::kShapeMismatch,
            "shifts {} must have one entry when dims is empty", shape_string(shifts));
-    const Tensor flat = self.contiguous_copy();
+    const Tensor flat = contiguous_copy(self);
     const Tensor rolled = roll_dim(flat.view_as({flat.numel()}, {1}, 0), 0, shifts[0]);
     return Outputs{rolled.view_as(self.sizes(), contiguous_strides(self.sizes()), 0)};
   }
@@ -193,12 +193,12 @@ Result<Outputs> stack(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> shape_op_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.tril.default", tri<true>>(),
-      entry<"aten.triu.default", tri<false>>(),
-      entry<"aten.flip.default", flip>(),
-      entry<"aten.roll.default", roll>(),
-      entry<"aten.constant_pad_nd.default", constant_pad_nd>(),
-      entry<"aten.stack.default", stack>(),
+      entry<OpId::tril, tri<true>>(),
+      entry<OpId::triu, tri<false>>(),
+      entry<OpId::flip, flip>(),
+      entry<OpId::roll, roll>(),
+      entry<OpId::constant_pad_nd, constant_pad_nd>(),
+      entry<OpId::stack, stack>(),
   };
   return kEntries;
 }

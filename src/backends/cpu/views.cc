@@ -90,7 +90,7 @@ Result<Outputs> reshape(std::string_view op, std::span<const KernelArg> args) {
   if (auto strides = view_strides(self.sizes(), self.strides(), sizes)) {
     return Outputs{self.view_as(sizes, *strides, self.offset())};
   }
-  Tensor copy = self.contiguous_copy();
+  Tensor copy = contiguous_copy(self);
   return Outputs{copy.view_as(sizes, contiguous_strides(sizes), 0)};
 }
 
@@ -340,26 +340,26 @@ Result<Outputs> alias(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> view_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<"aten.view.default", reshape>(),
-      entry<"aten._unsafe_view.default", reshape>(),
-      entry<"aten.reshape.default", reshape>(),
-      entry<"aten.permute.default", permute>(),
-      entry<"aten.transpose.int", transpose>(),
-      entry<"aten.t.default", t>(),
-      entry<"aten.unsqueeze.default", unsqueeze>(),
-      entry<"aten.squeeze.dim", squeeze_dims>(),
-      entry<"aten.squeeze.dims", squeeze_dims>(),
-      entry<"aten.squeeze.default", squeeze_all>(),
-      entry<"aten.expand.default", expand>(),
-      entry<"aten.slice.Tensor", slice>(),
-      entry<"aten.select.int", select>(),
-      entry<"aten.alias.default", alias>(),
-      entry<"aten.detach.default", alias>(),
+      entry<OpId::view, reshape>(),
+      entry<OpId::_unsafe_view, reshape>(),
+      entry<OpId::reshape, reshape>(),
+      entry<OpId::permute, permute>(),
+      entry<OpId::transpose_int, transpose>(),
+      entry<OpId::t, t>(),
+      entry<OpId::unsqueeze, unsqueeze>(),
+      entry<OpId::squeeze_dim, squeeze_dims>(),
+      entry<OpId::squeeze_dims, squeeze_dims>(),
+      entry<OpId::squeeze, squeeze_all>(),
+      entry<OpId::expand, expand>(),
+      entry<OpId::slice_Tensor, slice>(),
+      entry<OpId::select_int, select>(),
+      entry<OpId::alias, alias>(),
+      entry<OpId::detach, alias>(),
       // In-place only on autograd metadata (training IR, on lifted constants): an alias here.
-      entry<"aten.detach_.default", alias>(),
-      entry<"aten.split_with_sizes.default", split_with_sizes>(),
-      entry<"aten.split.Tensor", split>(),
-      entry<"aten.unbind.int", unbind>(),
+      entry<OpId::detach_, alias>(),
+      entry<OpId::split_with_sizes, split_with_sizes>(),
+      entry<OpId::split_Tensor, split>(),
+      entry<OpId::unbind_int, unbind>(),
   };
   return kEntries;
 }

@@ -72,7 +72,7 @@ TEST(Remainder, PythonSignRule) {
   EXPECT_EQ(si.dtype(), DType::kInt32);
   EXPECT_EQ(values(si), (std::vector<double>{-3, -2}));
   // INT64_MIN % -1 is 0 (no trap); integer remainder by zero is an error; bool is rejected.
-  Tensor mn = Tensor::empty(DType::kInt64, {1});
+  Tensor mn = Tensor::empty(DType::kInt64, {1}).value();
   *mn.data<int64_t>() = std::numeric_limits<int64_t>::min();
   EXPECT_EQ(values(call1("aten.remainder.Scalar", {mn, i64(-1)})), (std::vector<double>{0}));
   call_error("aten.remainder.Tensor", {a, make(DType::kInt64, {1}, {0})});

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/registry.h"
 #include "tensor/tensor.h"
 
 namespace splice::cpu::testing {
 
 inline Tensor make(DType dtype, const Shape& sizes, const std::vector<double>& values) {
-  Tensor t = Tensor::empty(dtype, sizes);
+  Tensor t = Tensor::empty(dtype, sizes).value();
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -25,7 +25,7 @@ inline Tensor make(DType dtype, const Shape& sizes, const std::vector<double>& v
 }
 
 inline std::vector<double> values(const Tensor& t) {
-  const Tensor c = t.contiguous_copy();
+  const Tensor c = t.contiguous_copy().value();
   std::vector<double> out(c.numel());
   dispatch_dtype(c.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -37,14 +37,14 @@ inline std::vector<double> values(const Tensor& t) {
 inline Result<std::vector<Tensor>> call(const std::string& target, std::vector<KernelArg> args) {
   KernelFn fn = find_kernel(target);
   if (fn == nullptr) return make_error(ErrorKind::kUnsupportedOp, "no kernel for {}", target);
-  return fn(args);
+  return call_kernel(fn, args);
 }
 
 // Calls a kernel that must succeed and returns its single output.
 inline Tensor call1(const std::string& target, std::vector<KernelArg> args) {
   auto r = call(target, std::move(args));
   EXPECT_TRUE(r.ok()) << target << ": " << (r.ok() ? "" : r.error().message());
-  if (!r.ok()) return Tensor::empty(DType::kFloat32, {0});
+  if (!r.ok()) return Tensor::empty(DType::kFloat32, {0}).value();
   EXPECT_EQ(r->size(), 1u);
   return (*r)[0];
 }

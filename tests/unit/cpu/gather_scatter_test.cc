@@ -86,7 +86,7 @@ TEST(Embedding, RowsForEachIndex) {
 }
 
 TEST(Scatter, SrcValueAndDuplicates) {
-  Tensor x = Tensor::empty(DType::kFloat32, {2, 3});
+  Tensor x = Tensor::empty(DType::kFloat32, {2, 3}).value();
   Tensor i = make(DType::kInt64, {2, 2}, {0, 1, 2, 0});
   Tensor src = make(DType::kFloat32, {2, 2}, {1, 2, 3, 4});
   EXPECT_EQ(values(call1("aten.scatter.src", {x, i64(1), i, src})),

@@ -12,7 +12,7 @@ using namespace testing;
 using OptTensors = std::vector<std::optional<Tensor>>;
 
 TEST(IndexPut, NegativeIndicesWrap) {
-  Tensor x = Tensor::empty(DType::kFloat32, {2, 4});
+  Tensor x = Tensor::empty(DType::kFloat32, {2, 4}).value();
   Tensor idx = make(DType::kInt64, {2}, {-1, 0});
   Tensor v = make(DType::kFloat32, {2, 2}, {1, 2, 3, 4});
   Tensor r = call1("aten.index_put.default", {x, OptTensors{std::nullopt, idx}, v, false});
@@ -43,7 +43,7 @@ TEST(IndexPut, BoolMask) {
 }
 
 TEST(IndexPut, Errors) {
-  Tensor x = Tensor::empty(DType::kFloat32, {2, 4});
+  Tensor x = Tensor::empty(DType::kFloat32, {2, 4}).value();
   Tensor idx = make(DType::kInt64, {1}, {4});
   Tensor v = make(DType::kFloat32, {2, 1}, {1, 2});
   Error e = call_error("aten.index_put.default", {x, OptTensors{std::nullopt, idx}, v, false});
@@ -83,7 +83,7 @@ TEST(Index, AdjacentAndSeparatedIndices) {
 }
 
 TEST(IndexCopy, CopiesRowsAndChecksRange) {
-  Tensor x = Tensor::empty(DType::kFloat32, {2, 4});
+  Tensor x = Tensor::empty(DType::kFloat32, {2, 4}).value();
   Tensor idx = make(DType::kInt64, {2}, {3, 1});
   Tensor src = make(DType::kFloat32, {2, 2}, {1, 2, 3, 4});
   Tensor r = call1("aten.index_copy.default", {x, i64(1), idx, src});

@@ -67,7 +67,7 @@ TEST(Cat, PromotesAndChecksShapes) {
   Tensor r = call1("aten.cat.default", {std::vector<Tensor>{a, b}, i64(-1)});
   EXPECT_EQ(r.dtype(), DType::kFloat32);
   EXPECT_EQ(values(r), (std::vector<double>{1, 0.5, 1.5, 2, 2.5, 3.5}));
-  Tensor legacy = Tensor::empty(DType::kInt32, {0});
+  Tensor legacy = Tensor::empty(DType::kInt32, {0}).value();
   EXPECT_EQ(values(call1("aten.cat.default", {std::vector<Tensor>{legacy, a}, i64(0)})),
             (std::vector<double>{1, 2}));
   EXPECT_EQ(call_error("aten.cat.default", {std::vector<Tensor>{a, b}, i64(0)}).kind(),

@@ -13,7 +13,7 @@ using namespace testing;
 
 const int64_t kMax = std::numeric_limits<int64_t>::max();
 
-Tensor zeros(DType dtype, const Shape& sizes) { return Tensor::empty(dtype, sizes); }
+Tensor zeros(DType dtype, const Shape& sizes) { return Tensor::empty(dtype, sizes).value(); }
 
 TEST(SliceScatter, BoundsNormalisation) {
   Tensor x = zeros(DType::kInt64, {6});

@@ -14,8 +14,11 @@
 #include "ir/printer.h"
 #include "plan/build.h"
 #include "tests/unit/temp_dir_test_base.h"
+#include "tests/test_backends.h"
 
 namespace splice::plan {
+
+using splice::testing::cpu_target;
 namespace {
 
 namespace fs = std::filesystem;
@@ -44,7 +47,7 @@ ir::Program edited(const ir::Program& program, const std::string& from, const st
 }
 
 // The plan splice makes (an engine only loads with the plan splice makes for its program).
-Plan simple_plan(const ir::Program& program, PlanMode mode) { return build_plan(program, mode); }
+Plan simple_plan(const ir::Program& program, PlanMode mode) { return build_plan(program, mode, cpu_target()); }
 
 // Sets an environment variable for one test and restores it afterwards.
 class ScopedEnv {
@@ -80,51 +83,51 @@ class CacheTest : public splice::testing::TempDirTest {
 };
 
 TEST_F(CacheTest, KeyIsStableForTheSameModel) {
-  const std::string a = cache_key(load(kKvCache), PlanMode::kPlanned);
-  const std::string b = cache_key(load(kKvCache), PlanMode::kPlanned);
+  const std::string a = cache_key(load(kKvCache), PlanMode::kPlanned, cpu_target());
+  const std::string b = cache_key(load(kKvCache), PlanMode::kPlanned, cpu_target());
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.size(), 32u);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
   // Reprinting and reparsing (weights kept) is the same program.
   ir::Program p = load(kKvCache);
-  EXPECT_EQ(cache_key(edited(p, "graph", "graph"), PlanMode::kPlanned), a);
+  EXPECT_EQ(cache_key(edited(p, "graph", "graph"), PlanMode::kPlanned, cpu_target()), a);
 }
 
 TEST_F(CacheTest, KeyChangesWithANodeArgument) {
   ir::Program p = load(kRotary);
-  const std::string base = cache_key(p, PlanMode::kPlanned);
+  const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
   // The slice end of the first half: 8 → 7.
   ir::Program q =
       edited(p, "aten.slice.Tensor(%x, 3, 0, 8, 1)", "aten.slice.Tensor(%x, 3, 0, 7, 1)");
-  EXPECT_NE(cache_key(q, PlanMode::kPlanned), base);
+  EXPECT_NE(cache_key(q, PlanMode::kPlanned, cpu_target()), base);
   ir::Program r = edited(p, "alpha=1)\n  %slice_scatter:", "alpha=2)\n  %slice_scatter:");
-  EXPECT_NE(cache_key(r, PlanMode::kPlanned), base);
+  EXPECT_NE(cache_key(r, PlanMode::kPlanned, cpu_target()), base);
 }
 
 TEST_F(CacheTest, KeyChangesWithAWeightByte) {
   ir::Program p = load(kKvCache);
-  const std::string base = cache_key(p, PlanMode::kPlanned);
-  Tensor copy = p.weights.at("cache").contiguous_copy();
+  const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
+  Tensor copy = p.weights.at("cache").contiguous_copy().value();
   p.weights["cache"] = copy;
-  EXPECT_EQ(cache_key(p, PlanMode::kPlanned), base) << "same bytes elsewhere, same key";
+  EXPECT_EQ(cache_key(p, PlanMode::kPlanned, cpu_target()), base) << "same bytes elsewhere, same key";
   copy.raw_data()[copy.nbytes() - 1] ^= std::byte{1};
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned), base);
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), base);
 }
 
 TEST_F(CacheTest, KeyChangesWithTheMode) {
   ir::Program p = load(kRotary);
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned), cache_key(p, PlanMode::kNaive));
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), cache_key(p, PlanMode::kNaive, cpu_target()));
 }
 
 TEST_F(CacheTest, KeyChangesWithARangeOrHint) {
   ir::Program p = load(kDynamic);
   ASSERT_TRUE(p.ranges.count("s77"));
-  const std::string base = cache_key(p, PlanMode::kPlanned);
+  const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
   p.ranges["s77"].max = 17;
-  const std::string wider = cache_key(p, PlanMode::kPlanned);
+  const std::string wider = cache_key(p, PlanMode::kPlanned, cpu_target());
   EXPECT_NE(wider, base);
   p.hints["s77"] = 4;
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned), wider);
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), wider);
 }
 
 TEST_F(CacheTest, DefaultDirFollowsXdgThenHome) {
@@ -153,11 +156,11 @@ TEST_F(CacheTest, MissThenHit) {
     return simple_plan(prog, PlanMode::kPlanned);
   };
   bool hit = true;
-  auto first = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
+  auto first = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
   ASSERT_TRUE(first.ok()) << first.error().message();
   EXPECT_FALSE(hit);
   EXPECT_EQ(builds, 1);
-  auto second = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
+  auto second = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
   ASSERT_TRUE(second.ok()) << second.error().message();
   EXPECT_TRUE(hit);
   EXPECT_EQ(builds, 1);
@@ -172,11 +175,11 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_NE(first->program.weights.at("cache").raw_data(), p.weights.at("cache").raw_data());
 
   // Exactly one entry, named by the key: no temporary file left behind.
-  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned) + ".splice"});
+  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
 
   // Another mode is another entry.
   auto naive = load_or_build(
-      cache_dir(), p, PlanMode::kNaive,
+      cache_dir(), p, PlanMode::kNaive, cpu_target(),
       [&](const ir::Program& prog) -> Result<Plan> {
         ++builds;
         return simple_plan(prog, PlanMode::kNaive);
@@ -195,18 +198,18 @@ TEST_F(CacheTest, CorruptEntryIsRebuilt) {
     ++builds;
     return simple_plan(prog, PlanMode::kPlanned);
   };
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, build).ok());
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build).ok());
   const std::string entry = (fs::path(cache_dir()) / cache_files().at(0)).string();
 
   for (const std::string& junk : {std::string("not an engine"), std::string()}) {
     write("junk", junk);
     fs::copy_file(dir_ / "junk", entry, fs::copy_options::overwrite_existing);
     bool hit = true;
-    auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, build, &hit);
+    auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
     ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_FALSE(hit);
     EXPECT_EQ(r->plan, simple_plan(p, PlanMode::kPlanned)) << "the fresh build's plan";
-    EXPECT_TRUE(load_engine_file(entry).ok()) << "the entry was overwritten";
+    EXPECT_TRUE(load_engine_file(entry, cpu_target()).ok()) << "the entry was overwritten";
   }
   EXPECT_EQ(builds, 3);
   EXPECT_EQ(cache_files().size(), 1u);
@@ -215,7 +218,7 @@ TEST_F(CacheTest, CorruptEntryIsRebuilt) {
 TEST_F(CacheTest, BuildErrorsPassThroughAndLeaveNoEntry) {
   ir::Program p = load(kRotary);
   auto r =
-      load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program&) -> Result<Plan> {
+      load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program&) -> Result<Plan> {
         return make_error(ErrorKind::kUnsupportedOp, "cannot plan op X");
       });
   ASSERT_FALSE(r.ok());
@@ -225,7 +228,7 @@ TEST_F(CacheTest, BuildErrorsPassThroughAndLeaveNoEntry) {
 
 TEST_F(CacheTest, UncreatableFolderIsAnIoError) {
   const std::string file = write("file", "x");
-  auto r = load_or_build(file + "/cache", load(kRotary), PlanMode::kPlanned,
+  auto r = load_or_build(file + "/cache", load(kRotary), PlanMode::kPlanned, cpu_target(),
                          [](const ir::Program& prog) -> Result<Plan> {
                            return simple_plan(prog, PlanMode::kPlanned);
                          });

@@ -16,8 +16,11 @@
 #include "plan/build.h"
 #include "plan/plan_json.h"
 #include "tests/unit/temp_dir_test_base.h"
+#include "tests/test_backends.h"
 
 namespace splice::plan {
+
+using splice::testing::cpu_target;
 namespace {
 
 namespace fs = std::filesystem;
@@ -40,6 +43,7 @@ ir::Program load(const char* rel) {
 Plan sample_plan(const ir::Program& program) {
   const ir::Graph& g = program.graph;
   Plan plan;
+  plan.backend = "cpu";
   const int32_t n = static_cast<int32_t>(g.nodes().size());
   std::vector<std::string> tensors;
   SymExpr scale = 1;
@@ -69,7 +73,7 @@ Plan sample_plan(const ir::Program& program) {
 }
 
 // The plan splice makes: the only plan an engine may hold.
-Plan real_plan(const ir::Program& program) { return build_plan(program, PlanMode::kPlanned); }
+Plan real_plan(const ir::Program& program) { return build_plan(program, PlanMode::kPlanned, cpu_target()); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -99,7 +103,7 @@ class EngineFileTest : public splice::testing::TempDirTest {
     auto bytes = serialize_engine(program, plan);
     EXPECT_TRUE(bytes.ok());
     EXPECT_EQ(*bytes, read_file(path)) << "serialize_engine and write_engine_file differ";
-    auto loaded = load_engine_file(path);
+    auto loaded = load_engine_file(path, cpu_target());
     EXPECT_TRUE(loaded.ok()) << loaded.error().message();
     if (!loaded.ok()) return {};
     EXPECT_EQ(ir::print_program(loaded->program), ir::print_program(program));
@@ -118,7 +122,7 @@ class EngineFileTest : public splice::testing::TempDirTest {
       EXPECT_FALSE(l.storage()->writable()) << name;
       // The map is page-aligned, so an aligned address is an aligned file offset.
       EXPECT_EQ(reinterpret_cast<uintptr_t>(l.raw_data()) % 64, 0u) << name;
-      Tensor c = t.contiguous_copy();
+      Tensor c = t.contiguous_copy().value();
       EXPECT_EQ(l.nbytes(), c.nbytes()) << name;
       if (l.nbytes() != c.nbytes()) continue;
       EXPECT_EQ(std::memcmp(l.raw_data(), c.raw_data(), c.nbytes()), 0) << name;
@@ -130,7 +134,7 @@ class EngineFileTest : public splice::testing::TempDirTest {
   void expect_refused(const std::string& bytes, const std::string& needle,
                       const std::string& what) {
     const std::string path = write("bad.splice", bytes);
-    auto loaded = load_engine_file(path);
+    auto loaded = load_engine_file(path, cpu_target());
     ASSERT_FALSE(loaded.ok()) << what;
     EXPECT_EQ(loaded.error().kind(), ErrorKind::kBadArchive) << what;
     EXPECT_EQ(loaded.error().exit_code(), 2);
@@ -196,7 +200,7 @@ TEST_F(EngineFileTest, TiedWeightsAreStoredOnceAndShareStorage) {
 
 TEST_F(EngineFileTest, UntiedWeightsWithEqualShapesStayApart) {
   ir::Program program = load(kTied);
-  program.weights["out.weight"] = program.weights.at("emb.weight").contiguous_copy();
+  program.weights["out.weight"] = program.weights.at("emb.weight").contiguous_copy().value();
   LoadedEngine e = round_trip(program, real_plan(program));
   EXPECT_NE(e.program.weights.at("emb.weight").storage(),
             e.program.weights.at("out.weight").storage());
@@ -205,7 +209,7 @@ TEST_F(EngineFileTest, UntiedWeightsWithEqualShapesStayApart) {
 TEST_F(EngineFileTest, NonContiguousWeightIsStoredContiguous) {
   ir::Program program = load(kTied);
   // A column-major [10, 4] view: element (i, j) at i + 10 * j.
-  auto storage = Storage::allocate(40 * sizeof(float));
+  auto storage = Storage::allocate(40 * sizeof(float)).value();
   auto* f = reinterpret_cast<float*>(storage->data());
   for (int i = 0; i < 40; ++i) f[i] = static_cast<float>(i) * 0.5f;
   program.weights["out.weight"] = Tensor(DType::kFloat32, {10, 4}, {1, 10}, 0, storage);
@@ -262,12 +266,17 @@ TEST_F(EngineFileTest, ForeignAndOtherVersionFilesAreRefused) {
 
   bad = *bytes;
   bad[8] = 99;
-  expect_refused(bad, "engine format 99), but this is splice 0.6.0 (engine format 1)", "format");
+  expect_refused(bad,
+                 fmt::format("engine format 99), but this is splice {} (engine format {})",
+                             kSpliceVersion, kPlanFormatVersion),
+                 "format");
   expect_refused(bad, "recompile the model with `splice compile`", "format");
 
   bad = *bytes;
   std::memcpy(&bad[16], "0.5.0\0\0\0", 8);
-  expect_refused(bad, "written by splice 0.5.0 (engine format 1), but this is splice 0.6.0",
+  expect_refused(bad,
+                 fmt::format("written by splice 0.5.0 (engine format {}), but this is splice {}",
+                             kPlanFormatVersion, kSpliceVersion),
                  "version");
   expect_refused(bad, "splice compile", "version");
 }
@@ -341,12 +350,12 @@ TEST_F(EngineFileTest, WriteIsAtomicAndOverwrites) {
   const std::string path = (dir_ / "m.splice").string();
   write("m.splice", "an older, broken engine");
   ASSERT_TRUE(write_engine_file(program, real_plan(program), path).ok());
-  const Plan naive = build_plan(program, PlanMode::kNaive);
+  const Plan naive = build_plan(program, PlanMode::kNaive, cpu_target());
   ASSERT_TRUE(write_engine_file(program, naive, path).ok());
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"m.splice"}) << "no temporary file is left behind";
-  auto loaded = load_engine_file(path);
+  auto loaded = load_engine_file(path, cpu_target());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   EXPECT_EQ(loaded->plan, naive);
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::others_read, fs::perms::others_read);
@@ -361,7 +370,7 @@ TEST_F(EngineFileTest, WriteIntoAMissingFolderIsAnIoError) {
 }
 
 TEST_F(EngineFileTest, MissingFileIsAnIoError) {
-  auto r = load_engine_file((dir_ / "missing.splice").string());
+  auto r = load_engine_file((dir_ / "missing.splice").string(), cpu_target());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
 }
@@ -461,7 +470,7 @@ TEST_F(EngineFileTest, APlanOtherThanSplicesOwnIsRefused) {
   ir::Program program = load(kRotary);
   const std::string path = (dir_ / "edited.splice").string();
   ASSERT_TRUE(write_engine_file(program, sample_plan(program), path).ok());
-  auto r = load_engine_file(path);
+  auto r = load_engine_file(path, cpu_target());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kBadArchive);
   EXPECT_NE(r.error().message().find("is not the one splice"), std::string::npos)

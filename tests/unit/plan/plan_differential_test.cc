@@ -156,7 +156,7 @@ class ProgramGenerator {
 };
 
 Tensor random_tensor(std::mt19937& rng, DType dtype, const Shape& shape) {
-  Tensor t = Tensor::empty(dtype, shape);
+  Tensor t = Tensor::empty(dtype, shape).value();
   if (dtype == DType::kInt64) {
     std::uniform_int_distribution<int64_t> d(0, 7);
     for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = d(rng);
@@ -169,15 +169,16 @@ Tensor random_tensor(std::mt19937& rng, DType dtype, const Shape& shape) {
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.sizes() != b.sizes()) return false;
-  const Tensor ca = a.contiguous_copy(), cb = b.contiguous_copy();
+  const Tensor ca = a.contiguous_copy().value(), cb = b.contiguous_copy().value();
   return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
 }
 
 // The program of `text` prepared in the planned (m == 0) or the naive (m == 1) plan.
 Result<detail::ModelImpl> prepare_mode(const std::string& text, int m) {
   SPLICE_ASSIGN_OR_RETURN(ir::Program program, ir::parse_program(text));
-  return runtime::prepare(std::move(program), 1, std::nullopt,
-                          m == 0 ? PlanMode::kPlanned : PlanMode::kNaive);
+  runtime::PrepareOptions options;
+  options.mode = m == 0 ? PlanMode::kPlanned : PlanMode::kNaive;
+  return runtime::prepare(std::move(program), options);
 }
 
 struct ModeRun {
@@ -198,7 +199,8 @@ TEST(PlanDifferential, PlannedAndNaivePlansAgreeOnRandomWritePrograms) {
       auto model = prepare_mode(text, m);
       ASSERT_TRUE(model.ok()) << model.error().message();
       runs[m].model = std::move(*model);
-      runs[m].state.buffers["buf"] = initial.contiguous_copy();
+      runs[m].state = runtime::open_session_state(runs[m].model).value();
+      runs[m].state.buffers["buf"] = initial.contiguous_copy().value();
     }
     for (const auto& d : runs[0].model.plan.writes) {
       in_place +=
@@ -212,7 +214,7 @@ TEST(PlanDifferential, PlannedAndNaivePlansAgreeOnRandomWritePrograms) {
                                    {"y", random_tensor(rng, DType::kFloat32, {4, 2})},
                                    {"idx", random_tensor(rng, DType::kInt64, {2})}};
       std::map<std::string, Tensor> before;
-      for (const auto& [name, t] : inputs) before[name] = t.contiguous_copy();
+      for (const auto& [name, t] : inputs) before[name] = t.contiguous_copy().value();
       std::array<runtime::CallOutputs, 2> outs;
       for (int m = 0; m < 2; ++m) {
         auto r = runtime::execute(runs[m].model, inputs, runs[m].state);
@@ -267,7 +269,7 @@ graph(%x: f32[4, 8], %y: f32[4, 2]) {
       EXPECT_EQ(model->plan.writes[1].src, SrcMode::kProducerWrites);
       EXPECT_EQ(model->plan.writes[1].dest_value, "v1");
     }
-    detail::SessionState state;
+    detail::SessionState state = runtime::open_session_state(*model).value();
     auto r = runtime::execute(*model, inputs, state);
     ASSERT_TRUE(r.ok()) << r.error().message();
     results[m] = *r->user_outputs[0];

@@ -12,8 +12,11 @@
 #include "runtime/executor.h"
 #include "tensor/safetensors.h"
 #include "tests/conformance/compare.h"
+#include "tests/test_backends.h"
 
 namespace splice::plan {
+
+using splice::testing::cpu_target;
 namespace {
 
 using runtime::CallStats;
@@ -45,7 +48,7 @@ std::string reason_for(const WriteDecision& d, const std::string& strategy) {
 Plan plan_of(const char* text) {
   auto program = ir::parse_program(text);
   EXPECT_TRUE(program.ok()) << program.error().message();
-  return program.ok() ? build_plan(*program, PlanMode::kPlanned) : Plan{};
+  return program.ok() ? build_plan(*program, PlanMode::kPlanned, cpu_target()) : Plan{};
 }
 
 // A prepared model of a case and a session state to run it in.
@@ -54,12 +57,15 @@ struct Runner {
   detail::SessionState state;
 
   Runner(const std::string& name, PlanMode mode) {
-    auto m = runtime::prepare(load(name), 1, std::nullopt, mode);
+    runtime::PrepareOptions options;
+    options.mode = mode;
+    auto m = runtime::prepare(load(name), options);
     EXPECT_TRUE(m.ok()) << m.error().message();
     model = std::move(*m);
+    state = runtime::open_session_state(model).value();
     for (const auto& spec : model.program.signature.inputs)
       if (spec.kind == ir::InputKind::kBuffer)
-        state.buffers[spec.target] = model.program.weights.at(spec.target).contiguous_copy();
+        state.buffers[spec.target] = model.program.weights.at(spec.target).contiguous_copy().value();
   }
 
   // Runs recorded call k, checks every output against PyTorch's, keeps new state.

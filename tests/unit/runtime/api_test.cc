@@ -48,7 +48,7 @@ std::map<std::string, TensorArg> args_of(std::map<std::string, Tensor>& tensors)
     return ::testing::AssertionFailure()
            << dtype_name(a.dtype) << shape_string(a.shape) << " vs " << dtype_name(expected.dtype())
            << shape_string(expected.sizes());
-  Tensor e = expected.contiguous_copy();
+  Tensor e = expected.contiguous_copy().value();
   if (a.bytes.size() != e.nbytes() || std::memcmp(a.bytes.data(), e.raw_data(), e.nbytes()) != 0)
     return ::testing::AssertionFailure() << "bytes differ";
   return ::testing::AssertionSuccess();
@@ -102,7 +102,7 @@ TEST(Api, LoadErrorsAreValues) {
 TEST(Api, ManySessionsOfOneModelEachReproduceTheRecordedCalls) {
   Model model = load(kKv);
   std::vector<Session> sessions;
-  for (int i = 0; i < 8; ++i) sessions.push_back(model.open_session());
+  for (int i = 0; i < 8; ++i) sessions.push_back(model.open_session().value());
   for (int call = 0; call < 3; ++call) {
     auto outputs = recorded(kKv, call, "outputs");
     auto state = recorded(kKv, call, "state");
@@ -119,7 +119,7 @@ TEST(Api, SessionsKeepTheModelAlive) {
   std::optional<Session> session;
   {
     Model model = load(kKv);
-    session.emplace(model.open_session());
+    session.emplace(model.open_session().value());
   }
   RunResult r = run_call(*session, kKv, 0);
   ASSERT_EQ(r.outputs.size(), 1u);
@@ -128,8 +128,8 @@ TEST(Api, SessionsKeepTheModelAlive) {
 
 TEST(Api, StateIsIsolatedBetweenSessions) {
   Model model = load(kKv);
-  Session a = model.open_session();
-  Session b = model.open_session();
+  Session a = model.open_session().value();
+  Session b = model.open_session().value();
   HostTensor initial = state_of(b, "cache");
   run_call(a, kKv, 0);
   run_call(a, kKv, 1);
@@ -142,16 +142,16 @@ TEST(Api, StateIsIsolatedBetweenSessions) {
   EXPECT_TRUE(same(rb.outputs[0], recorded(kKv, 0, "outputs").at("output.0")));
   EXPECT_TRUE(same(state_of(b, "cache"), recorded(kKv, 0, "state").at("cache")));
   // A new session after both ran still starts from the archive.
-  EXPECT_TRUE(same(state_of(model.open_session(), "cache"), initial));
+  EXPECT_TRUE(same(state_of(model.open_session().value(), "cache"), initial));
 }
 
 TEST(Api, ResetStateRestoresTheArchiveValues) {
   Model model = load(kKv);
-  Session s = model.open_session();
+  Session s = model.open_session().value();
   HostTensor initial = state_of(s, "cache");
   run_call(s, kKv, 0);
   run_call(s, kKv, 1);
-  s.reset_state();
+  ASSERT_TRUE(s.reset_state().ok());
   EXPECT_TRUE(same(state_of(s, "cache"), initial));
   RunResult r = run_call(s, kKv, 0);
   EXPECT_TRUE(same(r.outputs[0], recorded(kKv, 0, "outputs").at("output.0")));
@@ -159,7 +159,7 @@ TEST(Api, ResetStateRestoresTheArchiveValues) {
 
 TEST(Api, SetStateReplacesABufferAndValidatesIt) {
   Model model = load(kKv);
-  Session s = model.open_session();
+  Session s = model.open_session().value();
   // Start from call 1's state: call 2 must then reproduce the recorded call 2.
   auto state1 = recorded(kKv, 1, "state");
   Tensor& cache = state1.at("cache");
@@ -196,7 +196,7 @@ TEST(Api, SetStateReplacesABufferAndValidatesIt) {
 
 TEST(Api, OutputsAreOwnedByTheCaller) {
   Model model = load(kKv);
-  Session s = model.open_session();
+  Session s = model.open_session().value();
   RunResult first = run_call(s, kKv, 0);
   ASSERT_EQ(first.outputs.size(), 1u);
   // Scribbling over an output must not reach the session's cache.
@@ -208,7 +208,7 @@ TEST(Api, OutputsAreOwnedByTheCaller) {
   // Three outputs that are one tensor in the program are three separate copies.
   const std::string c = "return_same_tensor_three_times.default";
   Model m3 = load(c);
-  Session s3 = m3.open_session();
+  Session s3 = m3.open_session().value();
   RunResult r = run_call(s3, c, 0);
   ASSERT_EQ(r.outputs.size(), 3u);
   std::memset(r.outputs[0].bytes.data(), 0, r.outputs[0].bytes.size());
@@ -219,7 +219,7 @@ TEST(Api, OutputsAreOwnedByTheCaller) {
   // An output that is the input itself does not alias the caller's input.
   const std::string ri = "return_input.default";
   Model mi = load(ri);
-  Session si = mi.open_session();
+  Session si = mi.open_session().value();
   auto inputs = recorded(ri, 0, "inputs");
   auto before = recorded(ri, 0, "inputs");
   auto out = si.run(args_of(inputs));
@@ -232,7 +232,7 @@ TEST(Api, OutputsAreOwnedByTheCaller) {
 TEST(Api, UserInputMutationIsWrittenBackIntoTheCallersBuffer) {
   const std::string c = "user_input_mutation_select_write.default";  // int32; mutates x
   Model model = load(c);
-  Session s = model.open_session();
+  Session s = model.open_session().value();
   auto inputs = recorded(c, 0, "inputs");
   auto expected = recorded(c, 0, "outputs");
   auto r = s.run(args_of(inputs));
@@ -249,7 +249,7 @@ TEST(Api, UserInputMutationIsWrittenBackIntoTheCallersBuffer) {
 
 TEST(Api, RunErrorsNameTheInput) {
   Model model = load(kKv);
-  Session s = model.open_session();
+  Session s = model.open_session().value();
   auto inputs = recorded(kKv, 0, "inputs");
   auto args = args_of(inputs);
   args.erase("pos");
@@ -265,7 +265,7 @@ TEST(Api, RunErrorsNameTheInput) {
 // before anything views the memory (it used to wrap to a tiny byte count).
 TEST(Api, ShapesWhoseByteSizeOverflowsAreRejected) {
   Model model = load(kKv);
-  Session s = model.open_session();
+  Session s = model.open_session().value();
   int64_t pos = 0;
   float k = 0;
   auto r = s.run({{"k", TensorArg{&k, DType::kFloat32, {int64_t{1} << 61, 2}}},
@@ -289,7 +289,7 @@ TEST(Api, SessionsRunInParallelLikeSequentially) {
   std::vector<std::vector<std::vector<HostTensor>>> sequential;  // [case][call] outputs
   for (const auto& c : cases) {
     models.push_back(load(c));
-    Session s = models.back().open_session();
+    Session s = models.back().open_session().value();
     auto& per_call = sequential.emplace_back();
     int calls = c.starts_with("kv_") ? 3 : 1;
     for (int call = 0; call < calls; ++call) per_call.push_back(run_call(s, c, call).outputs);
@@ -302,7 +302,7 @@ TEST(Api, SessionsRunInParallelLikeSequentially) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < kRounds; ++round) {
         size_t ci = static_cast<size_t>(t + round) % cases.size();
-        Session s = models[ci].open_session();
+        Session s = models[ci].open_session().value();
         for (size_t call = 0; call < sequential[ci].size(); ++call) {
           auto inputs = recorded(cases[ci], static_cast<int>(call), "inputs");
           auto r = s.run(args_of(inputs));
@@ -338,7 +338,7 @@ TEST(Api, ACacheThatCannotBeWrittenOnlyCostsPlanningTime) {
   EXPECT_FALSE(model->from_cache());
   EXPECT_NE(model->cache_note().find("api_test_not_a_folder"), std::string::npos)
       << model->cache_note();
-  Session s = model->open_session();
+  Session s = model->open_session().value();
   EXPECT_TRUE(same(run_call(s, kKv, 0).outputs.at(0), recorded(kKv, 0, "outputs").at("output.0")));
   std::remove(file.c_str());
 }
@@ -348,7 +348,7 @@ TEST(Api, NaivePlanGivesTheSameResults) {
   options.plan_mode = PlanMode::kNaive;
   auto model = Model::load(model_path(kKv), options);
   ASSERT_TRUE(model.ok()) << model.error().message();
-  Session s = model->open_session();
+  Session s = model->open_session().value();
   for (int call = 0; call < 3; ++call)
     EXPECT_TRUE(
         same(run_call(s, kKv, call).outputs.at(0), recorded(kKv, call, "outputs").at("output.0")))

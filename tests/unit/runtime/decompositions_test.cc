@@ -9,21 +9,22 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/cast.h"
+#include "backends/cpu/registry.h"
 #include "ir/ops.h"
 #include "ir/parser.h"
 #include "ir/type_check.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
+#include "tensor/convert.h"
 
 namespace splice::runtime {
 namespace {
 
 Tensor make(DType dtype, const Shape& sizes, const std::vector<double>& values) {
-  Tensor f = Tensor::empty(DType::kFloat64, sizes);
+  Tensor f = Tensor::empty(DType::kFloat64, sizes).value();
   for (size_t i = 0; i < values.size(); ++i) f.data<double>()[i] = values[i];
-  return cpu::cast_copy(f, dtype);
+  return convert(f, dtype).value();
 }
 
 Tensor iota(DType dtype, const Shape& sizes) {
@@ -33,7 +34,7 @@ Tensor iota(DType dtype, const Shape& sizes) {
 }
 
 std::vector<double> values(const Tensor& t) {
-  Tensor f = cpu::cast_copy(t, DType::kFloat64);
+  Tensor f = convert(t, DType::kFloat64).value();
   return std::vector<double>(f.data<double>(), f.data<double>() + f.numel());
 }
 
@@ -51,7 +52,7 @@ Result<detail::ModelImpl> load(std::string_view text) {
   SPLICE_TRY(ir::verify(p));
   SPLICE_ASSIGN_OR_RETURN(p.shape_checks, ir::check_types(p));
   SPLICE_TRY(passes::run_pipeline(p));
-  return prepare(std::move(p), 1);
+  return prepare(std::move(p), PrepareOptions{});
 }
 
 // The user outputs of one call.
@@ -63,8 +64,10 @@ std::vector<Tensor> run(std::string_view text, const TensorMap& inputs) {
   for (const auto& node : model->program.graph.nodes())
     for (std::string_view t : passes::decomposed_targets())
       EXPECT_NE(node->target(), t) << "left undecomposed";
-  detail::SessionState state;
-  auto r = execute(*model, inputs, state);
+  auto state = open_session_state(*model);
+  EXPECT_TRUE(state.ok()) << state.error().message();
+  if (!state.ok()) return {};
+  auto r = execute(*model, inputs, *state);
   EXPECT_TRUE(r.ok()) << r.error().message();
   std::vector<Tensor> out;
   if (r.ok())
@@ -195,7 +198,7 @@ graph(%x: f32[4, 8], %p: i64[]) {
 }
 )";
   for (int64_t start : {-1, 2}) {
-    Tensor p = Tensor::empty(DType::kInt64, {});
+    Tensor p = Tensor::empty(DType::kInt64, {}).value();
     *p.data<int64_t>() = start;
     auto out = run(kProgram, {{"x", iota(DType::kFloat32, {4, 8})}, {"p", p}});
     ASSERT_EQ(out.size(), 1u);

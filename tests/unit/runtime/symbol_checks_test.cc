@@ -57,21 +57,21 @@ detail::ModelImpl prepared(std::string_view text) {
   auto program = ir::parse_program(text);
   EXPECT_TRUE(program.ok()) << program.error().message();
   if (!program.ok()) std::abort();
-  auto model = prepare(std::move(*program), 1);
+  auto model = prepare(std::move(*program), PrepareOptions{});
   EXPECT_TRUE(model.ok()) << model.error().message();
   if (!model.ok()) std::abort();
   return std::move(*model);
 }
 
 Tensor filled(DType dtype, Shape shape, std::initializer_list<float> values) {
-  Tensor t = Tensor::empty(dtype, shape);
+  Tensor t = Tensor::empty(dtype, shape).value();
   float* p = t.data<float>();
   for (float v : values) *p++ = v;
   return t;
 }
 
 Tensor position(int64_t p) {
-  Tensor t = Tensor::empty(DType::kInt64, {});
+  Tensor t = Tensor::empty(DType::kInt64, {}).value();
   *t.data<int64_t>() = p;
   return t;
 }
@@ -81,7 +81,7 @@ Result<CallOutputs> run_at(const detail::ModelImpl& model, int64_t pos) {
   inputs.emplace("x", filled(DType::kFloat32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}));
   inputs.emplace("s", filled(DType::kFloat32, {2, 1}, {-1, -2}));
   inputs.emplace("pos", position(pos));
-  detail::SessionState state;
+  SPLICE_ASSIGN_OR_RETURN(detail::SessionState state, open_session_state(model));
   return execute(model, inputs, state);
 }
 
@@ -144,14 +144,14 @@ TEST(SymbolChecks, ShapeChecksOnDataDependentSymbolsRunWhenTheyAreBound) {
   ASSERT_TRUE(checks.ok()) << checks.error().message();
   ASSERT_EQ(checks->size(), 1u);
   program->shape_checks = std::move(*checks);
-  auto model = prepare(std::move(*program), 1);
+  auto model = prepare(std::move(*program), PrepareOptions{});
   ASSERT_TRUE(model.ok()) << model.error().message();
-  auto run = [&](int64_t pos, CallStats* stats) {
+  auto run = [&](int64_t pos, CallStats* stats) -> Result<CallOutputs> {
     TensorMap inputs;
     inputs.emplace("x", filled(DType::kFloat32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}));
     inputs.emplace("s", filled(DType::kFloat32, {2, 3}, {-1, -2, -3, -4, -5, -6}));
     inputs.emplace("pos", position(pos));
-    detail::SessionState state;
+    SPLICE_ASSIGN_OR_RETURN(detail::SessionState state, open_session_state(*model));
     return execute(*model, inputs, state, stats);
   };
   auto fits = run(1, nullptr);

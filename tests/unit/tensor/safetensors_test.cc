@@ -21,7 +21,7 @@ std::string temp_path(const std::string& name) {
 
 template <typename T>
 Tensor make_tensor(DType dtype, const Shape& sizes, const std::vector<T>& values) {
-  Tensor t = Tensor::empty(dtype, sizes);
+  Tensor t = Tensor::empty(dtype, sizes).value();
   EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
   EXPECT_EQ(sizeof(T), static_cast<size_t>(dtype_size(dtype)));
   if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
@@ -29,7 +29,7 @@ Tensor make_tensor(DType dtype, const Shape& sizes, const std::vector<T>& values
 }
 
 std::vector<uint8_t> tensor_bytes(const Tensor& t) {
-  const Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
+  const Tensor c = t.is_contiguous() ? t : t.contiguous_copy().value();
   const auto* p = reinterpret_cast<const uint8_t*>(c.raw_data());
   return std::vector<uint8_t>(p, p + c.nbytes());
 }
@@ -62,7 +62,7 @@ void expect_contains(const std::string& message, const std::string& part) {
 TEST(Safetensors, RoundTripsEveryDType) {
   std::map<std::string, Tensor> tensors;
   for (DType dtype : kAllDTypes) {
-    Tensor t = Tensor::empty(dtype, {2, 3});
+    Tensor t = Tensor::empty(dtype, {2, 3}).value();
     auto* p = reinterpret_cast<uint8_t*>(t.raw_data());
     for (size_t i = 0; i < t.nbytes(); ++i) {
       p[i] = dtype == DType::kBool ? static_cast<uint8_t>(i % 2) : static_cast<uint8_t>(i * 37 + 1);
@@ -310,18 +310,18 @@ TEST(Safetensors, WriteRejectsWhatTheFormatCannotHold) {
   EXPECT_EQ(r1.error().kind(), ErrorKind::kBadUsage);
   expect_contains(r1.error().message(), "tensor 'u': it is undefined");
 
-  std::map<std::string, Tensor> reserved{{"__metadata__", Tensor::empty(DType::kInt8, {1})}};
+  std::map<std::string, Tensor> reserved{{"__metadata__", Tensor::empty(DType::kInt8, {1}).value()}};
   auto r2 = serialize_safetensors(reserved);
   ASSERT_FALSE(r2.ok());
   expect_contains(r2.error().message(), "the name is reserved");
 
-  std::map<std::string, Tensor> bad_name{{"x\xff", Tensor::empty(DType::kInt8, {1})}};
+  std::map<std::string, Tensor> bad_name{{"x\xff", Tensor::empty(DType::kInt8, {1}).value()}};
   auto r3 = serialize_safetensors(bad_name);
   ASSERT_FALSE(r3.ok());
   expect_contains(r3.error().message(), "not valid UTF-8");
 
   // A valid non-ASCII name is fine.
-  std::map<std::string, Tensor> utf8{{"caf\xc3\xa9", Tensor::empty(DType::kInt8, {1})}};
+  std::map<std::string, Tensor> utf8{{"caf\xc3\xa9", Tensor::empty(DType::kInt8, {1}).value()}};
   auto r4 = serialize_safetensors(utf8);
   ASSERT_TRUE(r4.ok());
   auto back = parse_safetensors(as_bytes(*r4));

@@ -13,7 +13,7 @@ namespace splice {
 namespace {
 
 Tensor iota_i32(const Shape& sizes) {
-  Tensor t = Tensor::empty(DType::kInt32, sizes);
+  Tensor t = Tensor::empty(DType::kInt32, sizes).value();
   for (int64_t i = 0; i < t.numel(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(i);
   return t;
 }
@@ -50,7 +50,7 @@ TEST(Tensor, ShapeString) {
 }
 
 TEST(Tensor, EmptyIsZeroFilledAlignedAndContiguous) {
-  Tensor t = Tensor::empty(DType::kFloat64, {3, 5});
+  Tensor t = Tensor::empty(DType::kFloat64, {3, 5}).value();
   EXPECT_TRUE(t.defined());
   EXPECT_EQ(t.sizes(), (Shape{3, 5}));
   EXPECT_EQ(t.strides(), (Shape{5, 1}));
@@ -62,7 +62,7 @@ TEST(Tensor, EmptyIsZeroFilledAlignedAndContiguous) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
   for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(t.data<double>()[i], 0.0);
 
-  Tensor scalar = Tensor::empty(DType::kInt16, {});
+  Tensor scalar = Tensor::empty(DType::kInt16, {}).value();
   EXPECT_EQ(scalar.dim(), 0);
   EXPECT_EQ(scalar.numel(), 1);
   EXPECT_EQ(scalar.nbytes(), 2u);
@@ -95,18 +95,18 @@ TEST(Tensor, IsContiguous) {
 
 TEST(Tensor, ContiguousCopyOfStridedViews) {
   Tensor t = iota_i32({2, 3});  // [[0, 1, 2], [3, 4, 5]]
-  Tensor tr = t.view_as({3, 2}, {1, 3}, 0).contiguous_copy();
+  Tensor tr = t.view_as({3, 2}, {1, 3}, 0).contiguous_copy().value();
   EXPECT_EQ(tr.strides(), (Shape{2, 1}));
   EXPECT_EQ(values_i32(tr), (std::vector<int32_t>{0, 3, 1, 4, 2, 5}));
-  Tensor sl = t.view_as({2, 2}, {3, 1}, 1).contiguous_copy();
+  Tensor sl = t.view_as({2, 2}, {3, 1}, 1).contiguous_copy().value();
   EXPECT_EQ(values_i32(sl), (std::vector<int32_t>{1, 2, 4, 5}));
-  Tensor bc = t.view_as({2, 3}, {0, 1}, 3).contiguous_copy();  // row 1 broadcast
+  Tensor bc = t.view_as({2, 3}, {0, 1}, 3).contiguous_copy().value();  // row 1 broadcast
   EXPECT_EQ(values_i32(bc), (std::vector<int32_t>{3, 4, 5, 3, 4, 5}));
   Tensor row = t.view_as({3}, {1}, 3);
-  Tensor row_copy = row.contiguous_copy();
+  Tensor row_copy = row.contiguous_copy().value();
   EXPECT_NE(row_copy.storage(), t.storage());  // always copies
   EXPECT_EQ(values_i32(row_copy), (std::vector<int32_t>{3, 4, 5}));
-  Tensor empty = t.view_as({0, 3}, {3, 1}, 0).contiguous_copy();
+  Tensor empty = t.view_as({0, 3}, {3, 1}, 0).contiguous_copy().value();
   EXPECT_EQ(empty.sizes(), (Shape{0, 3}));
   EXPECT_EQ(empty.numel(), 0);
 }

@@ -170,7 +170,7 @@ inline void expect_same_tensors(const std::map<std::string, Tensor>& actual,
     EXPECT_EQ(a.dtype(), e.dtype()) << name;
     EXPECT_EQ(a.sizes(), e.sizes()) << name;
     if (a.dtype() != e.dtype() || a.sizes() != e.sizes()) continue;
-    Tensor ac = a.contiguous_copy(), ec = e.contiguous_copy();
+    Tensor ac = a.contiguous_copy().value(), ec = e.contiguous_copy().value();
     EXPECT_EQ(std::memcmp(ac.raw_data(), ec.raw_data(), ac.nbytes()), 0) << name << " differs";
   }
 }

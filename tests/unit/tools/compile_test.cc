@@ -15,7 +15,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/cast.h"
+#include "tensor/convert.h"
 #include "plan/engine_file.h"
 #include "plan/plan.h"
 #include "support/dtype.h"
@@ -70,7 +70,7 @@ void expect_close_tensors(const std::map<std::string, Tensor>& actual,
     if (e.dtype() == DType::kFloat16) rtol = 1e-2, atol = 1e-3;
     if (e.dtype() == DType::kBFloat16) rtol = 2e-2, atol = 1e-2;
     if (e.dtype() == DType::kFloat64) rtol = 1e-9, atol = 1e-12;
-    Tensor x = cpu::cast_copy(a, DType::kFloat64), y = cpu::cast_copy(e, DType::kFloat64);
+    Tensor x = convert(a, DType::kFloat64).value(), y = convert(e, DType::kFloat64).value();
     int64_t bad = 0;
     for (int64_t i = 0; i < x.numel(); ++i) {
       double got = x.data<double>()[i], want = y.data<double>()[i];

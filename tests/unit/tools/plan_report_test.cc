@@ -109,7 +109,7 @@ void expect_well_formed(const json& report, const std::string& what) {
   ASSERT_TRUE(report.is_object()) << what;
   std::set<std::string> top;
   for (const auto& [k, v] : report.items()) top.insert(k);
-  EXPECT_EQ(top, (std::set<std::string>{"mode", "writes", "totals"})) << what;
+  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "totals"})) << what;
   EXPECT_TRUE(report["mode"] == "planned" || report["mode"] == "naive") << what;
   ASSERT_TRUE(report["writes"].is_array()) << what;
   for (const auto& w : report["writes"]) {
@@ -228,7 +228,7 @@ TEST_F(PlanReport, TextFormShowsEveryWriteAndTheTotals) {
   json report = plan_json(model);
   std::string text = plan_text(model);
   ASSERT_FALSE(report.is_null());
-  EXPECT_TRUE(text.starts_with("# plan (planned mode): 2 write(s)\n")) << text;
+  EXPECT_TRUE(text.starts_with("# plan (planned mode, cpu backend): 2 write(s)\n")) << text;
   for (const auto& w : report["writes"]) {
     const std::string head = w["node"].get<std::string>() + " (" + w["target"].get<std::string>() +
                              ")\n  " + w["strategy"].get<std::string>() + " + " +

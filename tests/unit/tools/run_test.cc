@@ -16,7 +16,7 @@ std::string case_file(const std::string& c, const std::string& name) {
 }
 
 Tensor filled_f32(const Shape& shape, float value) {
-  Tensor t = Tensor::empty(DType::kFloat32, shape);
+  Tensor t = Tensor::empty(DType::kFloat32, shape).value();
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = value;
   return t;
 }
@@ -152,7 +152,7 @@ TEST_F(SpliceRunErrors, UnknownInput) {
 
 TEST_F(SpliceRunErrors, WrongDtype) {
   auto inputs = recorded_inputs();
-  inputs["k"] = Tensor::empty(DType::kFloat64, {1, 2, 1, 4});
+  inputs["k"] = Tensor::empty(DType::kFloat64, {1, 2, 1, 4}).value();
   expect_user_error({"run", model(), "--inputs", write("in.safetensors", inputs)},
                     "input 'k' has dtype f64, the program expects f32");
 }

@@ -10,7 +10,7 @@
 #include "support/dtype.h"
 #include "tensor/half.h"
 
-namespace splice::cpu {
+namespace splice {
 
 template <typename T>
 struct TypeTag {
@@ -115,4 +115,4 @@ struct DTypeOf<BFloat16> {
   static constexpr DType value = DType::kBFloat16;
 };
 
-}  // namespace splice::cpu
+}  // namespace splice

@@ -11,10 +11,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "backends/cpu/dispatch.h"
+#include "tensor/dtype_dispatch.h"
 #include "tensor/tensor.h"
 
-namespace splice::cpu {
+namespace splice {
 
 namespace detail {
 // x86 cvttsd2si with a 64-bit destination: truncation, NaN/out of range → INT64_MIN.
@@ -55,13 +55,14 @@ inline To cast_value(From v) {
   }
 }
 
+// Host tensors only (the backends convert on their own devices):
 // A new contiguous tensor holding t converted to dtype (t itself when the dtype already
 // matches; callers only read it).
-Tensor to_dtype(const Tensor& t, DType dtype);
+Result<Tensor> convert_if_needed(const Tensor& t, DType dtype);
 // Writes src (same sizes as dst; src strides may be 0 for broadcast dims) into the strided
 // dst view, converting to dst's dtype.
 void copy_cast_into(const Tensor& dst, const Tensor& src);
 // A new contiguous tensor of src's values converted to dtype.
-Tensor cast_copy(const Tensor& src, DType dtype);
+Result<Tensor> convert(const Tensor& src, DType dtype);
 
-}  // namespace splice::cpu
+}  // namespace splice

@@ -1,0 +1,95 @@
+// The backend registry and the parts of Backend every backend shares (the kernel table and
+// the Target built from it).
+#include "backends/backend.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace splice::backend {
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Backend>> backends;
+};
+
+Registry& registry() {
+  static Registry r;  // function-local: safe to use from other static initializers
+  return r;
+}
+
+}  // namespace
+
+Target Target::from_kernels(std::string name, std::span<const KernelEntry> kernels) {
+  Target t;
+  t.name = std::move(name);
+  const size_t n = static_cast<size_t>(ir::OpId::kCount);
+  t.caps.assign(n, kNoCaps);
+  t.kernels.assign(n, false);
+  for (const KernelEntry& e : kernels) {
+    const size_t i = static_cast<size_t>(e.op);
+    if (i >= n) continue;
+    t.caps[i] = e.caps;
+    t.kernels[i] = e.fn != nullptr;
+  }
+  return t;
+}
+
+void Backend::set_kernels(std::string name, std::span<const KernelEntry> kernels) {
+  by_op_.assign(static_cast<size_t>(ir::OpId::kCount), KernelEntry{});
+  for (const KernelEntry& e : kernels) {
+    const size_t i = static_cast<size_t>(e.op);
+    // Two kernels for one op, or an id outside the table, is a backend bug.
+    if (i >= by_op_.size() || by_op_[i].fn != nullptr) {
+      std::fprintf(stderr, "splice: backend %s registers op %zu twice or out of range\n",
+                   name.c_str(), i);
+      std::abort();
+    }
+    by_op_[i] = e;
+  }
+  target_ = Target::from_kernels(std::move(name), kernels);
+}
+
+bool register_backend(std::unique_ptr<Backend> backend) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& b : r.backends) {
+    if (b->name() == backend->name()) {
+      std::fprintf(stderr, "splice: backend '%.*s' registered twice\n",
+                   static_cast<int>(b->name().size()), b->name().data());
+      std::abort();
+    }
+  }
+  r.backends.push_back(std::move(backend));
+  return true;
+}
+
+const Backend* find_backend(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& b : r.backends)
+    if (b->name() == name) return b.get();
+  return nullptr;
+}
+
+std::vector<std::string> backend_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> names;
+  for (const auto& b : r.backends) names.emplace_back(b->name());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<const Backend*> require_backend(std::string_view name) {
+  if (const Backend* b = find_backend(name)) return b;
+  std::string known;
+  for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
+  return make_error(ErrorKind::kBadUsage, "this splice has no '{}' backend (it has: {})", name,
+                    known.empty() ? "none" : known);
+}
+
+}  // namespace splice::backend

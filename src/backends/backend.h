@@ -1,0 +1,93 @@
+#pragma once
+// The backend interface: everything the plan, the runtime and the tools know of a backend.
+// A backend is a name, a device, a kernel table (op id → KernelEntry with its capability
+// flags), memory on its device with copies to and from the host, and two execution contexts:
+// one per loaded model (shared by its sessions: the CPU's thread pool, a GPU's uploaded
+// weights) and one per session (a GPU stream, library handles, captured graphs).
+//
+// Backends register themselves when their library is linked (register_backend from a static
+// initializer in the backend's own folder), so nothing above this interface names one. Kernels
+// are resolved once per node at load (kernel()), never per call. Planning never calls a
+// backend: it reads the Target, the backend's capabilities as plain data, so a plan can be made
+// (and an engine compiled) for a backend this machine cannot run.
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/kernel_abi.h"
+#include "backends/target.h"
+#include "splice/device.h"
+
+namespace splice::backend {
+
+struct ModelOptions {
+  int threads = 1;  // host threads kernels may use (>= 1)
+};
+
+// Per loaded model, shared read-only by its sessions (which may run in parallel).
+class ModelContext {
+ public:
+  virtual ~ModelContext() = default;
+  // Host threads this model's kernels run on (its own pool's size).
+  virtual int threads() const { return 1; }
+  // The most threads that worked on one kernel at once so far (for tests of thread use).
+  virtual int threads_used() const { return 1; }
+};
+
+// Per session: one thread uses it at a time.
+class SessionContext {
+ public:
+  virtual ~SessionContext() = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual Device device() const = 0;
+
+  // The kernel for an op, or nullptr when the backend has none.
+  const KernelEntry* kernel(ir::OpId op) const {
+    const size_t i = static_cast<size_t>(op);
+    return i < by_op_.size() && by_op_[i].fn != nullptr ? &by_op_[i] : nullptr;
+  }
+  const Target& target() const { return target_; }
+
+  // Memory on the backend's device (zero-filled on the host), or kBackend "out of memory".
+  virtual Result<std::shared_ptr<Storage>> allocate(size_t nbytes) const = 0;
+  // dst = src, element by element through both views' strides (sizes and dtypes equal); each
+  // tensor is in host memory or in this backend's memory, so this is also how values cross
+  // between the host and the device. Runs on `session`'s queue when it has one: a copy to the
+  // host is complete when synchronize(session) returns.
+  virtual Result<void> copy(const Tensor& dst, const Tensor& src,
+                            SessionContext* session) const = 0;
+
+  virtual Result<std::shared_ptr<ModelContext>> open_model(const ModelOptions& options) const = 0;
+  virtual Result<std::unique_ptr<SessionContext>> open_session(ModelContext& model) const = 0;
+  // Waits until the session's queued work is done and reports a failure it recorded.
+  virtual Result<void> synchronize(SessionContext& session) const { return ok_result(); }
+
+ protected:
+  // Builds the lookup table and the Target from the backend's kernels (one per op).
+  void set_kernels(std::string name, std::span<const KernelEntry> kernels);
+
+ private:
+  std::vector<KernelEntry> by_op_;  // indexed by OpId
+  Target target_;
+};
+
+// Adds a backend to the process's registry; returns true so a static initializer can call it.
+// A second backend of the same name is a splice bug (aborts).
+bool register_backend(std::unique_ptr<Backend> backend);
+// The backend of that name ("cpu", "cuda"), or nullptr when this build has none.
+const Backend* find_backend(std::string_view name);
+// Names of the registered backends, sorted.
+std::vector<std::string> backend_names();
+// The backend of `name`, or kBadUsage naming the ones this build has.
+Result<const Backend*> require_backend(std::string_view name);
+
+}  // namespace splice::backend

@@ -1,0 +1,26 @@
+#pragma once
+// A backend's capabilities as plain data: what planning reads instead of calling a backend
+// (so a plan can be made for a backend this machine cannot run). Built from the backend's
+// kernel table (Backend::target()) or by hand in tests.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/kernel_abi.h"
+
+namespace splice::backend {
+
+// What planning needs of a backend: its name and each op's kernel capabilities.
+struct Target {
+  std::string name;            // "cpu", "cuda"
+  std::vector<uint32_t> caps;  // KernelCaps by OpId
+  std::vector<bool> kernels;   // by OpId: whether the backend has a kernel
+
+  bool supports(ir::OpId op) const { return kernels.at(static_cast<size_t>(op)); }
+  bool has(ir::OpId op, KernelCaps c) const { return (caps.at(static_cast<size_t>(op)) & c) != 0; }
+  // The target of a kernel table.
+  static Target from_kernels(std::string name, std::span<const KernelEntry> kernels);
+};
+
+}  // namespace splice::backend
