@@ -290,9 +290,6 @@ Result<Sizes> broadcast_operands(const RuleArgs& a, const std::vector<Operand>& 
 
 // ---- dtypes ----
 
-bool is_float_dtype(DType d) { return is_floating(d); }
-bool is_int_dtype(DType d) { return is_integral(d); }
-
 namespace {
 
 int category(DType d) {

@@ -131,8 +131,6 @@ Result<void> require_expandable(const RuleArgs& a, const Sizes& from, const Size
 Result<Sizes> broadcast_operands(const RuleArgs& a, const std::vector<Operand>& operands);
 
 // ---- dtypes ----
-bool is_float_dtype(DType d);
-bool is_int_dtype(DType d);  // integral, not bool
 // c10::promoteTypes (u8 with i8 → i16, f16 with bf16 → f32).
 DType promote_types(DType a, DType b);
 // torch._prims_common.elementwise_dtypes: the result dtype of `operands` under `kind`.
