@@ -4,7 +4,8 @@
 //     pair permuted and broadcast to [batch, own, summed] / [batch, summed, own], reshaped to
 //     3-d for one bmm (ATen's sumproduct_pair), subscripts summed out as soon as nothing later
 //     needs them, then permuted to the output order;
-//   baddbmm: beta * self + alpha * bmm(batch1, batch2), self left out when beta is 0;
+//   baddbmm: beta * self + alpha * bmm(batch1, batch2), self left out when beta is 0 (factors
+//     truncated to integers for integer tensors);
 //   outer: unsqueeze(self, 1) * vec2;
 //   linalg_vector_norm (and norm.Scalar / norm.ScalarOpt_dim through it): count of non-zeros
 //     (ord 0), amax/amin of |x| (±inf), else (sum |x|^ord)^(1/ord) in the computation dtype
@@ -297,8 +298,20 @@ Result<bool> baddbmm(Rewriter& rw, Node* node) {
   SPLICE_ASSIGN_OR_RETURN(Value * result,
                           rw.insert_value(node, "aten.bmm.default", {Arg{b1}, Arg{b2}}, {},
                                           part_name(*node, "aten.bmm.default")));
-  const Arg& alpha = node->arg("alpha");
-  const Arg& beta = node->arg("beta");
+  Arg alpha = node->arg("alpha");
+  Arg beta = node->arg("beta");
+  // Integer tensors take integer factors: torch/_decomp's baddbmm truncates them first.
+  if (!is_floating(self->type().dtype)) {
+    for (Arg* factor : {&alpha, &beta}) {
+      if (factor->is<double>()) {
+        *factor = Arg{static_cast<int64_t>(std::trunc(factor->as<double>()))};
+      } else if (factor->is<Value*>() && factor->as<Value*>()->kind() == ir::ValueKind::kSymFloat) {
+        return make_error(ErrorKind::kUnsupportedOp,
+                          "{}: a symbolic float alpha or beta on integer tensors is not supported",
+                          node_label(*node));
+      }
+    }
+  }
   if (number(alpha) != 1.0) {
     SPLICE_ASSIGN_OR_RETURN(result, rw.insert_value(node, "aten.mul.Tensor", {Arg{result}, alpha},
                                                     {}, part_name(*node, "aten.mul.Tensor")));

@@ -270,7 +270,8 @@ TEST(Decompositions, BaddbmmAndOuter) {
   %beta_zero: f32[2, 2, 2] = aten.baddbmm.default(%n, %a, %b, beta=0.0, alpha=1)
   %ints: i64[2, 2, 2] = aten.baddbmm.default(%ci, %ai, %bi, beta=2, alpha=-1)
   %outer: f32[2, 3] = aten.outer.default(%u, %v)
-  return (%scaled, %beta_zero, %ints, %outer)
+  %truncated: i64[2, 2, 2] = aten.baddbmm.default(%ci, %ai, %bi, beta=0.5, alpha=2.5)
+  return (%scaled, %beta_zero, %ints, %outer, %truncated)
 }
 )",
       {{"c", make(DType::kFloat32, {2, 2, 2}, std::vector<double>(8, 1))},
@@ -282,12 +283,14 @@ TEST(Decompositions, BaddbmmAndOuter) {
        {"bi", make(DType::kInt64, {2, 3, 2}, std::vector<double>(12, 3))},
        {"u", make(DType::kInt32, {2}, {1, 2})},
        {"v", make(DType::kFloat32, {3}, {1, 0.5, -1})}});
-  ASSERT_EQ(out.size(), 4u);
+  ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(values(out[0]), std::vector<double>(8, 6.5));
   EXPECT_EQ(values(out[1]), std::vector<double>(8, 3));  // beta = 0 ignores the NaN
   EXPECT_EQ(values(out[2]), std::vector<double>(8, -16));
   EXPECT_EQ(out[3].dtype(), DType::kFloat32);
   EXPECT_EQ(values(out[3]), (std::vector<double>{1, 0.5, -1, 2, 1, -2}));
+  // torch.baddbmm on int64 with beta=0.5, alpha=2.5: the factors truncate to 0 and 2.
+  EXPECT_EQ(values(out[4]), std::vector<double>(8, 36));
 }
 
 TEST(Decompositions, VectorNormsAndStdMean) {
