@@ -47,6 +47,8 @@ class Lexer {
   // Raw text from the current position up to (not including) the `close` character that
   // balances at bracket/parenthesis depth 0; consumes the text and the closing character.
   Result<std::string_view> raw_until(char close);
+  // Where raw_until would start: right after the last consumed token.
+  size_t offset() const { return pos_; }
   // Whether the first non-blank character after the current token position is `c` (used to
   // tell `name=value` from a positional identifier).
   bool next_char_after_peek_is(char c);

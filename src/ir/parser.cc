@@ -39,9 +39,12 @@ class Parser {
       if (t.is_ident("symbols") && !seen_symbols_ && !seen_signature_) {
         seen_symbols_ = true;
         SPLICE_TRY(parse_symbols());
-      } else if (t.is_ident("signature") && !seen_signature_) {
+      } else if (t.is_ident("signature") && !seen_signature_ && !seen_checks_) {
         seen_signature_ = true;
         SPLICE_TRY(parse_signature());
+      } else if (t.is_ident("checks") && !seen_checks_) {
+        seen_checks_ = true;
+        SPLICE_TRY(parse_checks());
       } else {
         break;
       }
@@ -134,6 +137,23 @@ class Parser {
       } else if (!has_range) {
         return error(t.offset, "expected '[' or 'hint' but found {}", Lexer::describe(t));
       }
+    }
+  }
+
+  // ---- checks { "s1 == 8": "message" } ----
+
+  Result<void> parse_checks() {
+    SPLICE_TRY(lex_.next());  // "checks"
+    SPLICE_TRY(expect_punct('{'));
+    while (true) {
+      SPLICE_ASSIGN_OR_RETURN(bool done, accept_punct('}'));
+      if (done) return ok_result();
+      SPLICE_ASSIGN_OR_RETURN(Token cond, expect_kind(TokenKind::kString, "a quoted condition"));
+      auto condition = parse_sym_expr(cond.text);
+      if (!condition.ok()) return error(cond.offset, "check: {}", condition.error().message());
+      SPLICE_TRY(expect_punct(':'));
+      SPLICE_ASSIGN_OR_RETURN(Token message, expect_kind(TokenKind::kString, "a quoted message"));
+      program_->shape_checks.push_back({*condition, message.text});
     }
   }
 
@@ -333,8 +353,8 @@ class Parser {
       std::optional<DType> dtype = dtype_from_name(type.text);
       if (!dtype) return error(type.offset, "unknown type '{}'", type.text);
       SPLICE_TRY(expect_punct('['));
-      SPLICE_ASSIGN_OR_RETURN(Token peek, lex_.peek());
-      size_t start = peek.offset;
+      // Not peek(): a size such as `-((s0 + 1) // 2)` is no token of the text IR.
+      const size_t start = lex_.offset();
       SPLICE_ASSIGN_OR_RETURN(std::string_view raw, lex_.raw_until(']'));
       TensorType tt;
       tt.dtype = *dtype;
@@ -347,8 +367,7 @@ class Parser {
   }
 
   Result<SymExpr> parse_raw_expr(char close) {
-    SPLICE_ASSIGN_OR_RETURN(Token peek, lex_.peek());
-    size_t start = peek.offset;
+    const size_t start = lex_.offset();
     SPLICE_ASSIGN_OR_RETURN(std::string_view raw, lex_.raw_until(close));
     auto e = parse_sym_expr(raw);
     if (!e.ok()) return error(start, "bad expression '{}': {}", raw, e.error().message());
@@ -644,6 +663,7 @@ class Parser {
   std::vector<std::optional<std::string>> input_names_;  // signature inputs; null: constant
   bool seen_symbols_ = false;
   bool seen_signature_ = false;
+  bool seen_checks_ = false;
 };
 
 }  // namespace

@@ -233,10 +233,23 @@ std::string print_graph(const Graph& graph) {
   return out;
 }
 
+namespace {
+
+void print_checks(const Program& p, std::string& out) {
+  if (p.shape_checks.empty()) return;
+  out += "checks {\n";
+  for (const ShapeCheck& c : p.shape_checks)
+    out += "  " + quote_string(c.condition.to_string()) + ": " + quote_string(c.message) + "\n";
+  out += "}\n";
+}
+
+}  // namespace
+
 std::string print_program(const Program& program) {
   std::string out;
   print_symbols(program, out);
   print_signature(program, out);
+  print_checks(program, out);
   out += print_graph(program.graph);
   return out;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // The text form of the IR (printer side; parser.h reads it back). A program prints as an
-// optional `symbols { ... }` block (ranges and hints), an optional `signature { ... }` block and
-// one `graph(...) { ... return (...) }` block with one node per line:
+// optional `symbols { ... }` block (ranges and hints), an optional `signature { ... }` block, an
+// optional `checks { "s1 == 8": "message" }` block (Program::shape_checks, the conditions the
+// load-time type check left for the runtime) and one `graph(...) { ... return (...) }` block
+// with one node per line:
 //
 //   %a: f32[2, 8], _ = aten.split_with_sizes.default(%x, [2, 2], 0)
 //   %cp: f16[s0, 4] = aten._to_copy.default(%a, dtype=f16, layout=None, ...)

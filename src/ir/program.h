@@ -54,6 +54,16 @@ struct Signature {
 const char* input_kind_name(InputKind kind);
 const char* output_kind_name(OutputKind kind);
 
+// A condition on symbols that the load-time type check could not decide from the ranges (a
+// recorded size `s1` where the op gives 8, a broadcast of `s0` against `s1`): the runtime checks
+// it as soon as its symbols are bound, before any kernel reads the values it is about, and
+// reports `message` (naming the node, what was recorded and what the op gives) if it is false.
+struct ShapeCheck {
+  SymExpr condition;  // boolean
+  std::string message;
+  bool operator==(const ShapeCheck&) const = default;
+};
+
 struct Program {
   Graph graph;
   Signature signature;
@@ -61,6 +71,8 @@ struct Program {
   // Example values of symbols recorded at export (hints), used for reporting sizes.
   std::map<std::string, int64_t, std::less<>> hints;
   std::map<std::string, Tensor, std::less<>> weights;   // by FQN
+  // Set by the loader (ir::check_types); printed in the text IR's `checks { ... }` block.
+  std::vector<ShapeCheck> shape_checks;
 };
 
 }  // namespace splice::ir

@@ -1,7 +1,6 @@
 // The IR verifier (see verifier.h): one walk over the nodes in program order keeping the set of
-// values defined so far, with schema checks per argument and per output, then the signature
-// checks, then the per-op type rules, which live in one table keyed by target so that a rule
-// for a new op is one function and one line.
+// values defined so far, with schema checks per argument and per output and each node's type
+// check against its op's shape rule (type_check.h), then the signature checks.
 #include "ir/verifier.h"
 
 #include <functional>
@@ -10,6 +9,7 @@
 
 #include "ir/ops.h"
 #include "ir/printer.h"
+#include "ir/type_check.h"
 
 namespace splice::ir {
 
@@ -214,103 +214,12 @@ std::vector<const Value*> values_of(const Arg& arg) {
   return out;
 }
 
-// ---- per-op type rules ----
-
-const Value* tensor_arg(const Node& node, std::string_view name) {
-  const Arg& a = node.arg(name);
-  return a.is<Value*>() ? a.as<Value*>() : nullptr;
-}
-
-const Value* tensor_output(const Node& node) {
-  return node.outputs().empty() ? nullptr : node.output(0);
-}
-
-Result<void> expect_output_dtype(const Node& node, DType dtype, std::string_view why) {
-  const Value* out = tensor_output(node);
-  if (out == nullptr || !out->is_tensor() || out->type().dtype == dtype) return ok_result();
-  return fail(fmt::format("{}: output {} has dtype {} but {} is {}", where(node),
-                          format_value_name(out->name()), dtype_name(out->type().dtype), why,
-                          dtype_name(dtype)));
-}
-
-Result<void> rule_bool_output(const Node& node) {
-  return expect_output_dtype(node, DType::kBool, "a comparison's result");
-}
-
-Result<void> rule_same_dtype_as_self(const Node& node) {
-  const Value* self = tensor_arg(node, "self");
-  if (self == nullptr) return ok_result();
-  return expect_output_dtype(node, self->type().dtype,
-                             fmt::format("self ({})", format_value_name(self->name())));
-}
-
-Result<void> rule_slice_scatter(const Node& node) {
-  SPLICE_TRY(rule_same_dtype_as_self(node));
-  const Value* self = tensor_arg(node, "self");
-  const Value* src = tensor_arg(node, "src");
-  if (self == nullptr || src == nullptr) return ok_result();
-  const TensorType& st = self->type();
-  const TensorType& rt = src->type();
-  if (st.rank() != rt.rank()) {
-    return fail(fmt::format("{}: src {} has rank {} but self {} has rank {}", where(node),
-                            format_value_name(src->name()), rt.rank(),
-                            format_value_name(self->name()), st.rank()));
-  }
-  const Value* out = tensor_output(node);
-  if (out != nullptr && out->is_tensor() && out->type().rank() != st.rank()) {
-    return fail(fmt::format("{}: output {} has rank {} but self has rank {}", where(node),
-                            format_value_name(out->name()), out->type().rank(), st.rank()));
-  }
-  const Arg& dim_arg = node.arg("dim");
-  if (!dim_arg.is<int64_t>() || st.rank() == 0) return ok_result();
-  int64_t dim = dim_arg.as<int64_t>();
-  if (dim < -st.rank() || dim >= st.rank()) {
-    return fail(fmt::format("{}: dim {} is out of range for rank {}", where(node), dim, st.rank()));
-  }
-  if (dim < 0) dim += st.rank();
-  // Outside the sliced dimension src covers self exactly; only static sizes are compared.
-  for (int64_t d = 0; d < st.rank(); ++d) {
-    auto a = st.sizes[d].constant();
-    auto b = rt.sizes[d].constant();
-    if (d != dim && a && b && *a != *b) {
-      return fail(
-          fmt::format("{}: src size {} at dim {} differs from self's {}", where(node), *b, d, *a));
-    }
-  }
-  return ok_result();
-}
-
-using Rule = std::function<Result<void>(const Node&)>;
-
-const std::map<std::string, Rule, std::less<>>& rules() {
-  static const std::map<std::string, Rule, std::less<>> table = [] {
-    std::map<std::string, Rule, std::less<>> t;
-    for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-      t[fmt::format("aten.{}.Tensor", cmp)] = rule_bool_output;
-      t[fmt::format("aten.{}.Scalar", cmp)] = rule_bool_output;
-    }
-    for (const char* logical :
-         {"aten.logical_not.default", "aten.logical_and.default", "aten.logical_or.default"})
-      t[logical] = rule_bool_output;
-    t["aten.slice_scatter.default"] = rule_slice_scatter;
-    for (const char* write :
-         {"aten.select_scatter.default", "aten.index_put.default", "aten.index_copy.default"})
-      t[write] = rule_same_dtype_as_self;
-    return t;
-  }();
-  return table;
-}
-
 }  // namespace
 
-Result<void> check_node_types(const Node& node) {
-  const auto& table = rules();
-  auto it = table.find(node.target());
-  if (it == table.end()) return ok_result();
-  return it->second(node);
-}
+Result<void> verify_graph(const Graph& graph) { return verify_graph(graph, SymRanges{}); }
 
-Result<void> verify_graph(const Graph& graph) {
+Result<void> verify_graph(const Graph& graph, const SymRanges& ranges) {
+  TypeChecker types(graph, ranges);
   // Everything the graph defines anywhere, to tell a use before the definition from a value
   // that nothing defines.
   std::set<const Value*> anywhere;
@@ -357,7 +266,7 @@ Result<void> verify_graph(const Graph& graph) {
       }
     }
     SPLICE_TRY(check_outputs(node, defined));
-    SPLICE_TRY(check_node_types(node));
+    SPLICE_TRY(types.check(node));
   }
 
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
@@ -378,7 +287,7 @@ Result<void> verify_graph(const Graph& graph) {
 
 Result<void> verify(const Program& program) {
   const Graph& graph = program.graph;
-  SPLICE_TRY(verify_graph(graph));
+  SPLICE_TRY(verify_graph(graph, program.ranges));
   const Signature& sig = program.signature;
   if (sig.inputs.size() != graph.inputs().size()) {
     return fail(fmt::format("signature has {} inputs but the graph has {}", sig.inputs.size(),

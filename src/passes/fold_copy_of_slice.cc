@@ -42,7 +42,7 @@ std::optional<std::vector<ir::SymIntArg>> expand_sizes(const ir::TensorType& src
   return sizes;
 }
 
-bool fold(ir::Graph& graph, Node* copy) {
+Result<bool> fold(Rewriter& rw, Node* copy) {
   Value* dst = tensor_arg(*copy, "self");
   Value* src = tensor_arg(*copy, "src");
   Value* out = copy->output();
@@ -62,15 +62,21 @@ bool fold(ir::Graph& graph, Node* copy) {
   Value* value = src;
   // Convert before broadcasting: the conversion then touches src's elements only.
   if (src->type().dtype != dst->type().dtype) {
-    ir::TensorType cast_type{dst->type().dtype, src->type().sizes};
-    value = insert_tensor_node(graph, copy, "aten._to_copy.default", {Arg{src}},
-                               {{"dtype", Arg{dst->type().dtype}}}, std::move(cast_type),
-                               fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype)));
+    SPLICE_ASSIGN_OR_RETURN(
+        value, rw.insert_value(
+                   copy, "aten._to_copy.default", {Arg{src}}, {{"dtype", Arg{dst->type().dtype}}},
+                   fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype))));
   }
   if (!sizes->empty()) {
-    value = insert_tensor_node(graph, copy, "aten.expand.default", {Arg{value}, Arg{*sizes}}, {},
-                               dst->type(), value->name() + "_expand");
+    SPLICE_ASSIGN_OR_RETURN(
+        value, rw.insert_value(copy, "aten.expand.default", {Arg{value}, Arg{*sizes}}, {},
+                               value->name() + "_expand"));
   }
+  // The copy's result was dst's type; what replaces it must be too.
+  SPLICE_CHECK_OR_RETURN(value->type() == out->type(), ErrorKind::kInternal,
+                         "{}: folding gives {} for {}", node_label(*copy),
+                         value->type().to_string(), out->type().to_string());
+  ir::Graph& graph = rw.graph();
   graph.replace_all_uses(out, value);
   out->set_producer(nullptr);
   graph.erase_node(copy);
@@ -91,9 +97,11 @@ class FoldCopyOfSlice final : public Pass {
   }
   Result<bool> run(ir::Program& program) override {
     bool changed = false;
+    Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
       if (node->target() != "aten.copy.default") continue;
-      changed |= fold(program.graph, node);
+      SPLICE_ASSIGN_OR_RETURN(bool c, fold(rw, node));
+      changed |= c;
     }
     return changed;
   }

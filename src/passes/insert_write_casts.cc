@@ -13,17 +13,17 @@ using ir::Arg;
 using ir::Node;
 using ir::Value;
 
-bool insert_cast(ir::Graph& graph, Node* node) {
+Result<bool> insert_cast(Rewriter& rw, Node* node) {
   const Value* self = tensor_arg(*node, "self");
   Value* src = tensor_arg(*node, "src");
   // A wrapped Python number as src: the kernel converts it as a scalar.
   if (self == nullptr || src == nullptr) return false;
   const DType dtype = self->type().dtype;
   if (src->type().dtype == dtype) return false;
-  ir::TensorType cast_type{dtype, src->type().sizes};
-  Value* cast = insert_tensor_node(graph, node, "aten._to_copy.default", {Arg{src}},
-                                   {{"dtype", Arg{dtype}}}, std::move(cast_type),
-                                   fmt::format("{}_to_{}", src->name(), dtype_name(dtype)));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * cast,
+      rw.insert_value(node, "aten._to_copy.default", {Arg{src}}, {{"dtype", Arg{dtype}}},
+                      fmt::format("{}_to_{}", src->name(), dtype_name(dtype))));
   node->args()[node->arg_index("src")] = Arg{cast};
   return true;
 }
@@ -39,10 +39,12 @@ class InsertWriteCasts final : public Pass {
   }
   Result<bool> run(ir::Program& program) override {
     bool changed = false;
+    Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
       const std::string& t = node->target();
       if (t != "aten.slice_scatter.default" && t != "aten.select_scatter.default") continue;
-      changed |= insert_cast(program.graph, node);
+      SPLICE_ASSIGN_OR_RETURN(bool c, insert_cast(rw, node));
+      changed |= c;
     }
     return changed;
   }

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "ir/program.h"
 #include "support/error.h"
@@ -27,11 +28,15 @@ class Pass {
 };
 
 // The passes of the default pipeline, one file each.
+std::unique_ptr<Pass> make_refine_recorded_types();
+std::unique_ptr<Pass> make_decompose_composites();
 std::unique_ptr<Pass> make_normalize_slice_bounds();
 std::unique_ptr<Pass> make_select_scatter_to_slice_scatter();
 std::unique_ptr<Pass> make_where_mask_to_select_write();
 std::unique_ptr<Pass> make_fold_copy_of_slice();
-std::unique_ptr<Pass> make_validate_writes();
 std::unique_ptr<Pass> make_insert_write_casts();
+
+// The ops decompose_composites rewrites (none of them reaches a backend), sorted.
+std::vector<std::string_view> decomposed_targets();
 
 }  // namespace splice::passes

@@ -149,30 +149,106 @@ bool is_erasable(const Node& node) {
 
 }  // namespace
 
-Value* insert_tensor_node(Graph& graph, const Node* before, std::string_view target,
-                          std::vector<Arg> positional, const NamedArgs& named, ir::TensorType type,
-                          const std::string& base_name) {
+Result<Node*> Rewriter::insert(const Node* before, std::string_view target,
+                               std::vector<Arg> positional, const NamedArgs& named,
+                               const std::string& base_name) {
   const ir::OpSchema* op = op_or_die(target);
-  std::string name = graph.unique_name(base_name);
-  Node* node = graph.insert_node(before, op, name);
+  Graph& g = graph();
+  const std::string name = g.unique_name(base_name);
+  Node* node = g.insert_node(before, op, name);
   node->args() = build_args(*op, std::move(positional), named);
-  Value* out = graph.add_value(name, ir::ValueKind::kTensor);
-  out->set_type(std::move(type));
-  out->set_producer(node);
-  node->outputs().push_back(out);
-  return out;
+  auto outs = infer(*node);
+  if (!outs.ok()) {
+    g.erase_node(node);
+    return Error(ErrorKind::kInternal,
+                 "a rewrite built an invalid node: " + outs.error().message());
+  }
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const ir::OutputType& o = (*outs)[i];
+    if (!o.known) {
+      node->outputs().push_back(nullptr);
+      continue;
+    }
+    Value* v = g.add_value(i == 0 ? name : g.unique_name(name), o.kind);
+    if (o.kind == ir::ValueKind::kTensor) {
+      v->set_type(o.tensor);
+    } else {
+      v->set_expr(o.expr);
+    }
+    v->set_producer(node);
+    node->outputs().push_back(v);
+  }
+  return node;
 }
 
-Node* replace_node(Graph& graph, Node* old, std::string_view target, std::vector<Arg> positional,
-                   const NamedArgs& named) {
+Result<Value*> Rewriter::insert_value(const Node* before, std::string_view target,
+                                      std::vector<Arg> positional, const NamedArgs& named,
+                                      const std::string& base_name) {
+  SPLICE_ASSIGN_OR_RETURN(Node * node,
+                          insert(before, target, std::move(positional), named, base_name));
+  SPLICE_ASSERT(!node->outputs().empty() && node->output(0) != nullptr);
+  return node->output(0);
+}
+
+Result<Node*> Rewriter::replace(Node* old, std::string_view target, std::vector<Arg> positional,
+                                const NamedArgs& named) {
   const ir::OpSchema* op = op_or_die(target);
-  Node* node = graph.insert_node(old, op, old->name());
+  Graph& g = graph();
+  Node* node = g.insert_node(old, op, old->name());
   node->args() = build_args(*op, std::move(positional), named);
   node->outputs() = old->outputs();
+  auto outs = infer(*node);
+  auto fail = [&](std::string why) -> Error {
+    node->outputs().clear();
+    g.erase_node(node);
+    return Error(ErrorKind::kInternal,
+                 fmt::format("replacing {} by {}: {}", node_label(*old), target, why));
+  };
+  if (!outs.ok()) return fail(outs.error().message());
+  for (size_t i = 0; i < node->outputs().size(); ++i) {
+    const Value* v = node->output(i);
+    if (v == nullptr) continue;
+    if (i >= outs->size()) return fail("the new op has fewer outputs");
+    const ir::OutputType& o = (*outs)[i];
+    bool same = o.known && o.kind == v->kind();
+    if (same && v->is_tensor()) {
+      same = o.tensor.dtype == v->type().dtype && o.tensor.rank() == v->type().rank();
+      for (int64_t d = 0; same && d < v->type().rank(); ++d)
+        same = env_.provably_equal(o.tensor.sizes[d], v->type().sizes[d]);
+    }
+    if (!same)
+      return fail(fmt::format("the new op gives {} where '{}' is {}",
+                              o.kind == ir::ValueKind::kTensor ? o.tensor.to_string() : "a scalar",
+                              v->name(), v->is_tensor() ? v->type().to_string() : "a scalar"));
+  }
+  // An op with more results than the one it replaces (group_norm → native_group_norm) leaves
+  // the others unused.
+  const bool list_return = std::any_of(op->returns.begin(), op->returns.end(),
+                                       [](const ir::ReturnSchema& r) { return r.list; });
+  if (!list_return && node->outputs().size() < outs->size()) node->outputs().resize(outs->size());
   for (Value* v : node->outputs())
     if (v != nullptr) v->set_producer(node);
-  graph.erase_node(old);
+  old->outputs().clear();
+  g.erase_node(old);
   return node;
+}
+
+Result<std::vector<ir::OutputType>> Rewriter::infer(const Node& node) {
+  env_.set_context(node_label(node));
+  auto outs = ir::infer_outputs(node, env_);
+  keep_checks();
+  return outs;
+}
+
+void Rewriter::keep_checks() {
+  auto& checks = program_.shape_checks;
+  for (ir::ShapeCheck& c : env_.take_checks()) {
+    // A condition already kept (by the loader's type check, or an earlier rewrite) once.
+    const bool known = std::any_of(checks.begin(), checks.end(), [&](const ir::ShapeCheck& k) {
+      return k.condition == c.condition;
+    });
+    if (!known) checks.push_back(std::move(c));
+  }
 }
 
 void erase_dead_producers(Graph& graph, const Value* v) {

@@ -1,8 +1,8 @@
 #pragma once
 // Helpers shared by the passes: reading constant arguments and static sizes, Python slice
-// arithmetic, and small graph edits (insert a node with its schema's defaults, replace a node
-// keeping its output values, erase nodes a rewrite left without users). Passes assume a
-// verified program: every argument holds a variant its schema allows.
+// arithmetic, and small graph edits (insert a node with its schema's defaults and its rule's
+// output types, replace a node keeping its output values, erase nodes a rewrite left without
+// users). Passes assume a verified program: every argument holds a variant its schema allows.
 
 #include <optional>
 #include <string>
@@ -12,6 +12,7 @@
 
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "ir/shape_rules.h"
 
 namespace splice::passes {
 
@@ -62,18 +63,47 @@ ir::Node* producer_if(const ir::Value* v, std::string_view target);
 // Named argument overrides for the node builders below.
 using NamedArgs = std::vector<std::pair<std::string_view, ir::Arg>>;
 
-// Inserts `target` (an op of the table) before `before` with `positional` arguments in schema
-// order, then `named` ones, every other argument its schema default. Its one output is a new
-// tensor value of `type` named after `base_name` (made unique), which also names the node.
-ir::Value* insert_tensor_node(ir::Graph& graph, const ir::Node* before, std::string_view target,
-                              std::vector<ir::Arg> positional, const NamedArgs& named,
-                              ir::TensorType type, const std::string& base_name);
+// The program a pass rewrites, and the ShapeEnv (ir/shape_env.h) with which the op's shape rule
+// types every node the pass creates: passes never compute an output type by hand. A condition
+// a new node's rule needs and the symbol ranges cannot decide joins Program::shape_checks, so
+// the runtime checks it when the symbols are bound, as it does the archive's.
+class Rewriter {
+ public:
+  explicit Rewriter(ir::Program& program) : program_(program), env_(program) {}
 
-// Replaces `old` by a `target` node at the same place that produces the same output values
-// (so uses, graph outputs and the signature stay as they are) and erases `old`. Returns the
-// new node.
-ir::Node* replace_node(ir::Graph& graph, ir::Node* old, std::string_view target,
-                       std::vector<ir::Arg> positional, const NamedArgs& named = {});
+  ir::Program& program() { return program_; }
+  ir::Graph& graph() { return program_.graph; }
+  ir::ShapeEnv& env() { return env_; }
+
+  // Inserts `target` (an op of the table) before `before` (nullptr: at the end) with
+  // `positional` arguments in schema order, then `named` ones, every other argument its schema
+  // default. Its outputs are new values of the types the rule gives, named after `base_name`
+  // (made unique; the first also names the node). A rule that refuses the arguments is a
+  // kInternal error naming the node: the rewrite built something the op does not accept.
+  Result<ir::Node*> insert(const ir::Node* before, std::string_view target,
+                           std::vector<ir::Arg> positional, const NamedArgs& named,
+                           const std::string& base_name);
+  // insert(), returning the node's first output.
+  Result<ir::Value*> insert_value(const ir::Node* before, std::string_view target,
+                                  std::vector<ir::Arg> positional, const NamedArgs& named,
+                                  const std::string& base_name);
+
+  // Replaces `old` by a `target` node at the same place that produces the same output values
+  // (so uses, graph outputs and the signature stay as they are) and erases `old`. The new op's
+  // rule must give those values' types (kInternal otherwise). Returns the new node.
+  Result<ir::Node*> replace(ir::Node* old, std::string_view target, std::vector<ir::Arg> positional,
+                            const NamedArgs& named = {});
+
+  // The rule's outputs for `node` as it stands (its arguments may have been edited).
+  Result<std::vector<ir::OutputType>> infer(const ir::Node& node);
+
+ private:
+  // Moves the env's undecided conditions into the program's shape checks.
+  void keep_checks();
+
+  ir::Program& program_;
+  ir::ShapeEnv env_;
+};
 
 // Erases the producer of `v` if none of its outputs is used and it is one of the pure shape,
 // factory or comparison ops a write rewrite leaves behind; then the same for the values it

@@ -7,14 +7,18 @@ namespace splice::passes {
 
 std::vector<std::unique_ptr<Pass>> default_passes() {
   std::vector<std::unique_ptr<Pass>> passes;
-  // Bounds first, so every later pass sees non-negative dims and constant bounds in range.
+  // Static sizes wherever a rule proves them, before anything reads sizes.
+  passes.push_back(make_refine_recorded_types());
+  // Composite ops into the primitives every backend has, before the write passes look at
+  // slices (narrow becomes one).
+  passes.push_back(make_decompose_composites());
+  // Bounds next, so every later pass sees non-negative dims and constant bounds in range.
   passes.push_back(make_normalize_slice_bounds());
   passes.push_back(make_select_scatter_to_slice_scatter());
   passes.push_back(make_where_mask_to_select_write());
   // After the where-mask rewrite, whose true branch is often a copy of a select.
   passes.push_back(make_fold_copy_of_slice());
-  passes.push_back(make_validate_writes());
-  // Last: every slice_scatter exists by now, and its src shape has been validated.
+  // Last: every slice_scatter exists by now (its src's shape checked by its shape rule).
   passes.push_back(make_insert_write_casts());
   return passes;
 }

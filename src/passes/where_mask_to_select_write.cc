@@ -117,7 +117,7 @@ std::optional<std::vector<ir::SymIntArg>> broadcast_into_slice(const ir::TensorT
   return sizes;
 }
 
-bool rewrite(ir::Graph& graph, Node* where) {
+Result<bool> rewrite(Rewriter& rw, Node* where) {
   Value* cond = tensor_arg(*where, "condition");
   Value* branch = tensor_arg(*where, "self");
   Value* x = tensor_arg(*where, "other");
@@ -146,16 +146,15 @@ bool rewrite(ir::Graph& graph, Node* where) {
   if (!expand_sizes) return false;
 
   if (!expand_sizes->empty()) {
-    ir::TensorType slice_type{src->type().dtype, x->type().sizes};
-    slice_type.sizes[mask->dim] = SymExpr(1);
-    src = insert_tensor_node(graph, where, "aten.expand.default", {Arg{src}, Arg{*expand_sizes}},
-                             {}, std::move(slice_type), src->name() + "_expand");
+    SPLICE_ASSIGN_OR_RETURN(
+        src, rw.insert_value(where, "aten.expand.default", {Arg{src}, Arg{*expand_sizes}}, {},
+                             src->name() + "_expand"));
   }
-  replace_node(
-      graph, where, "aten.slice_scatter.default",
-      {Arg{x}, Arg{src}, Arg{mask->dim}, Arg{mask->index}, Arg{mask->index + 1}, Arg{int64_t{1}}});
-  erase_dead_producers(graph, cond);
-  erase_dead_producers(graph, branch);
+  SPLICE_TRY(rw.replace(
+      where, "aten.slice_scatter.default",
+      {Arg{x}, Arg{src}, Arg{mask->dim}, Arg{mask->index}, Arg{mask->index + 1}, Arg{int64_t{1}}}));
+  erase_dead_producers(rw.graph(), cond);
+  erase_dead_producers(rw.graph(), branch);
   return true;
 }
 
@@ -173,9 +172,11 @@ class WhereMaskToSelectWrite final : public Pass {
   }
   Result<bool> run(ir::Program& program) override {
     bool changed = false;
+    Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
       if (node->target() != "aten.where.self") continue;
-      changed |= rewrite(program.graph, node);
+      SPLICE_ASSIGN_OR_RETURN(bool c, rewrite(rw, node));
+      changed |= c;
     }
     return changed;
   }

@@ -32,6 +32,7 @@
 
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/type_check.h"
 #include "ir/verifier.h"
 #include "plan/plan_json.h"
 #include "support/checked_math.h"
@@ -451,6 +452,16 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
       read_weights(file, as_text(sections[kTableSection]), sections[kDataSection], engine.program));
   auto verified = ir::verify(engine.program);
   if (!verified.ok()) return bad("program section: {}", verified.error().message());
+  // The stored program carries the loader's shape checks; the ones its own types still leave
+  // undecided are added, so a file that lost its checks block cannot skip them.
+  auto checks = ir::check_types(engine.program);
+  if (!checks.ok()) return bad("program section: {}", checks.error().message());
+  for (ir::ShapeCheck& c : *checks) {
+    auto& kept = engine.program.shape_checks;
+    if (std::none_of(kept.begin(), kept.end(),
+                     [&](const ir::ShapeCheck& k) { return k.condition == c.condition; }))
+      kept.push_back(std::move(c));
+  }
 
   const json plan_json =
       json::parse(as_text(sections[kPlanSection]), nullptr, /*allow_exceptions=*/false);

@@ -56,6 +56,8 @@ class Call {
   }
 
   Frame& frame() { return f_; }
+  // The shape checks evaluated so far this call (run_shape_checks).
+  std::vector<char>& checks_done() { return checks_done_; }
 
   Result<void> run_steps() {
     const auto& nodes = m_.program.graph.nodes();
@@ -68,6 +70,8 @@ class Call {
       const Node& node = *nodes[pos];
       if (node.op().runs_on_host()) {
         SPLICE_TRY(run_host_node(m_.program, node, f_));
+        // A data-dependent symbol (.item()) may just have been bound.
+        SPLICE_TRY(run_shape_checks(m_.program, f_.symbols, checks_done_));
       } else if (m_.decision_at[pos] >= 0) {
         SPLICE_TRY(run_write(pos, m_.decision_at[pos]));
       } else {
@@ -329,6 +333,7 @@ class Call {
   detail::SessionState& state_;
   CallStats* stats_;
   Frame f_;
+  std::vector<char> checks_done_;
   std::vector<std::shared_ptr<Storage>> per_call_;
 };
 
@@ -586,6 +591,8 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
   SPLICE_ASSIGN_OR_RETURN(auto bound,
                           bind_inputs(program, user_inputs, model.weights, state.buffers,
                                       f.symbols));
+  // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
+  SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
   for (auto& [value, tensor] : bound) {
     // A caller's host tensor goes to the backend's device once per call.
     SPLICE_ASSIGN_OR_RETURN(Tensor t,

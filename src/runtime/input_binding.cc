@@ -26,6 +26,30 @@ Result<void> check_dtype_rank(const Bound& b) {
 
 }  // namespace
 
+Result<void> run_shape_checks(const ir::Program& program, const SymBindings& symbols,
+                              std::vector<char>& done) {
+  const auto& checks = program.shape_checks;
+  done.resize(checks.size(), 0);
+  for (size_t i = 0; i < checks.size(); ++i) {
+    if (done[i]) continue;
+    const std::set<std::string> names = checks[i].condition.free_symbols();
+    bool bound = true;
+    for (const std::string& n : names) bound = bound && symbols.count(n) > 0;
+    if (!bound) continue;
+    done[i] = 1;
+    auto holds = checks[i].condition.evaluate(symbols);
+    if (holds.ok() && *holds != 0) continue;
+    std::string values;
+    for (const std::string& n : names)
+      values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", n, symbols.find(n)->second);
+    if (!holds.ok())
+      return make_error(ErrorKind::kBadArchive, "{} (with {}: {})", checks[i].message, values,
+                        holds.error().message());
+    return make_error(ErrorKind::kBadArchive, "{} (with {})", checks[i].message, values);
+  }
+  return ok_result();
+}
+
 std::string describe_expected(const ir::Program& program, const ir::Value& value) {
   std::string s = value.type().to_string();
   std::string ranges;

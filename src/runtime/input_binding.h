@@ -24,6 +24,13 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::P
                                                                      const TensorMap& buffers,
                                                                      SymBindings& symbols);
 
+// Evaluates every shape check of the program (Program::shape_checks) whose symbols are all
+// bound and that `done` does not mark yet, marking it; a false one is a kBadArchive error with
+// its message and the symbols' values. Called after binding the inputs and again after each
+// step that may bind a data-dependent symbol, so no kernel runs on sizes a check refutes.
+Result<void> run_shape_checks(const ir::Program& program, const SymBindings& symbols,
+                              std::vector<char>& done);
+
 // "f32[s0, 8] with s0 in [2, 64]": what an input must look like, for messages and inspect.
 std::string describe_expected(const ir::Program& program, const ir::Value& value);
 

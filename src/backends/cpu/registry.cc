@@ -19,7 +19,8 @@ std::span<const KernelEntry> kernels() {
           shape_op_kernels()}) {
       v.insert(v.end(), table.begin(), table.end());
     }
-    // The CompositeImplicit ops of the training IR (composite.cc, composite_math.cc).
+    // diagonal and native_group_norm (composite.cc, composite_math.cc); the CompositeImplicit
+    // ops those files used to run are decomposed before any backend (decompose_composites).
     for (auto table : {composite_kernels(), composite_math_kernels()})
       v.insert(v.end(), table.begin(), table.end());
     std::sort(v.begin(), v.end(),

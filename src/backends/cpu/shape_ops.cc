@@ -1,12 +1,11 @@
 // Shape-rearranging copies: tril/triu (zero one side of a diagonal of the last two dims), flip
 // (a copy through a view with negated strides), roll (each dim's two halves swapped; no dims
 // rolls the flattened tensor), constant_pad_nd (negative pads crop) and stack (cat of the
-// inputs along a new dim, dtypes promoted); aten.pad.default is registered here and runs
-// composite.cc's pad_all_modes. Every result is a new contiguous tensor; the copies go through
-// copy_cast_into on strided views, so inputs of any layout work.
+// inputs along a new dim, dtypes promoted); aten.pad.default reaches no backend
+// (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go
+// through copy_cast_into on strided views, so inputs of any layout work.
 #include "backends/cpu/args.h"
 #include "tensor/convert.h"
-#include "backends/cpu/composite.h"
 #include "tensor/dtype_dispatch.h"
 #include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
@@ -199,8 +198,6 @@ std::span<const KernelEntry> shape_op_kernels() {
       entry<OpId::flip, flip>(),
       entry<OpId::roll, roll>(),
       entry<OpId::constant_pad_nd, constant_pad_nd>(),
-      // Every mode (constant, reflect, replicate, circular) is implemented in composite.cc.
-      entry<OpId::pad, pad_all_modes>(),
       entry<OpId::stack, stack>(),
   };
   return kEntries;

@@ -129,7 +129,8 @@ void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.file << ":" << c.
 
 // A block without a `signature { ... }` tests the graph alone.
 Result<void> verify_block(const ir::Program& p) {
-  if (p.signature.inputs.empty() && p.signature.outputs.empty()) return ir::verify_graph(p.graph);
+  if (p.signature.inputs.empty() && p.signature.outputs.empty())
+    return ir::verify_graph(p.graph, p.ranges);
   return ir::verify(p);
 }
 
@@ -203,14 +204,25 @@ TEST(GoldenFiles, EveryDefaultPassHasAFileWithValidAndInvalidBlocks) {
     EXPECT_NE(find_pass(file.stem().string()), nullptr) << file << " names no default pass";
 }
 
+// Every op decompose_composites rewrites has a golden block showing what it becomes.
+TEST(GoldenFiles, EveryDecompositionHasABlock) {
+  std::ifstream in(golden_dir() / "decompose_composites.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (std::string_view target : decomposed_targets())
+    EXPECT_NE(text.str().find(" = " + std::string(target) + "("), std::string::npos)
+        << target << " has no block in decompose_composites.txt";
+  EXPECT_GE(decomposed_targets().size(), 30u);
+}
+
 TEST(Pipeline, PassesHaveUniqueNamesAndDescriptions) {
   std::vector<std::string> names;
   for (const auto& pass : default_passes()) {
     EXPECT_FALSE(pass->description().empty()) << pass->name();
     names.emplace_back(pass->name());
   }
-  ASSERT_EQ(names.size(), 6u);
-  EXPECT_EQ(names.front(), "normalize_slice_bounds");
+  ASSERT_EQ(names.size(), 7u);
+  EXPECT_EQ(names.front(), "refine_recorded_types");
   EXPECT_EQ(names.back(), "insert_write_casts");
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());

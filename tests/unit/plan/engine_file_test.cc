@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "frontend/pt2/loader.h"
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "plan/build.h"
 #include "plan/plan_json.h"
@@ -165,6 +166,40 @@ TEST_F(EngineFileTest, KeepsRangesAndHints) {
   }
   // The sample plan's first buffer is symbolic in this program.
   EXPECT_FALSE(e.plan.buffers[0].bytes.is_constant());
+}
+
+// The program's shape checks travel in the program section; a file whose program lost them
+// (written without, or edited) still gets the ones its types leave undecided when it is loaded.
+TEST_F(EngineFileTest, ShapeChecksRoundTripAndAreRecomputed) {
+  ir::Program program = load(kDynamic);
+  program.shape_checks.push_back(
+      {SymExpr::make(SymOp::kLe, {SymExpr::symbol(program.ranges.begin()->first), SymExpr(1000)}),
+       "a recorded check"});
+  LoadedEngine e = round_trip(program, real_plan(program));
+  ASSERT_EQ(e.program.shape_checks.size(), 1u);
+  EXPECT_EQ(e.program.shape_checks[0].message, "a recorded check");
+
+  auto parsed = ir::parse_program(R"(symbols {
+  s0: [2, 64]
+  s1: [2, 64]
+}
+signature {
+  input %x: user_input
+  output 0: user_output
+}
+graph(%x: f32[s0, 4]) {
+  %neg: f32[s1, 4] = aten.neg.default(%x)
+  return (%neg)
+}
+)");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  ASSERT_TRUE(parsed->shape_checks.empty());
+  const std::string path = (dir_ / "lost.splice").string();
+  ASSERT_TRUE(write_engine_file(*parsed, real_plan(*parsed), path).ok());
+  auto loaded = load_engine_file(path, cpu_target());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  ASSERT_EQ(loaded->program.shape_checks.size(), 1u);
+  EXPECT_EQ(loaded->program.shape_checks[0].condition.to_string(), "s0 == s1");
 }
 
 TEST_F(EngineFileTest, WeightsAreAlignedInTheFile) {

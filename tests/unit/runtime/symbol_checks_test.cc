@@ -2,13 +2,15 @@
 // symbol read by .item() is checked against the range the program declares for it, and the
 // program's _assert_scalar conditions are evaluated, each on its own. Exported programs
 // usually carry an assert for every bound of a range, so the recorded cases cannot tell
-// whether the range check runs at all; these programs (text IR) have only one of the two.
+// whether the range check runs at all; these programs (text IR) have only one of the two. A
+// shape check on a data-dependent symbol runs as soon as the symbol is bound.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string_view>
 
 #include "ir/parser.h"
+#include "ir/type_check.h"
 #include "runtime/executor.h"
 
 namespace splice::runtime {
@@ -114,6 +116,55 @@ TEST(SymbolChecks, AssertScalarIsEvaluatedWithoutARange) {
   EXPECT_EQ(odd.error().kind(), ErrorKind::kAssertFailed) << odd.error().message();
   EXPECT_NE(odd.error().message().find("position must be even"), std::string::npos)
       << odd.error().message();
+}
+
+// A recorded size that only a data-dependent symbol decides: the write takes x[:, u0:] (4 - u0
+// columns) for a src of 3, which the load-time type check keeps as a shape check. The runtime
+// evaluates it as soon as .item() binds u0, before the write's kernel runs.
+constexpr std::string_view kTailWrite = R"(symbols {
+  u0: [0, 3]
+}
+signature {
+  input %x: user_input
+  input %s: user_input
+  input %pos: user_input
+  output 0: user_output
+}
+graph(%x: f32[2, 4], %s: f32[2, 3], %pos: i64[]) {
+  %p: SymInt(u0) = aten._local_scalar_dense.default(%pos)
+  %y: f32[2, 4] = aten.slice_scatter.default(%x, %s, 1, %p, None, 1)
+  return (%y)
+}
+)";
+
+TEST(SymbolChecks, ShapeChecksOnDataDependentSymbolsRunWhenTheyAreBound) {
+  auto program = ir::parse_program(kTailWrite);
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  auto checks = ir::check_types(*program);
+  ASSERT_TRUE(checks.ok()) << checks.error().message();
+  ASSERT_EQ(checks->size(), 1u);
+  program->shape_checks = std::move(*checks);
+  auto model = prepare(std::move(*program), PrepareOptions{});
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  auto run = [&](int64_t pos, CallStats* stats) -> Result<CallOutputs> {
+    TensorMap inputs;
+    inputs.emplace("x", filled(DType::kFloat32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}));
+    inputs.emplace("s", filled(DType::kFloat32, {2, 3}, {-1, -2, -3, -4, -5, -6}));
+    inputs.emplace("pos", position(pos));
+    SPLICE_ASSIGN_OR_RETURN(detail::SessionState state, open_session_state(*model));
+    return execute(*model, inputs, state, stats);
+  };
+  auto fits = run(1, nullptr);
+  ASSERT_TRUE(fits.ok()) << fits.error().message();
+  EXPECT_EQ(values(*fits->user_outputs[0]), (std::vector<float>{0, -1, -2, -3, 4, -4, -5, -6}));
+  CallStats stats;
+  auto misfit = run(2, &stats);
+  ASSERT_FALSE(misfit.ok());
+  EXPECT_EQ(misfit.error().kind(), ErrorKind::kBadArchive);
+  EXPECT_EQ(misfit.error().message(),
+            "node 'y' (aten.slice_scatter.default): src has shape [2, 3] but the slice of self "
+            "is [2, -u0 + 4] (with u0 = 2)");
+  for (const StepRecord& step : stats.steps) EXPECT_NE(step.node, "y") << "the write ran";
 }
 
 }  // namespace

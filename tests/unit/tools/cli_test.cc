@@ -3,10 +3,11 @@
 // 20 seconds, and never crash. One test per fixture; another checks that every fixture has an
 // expectation.
 //
-// A line may end with `pending:CASE`: the corruption is in a write's arguments, which the
-// loader does not check yet (the write passes will). While `inspect` still accepts such an
-// archive, the test runs it on CASE's recorded inputs instead, and the run must fail with the
-// same exit code and message (the node's name).
+// A line may end with `pending:CASE`: the corruption is a recorded size that only a run can
+// refute (the loader keeps it as a shape check for when the symbols are bound). While `inspect`
+// accepts such an archive, the test runs it on CASE's recorded inputs instead, and the run must
+// fail with the same exit code and message (the node's name). Issue 12's reproduction must
+// fail at inspect, compile and run alike.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/unit/temp_dir_test_base.h"
 #include "tests/unit/tools/cli_test_util.h"
 
 namespace splice::test {
@@ -115,10 +117,71 @@ TEST(CorruptArchiveList, EveryFixtureHasOneExpectation) {
 // The source archives the fixtures derive from load, so each fixture's failure comes from its
 // corruption.
 TEST(CorruptArchiveList, SourcesAreValid) {
-  for (const char* c : {"slice_scatter_basic.default", "slice_scatter_basic.keep",
-                        "select_scatter_last.keep", "kv_cache_index_copy.default"}) {
+  for (const char* c :
+       {"slice_scatter_basic.default", "slice_scatter_basic.keep", "select_scatter_last.keep",
+        "kv_cache_index_copy.default", "add_broadcast_dynamic.default"}) {
     Outcome o = run_splice({"inspect", kCasesDir + "/" + c + "/model.pt2", "--no-graph"});
     EXPECT_EQ(o.exit_code, 0) << c << ": " << describe(o);
+  }
+}
+
+// Issue 12: `slice_scatter(mul(x, 1), s, 1, 2, 7)` with mul's recorded size edited to [6, 9].
+// Every command that loads it refuses it with exit 2, naming the node, what was recorded and
+// what the op gives — before anything runs.
+class Issue12Reproduction : public splice::testing::TempDirTest {};
+
+TEST_F(Issue12Reproduction, InspectCompileAndRunAllExitTwoNamingTheNode) {
+  const std::string archive = kFixtureDir + "/mul_size_edited.pt2";
+  const std::string inputs = kFixtureDir + "/mul_size_edited.inputs.safetensors";
+  const std::string expected =
+      "node 'mul' (aten.mul.Tensor): output 'mul' is recorded as f32[6, 9], but the op gives "
+      "f32[6, 10]";
+  const Environment env = {{"XDG_CACHE_HOME", (dir_ / "xdg").string()}};
+  const std::vector<std::vector<std::string>> commands = {
+      {"inspect", archive},
+      {"compile", archive, "-o", (dir_ / "model.splice").string()},
+      {"run", archive, "--inputs", inputs},
+      {"run", archive, "--inputs", inputs, "--no-cache", "--outputs",
+       (dir_ / "out.safetensors").string()},
+  };
+  for (const auto& args : commands) {
+    Outcome o = run_program(kSpliceBinary, args, std::chrono::seconds(20), env);
+    EXPECT_EQ(o.exit_code, 2) << args[0] << ": " << describe(o);
+    EXPECT_NE(o.err.find(expected), std::string::npos) << args[0] << ": " << describe(o);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "model.splice"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.safetensors"));
+}
+
+// A recorded size only the bound symbols can refute: the run stops with exit 2 before any
+// kernel when they refute it, and runs when they agree (s77 = 6 in call1).
+TEST_F(Issue12Reproduction, ShapeChecksRunWhenTheSymbolsAreBound) {
+  const std::string archive = kFixtureDir + "/add_size_recorded_static.pt2";
+  const Environment env = {{"XDG_CACHE_HOME", (dir_ / "xdg").string()}};
+  Outcome inspect = run_program(kSpliceBinary, {"inspect", archive}, std::chrono::seconds(20), env);
+  EXPECT_EQ(inspect.exit_code, 0) << describe(inspect);
+  EXPECT_NE(inspect.out.find("checks {\n  \"6 == s77\""), std::string::npos) << inspect.out;
+  const std::string engine = (dir_ / "model.splice").string();
+  Outcome compile =
+      run_program(kSpliceBinary, {"compile", archive, "-o", engine}, std::chrono::seconds(20), env);
+  ASSERT_EQ(compile.exit_code, 0) << describe(compile);
+  for (const std::string& model : {archive, engine}) {
+    Outcome bad =
+        run_program(kSpliceBinary,
+                    {"run", model, "--inputs",
+                     kCasesDir + "/add_broadcast_dynamic.default/call0.inputs.safetensors"},
+                    std::chrono::seconds(20), env);
+    EXPECT_EQ(bad.exit_code, 2) << describe(bad);
+    EXPECT_NE(bad.err.find("output 'add' is recorded as f32[6, 4], but the op gives f32[s77, 4] "
+                           "(dim 0) (with s77 = 2)"),
+              std::string::npos)
+        << describe(bad);
+    Outcome good =
+        run_program(kSpliceBinary,
+                    {"run", model, "--inputs",
+                     kCasesDir + "/add_broadcast_dynamic.default/call1.inputs.safetensors"},
+                    std::chrono::seconds(20), env);
+    EXPECT_EQ(good.exit_code, 0) << describe(good);
   }
 }
 

@@ -1,0 +1,162 @@
+// Shape rules of the reductions: the reduced dims (a dim list, one dim, or every dim when None
+// or empty) are removed or kept as 1 with keepdim. Dtypes as torch/_refs reductions: sum, prod
+// and cumsum promote bool and integers to int64 unless a dtype is given (an empty dim list
+// reduces every dim, except for any/all.dims, where it reduces none); mean and the norms
+// need a floating input (or a dtype); any/all give bool except on uint8; argmax/argmin and the
+// indices of max/min are int64; var/std (and var_mean/std_mean) keep the floating dtype.
+#include "ir/shape_rules_util.h"
+
+namespace splice::ir::rules {
+
+namespace {
+
+// The dims argument as a list (an `int dim` becomes one element; None stays None).
+Result<std::optional<std::vector<int64_t>>> dims_of(RuleArgs& a, std::string_view name) {
+  if (!a.has(name)) return std::optional<std::vector<int64_t>>();
+  return a.optional_int_list(name);
+}
+
+Result<bool> keepdim_of(RuleArgs& a) {
+  if (!a.has("keepdim")) return false;
+  return a.boolean("keepdim");
+}
+
+Result<Sizes> reduced(RuleArgs& a, const TensorType& self, std::string_view dim_name = "dim") {
+  SPLICE_ASSIGN_OR_RETURN(auto dims, dims_of(a, dim_name));
+  SPLICE_ASSIGN_OR_RETURN(bool keepdim, keepdim_of(a));
+  return reduce_sizes(a, self, dims, keepdim);
+}
+
+DType int_to_long(DType d) { return is_floating(d) ? d : DType::kInt64; }
+
+Result<Outputs> any_all(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, dims_of(a, "dim"));
+  // any.dims/all.dims reduce over exactly the listed dims: an empty list reduces none (unlike
+  // sum's legacy "empty means all"); None reduces all.
+  const DType dtype = self->dtype == DType::kUInt8 ? DType::kUInt8 : DType::kBool;
+  if (dims && dims->empty() && a.node().target().ends_with(".dims")) return one(dtype, self->sizes);
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  return one(dtype, std::move(sizes));
+}
+
+Result<Outputs> sum_prod(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  return one(a.dtype("dtype").value_or(int_to_long(self->dtype)), std::move(sizes));
+}
+
+Result<Outputs> mean(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  auto dtype = a.dtype("dtype");
+  if (!dtype && !is_floating(self->dtype))
+    return a.error(
+        "mean(): could not infer output dtype: the input must be floating point, "
+        "got {}",
+        dtype_name(self->dtype));
+  return one(dtype.value_or(self->dtype), std::move(sizes));
+}
+
+Result<Outputs> keep_dtype(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  return one(self->dtype, std::move(sizes));
+}
+
+Result<Outputs> values_indices(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  return Outputs{tensor_out(self->dtype, sizes), tensor_out(DType::kInt64, sizes)};
+}
+
+Result<Outputs> arg_extremum(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(auto dims, dims_of(a, "dim"));
+  SPLICE_ASSIGN_OR_RETURN(bool keepdim, keepdim_of(a));
+  // dim None: the flattened input's index, 0-d (or all ones with keepdim).
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduce_sizes(a, *self, dims, keepdim));
+  return one(DType::kInt64, std::move(sizes));
+}
+
+Result<Outputs> full_extremum(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  return one(self->dtype, {});
+}
+
+Result<const TensorType*> floating_self(RuleArgs& a, std::string_view op) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  if (!is_floating(self->dtype))
+    return a.error("{} only supports floating point inputs, got {}", op, dtype_name(self->dtype));
+  return self;
+}
+
+Result<Outputs> var_std(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, floating_self(a, "std and var"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  return one(self->dtype, std::move(sizes));
+}
+
+// var_mean / std_mean: (var or std, mean), both in self's dtype.
+Result<Outputs> moments(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, floating_self(a, "std and var"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  return Outputs{tensor_out(self->dtype, sizes), tensor_out(self->dtype, sizes)};
+}
+
+Result<Outputs> cumsum(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  SPLICE_TRY(wrap_dim(a, dim, self->rank()));
+  return one(a.dtype("dtype").value_or(int_to_long(self->dtype)), self->sizes);
+}
+
+Result<Outputs> vector_norm(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, floating_self(a, "linalg.vector_norm"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, reduced(a, *self));
+  auto dtype = a.has("dtype") ? a.dtype("dtype") : std::nullopt;
+  if (dtype && !is_floating(*dtype))
+    return a.error("linalg.vector_norm: dtype should be floating point, got {}",
+                   dtype_name(*dtype));
+  return one(dtype.value_or(self->dtype), std::move(sizes));
+}
+
+constexpr RuleEntry kEntries[] = {
+    {"aten.any.default", any_all},
+    {"aten.any.dim", any_all},
+    {"aten.any.dims", any_all},
+    {"aten.all.default", any_all},
+    {"aten.all.dim", any_all},
+    {"aten.all.dims", any_all},
+    {"aten.sum.default", sum_prod},
+    {"aten.sum.dim_IntList", sum_prod},
+    {"aten.prod.default", sum_prod},
+    {"aten.prod.dim_int", sum_prod},
+    {"aten.mean.default", mean},
+    {"aten.mean.dim", mean},
+    {"aten.amax.default", keep_dtype},
+    {"aten.amin.default", keep_dtype},
+    {"aten.max.dim", values_indices},
+    {"aten.min.dim", values_indices},
+    {"aten.argmax.default", arg_extremum},
+    {"aten.argmin.default", arg_extremum},
+    {"aten.max.default", full_extremum},
+    {"aten.min.default", full_extremum},
+    {"aten.var.dim", var_std},
+    {"aten.var.correction", var_std},
+    {"aten.std.dim", var_std},
+    {"aten.std.correction", var_std},
+    {"aten.var_mean.correction", moments},
+    {"aten.std_mean.correction", moments},
+    {"aten.std_mean.dim", moments},
+    {"aten.cumsum.default", cumsum},
+    {"aten.linalg_vector_norm.default", vector_norm},
+    {"aten.norm.ScalarOpt_dim", vector_norm},
+    {"aten.norm.Scalar", vector_norm},
+};
+
+}  // namespace
+
+std::span<const RuleEntry> reduce_rules() { return kEntries; }
+
+}  // namespace splice::ir::rules

@@ -1,0 +1,204 @@
+// decompose_composites: the CompositeImplicit ops that the training IR and run_decompositions({})
+// keep (einsum, group_norm, pad in every mode, the `to` conversions, narrow/chunk/flatten and
+// the other view helpers, the vector norms, std_mean, baddbmm, outer) are rewritten into the ops
+// PyTorch builds them from, following torch/_refs and torch/_decomp, so every backend runs them
+// from its primitive kernels and no backend writes them again. Every node a decomposition
+// creates is typed by its op's shape rule (Rewriter), and the result must have the original
+// output's type exactly. This file holds the pass and what the decompositions share; they live
+// in decompose_shape_ops.cc and decompose_math.cc.
+#include <algorithm>
+#include <map>
+
+#include "passes/decompositions.h"
+#include "passes/pass.h"
+
+namespace splice::passes {
+
+namespace decomp {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+Arg to_arg(const Size& s) {
+  if (const auto* c = std::get_if<int64_t>(&s.arg)) return Arg{*c};
+  return Arg{std::get<Value*>(s.arg)};
+}
+
+std::vector<ir::SymIntArg> to_list(const std::vector<Size>& sizes) {
+  std::vector<ir::SymIntArg> out;
+  for (const Size& s : sizes) out.push_back(s.arg);
+  return out;
+}
+
+Result<Size> SizeBuilder::dim(Value* t, int64_t d) {
+  const SymExpr& e = t->type().sizes[d];
+  if (auto c = e.constant()) return constant(*c);
+  auto key = std::make_pair(static_cast<const Value*>(t), d);
+  if (auto it = dims_.find(key); it != dims_.end()) return it->second;
+  SPLICE_ASSIGN_OR_RETURN(Value * v, rw_.insert_value(before_, "aten.sym_size.int",
+                                                      {Arg{t}, Arg{d}}, {}, "sym_size_int"));
+  Size s{e, ir::SymIntArg{v}};
+  dims_.emplace(key, s);
+  return s;
+}
+
+Result<std::vector<Size>> SizeBuilder::dims(Value* t) {
+  std::vector<Size> out;
+  for (int64_t d = 0; d < t->type().rank(); ++d) {
+    SPLICE_ASSIGN_OR_RETURN(Size s, dim(t, d));
+    out.push_back(s);
+  }
+  return out;
+}
+
+Result<Size> SizeBuilder::binary(std::string_view target, const Size& a, const Size& b,
+                                 SymExpr folded) {
+  if (auto c = folded.constant()) return constant(*c);
+  const std::string base(target.substr(target.find('.') + 1));  // "add", "mul"
+  SPLICE_ASSIGN_OR_RETURN(Value * v,
+                          rw_.insert_value(before_, target, {to_arg(a), to_arg(b)}, {}, base));
+  return Size{v->expr().value_or(folded), ir::SymIntArg{v}};
+}
+
+Result<Size> SizeBuilder::add(const Size& a, const Size& b) {
+  if (a.expr.constant() == 0) return b;
+  if (b.expr.constant() == 0) return a;
+  return binary("_operator.add", a, b, a.expr + b.expr);
+}
+
+Result<Size> SizeBuilder::sub(const Size& a, const Size& b) {
+  if (b.expr.constant() == 0) return a;
+  return binary("_operator.sub", a, b, a.expr - b.expr);
+}
+
+Result<Size> SizeBuilder::mul(const Size& a, const Size& b) {
+  if (a.expr.constant() == 1) return b;
+  if (b.expr.constant() == 1) return a;
+  return binary("_operator.mul", a, b, a.expr * b.expr);
+}
+
+Result<Size> SizeBuilder::floordiv(const Size& a, const Size& b) {
+  if (b.expr.constant() == 1) return a;
+  return binary("_operator.floordiv", a, b, floor_div(a.expr, b.expr));
+}
+
+Result<Size> SizeBuilder::product(const std::vector<Size>& sizes) {
+  Size p = constant(1);
+  for (const Size& s : sizes) {
+    SPLICE_ASSIGN_OR_RETURN(p, mul(p, s));
+  }
+  return p;
+}
+
+Result<Size> SizeBuilder::wrap(const Size& a, const Size& b) {
+  const ir::ShapeEnv& env = rw_.env();
+  if (env.decide(SymExpr::make(SymOp::kGe, {a.expr, 0})) == true) return a;
+  if (env.decide(SymExpr::make(SymOp::kLt, {a.expr, 0})) == true) return add(a, b);
+  // Unknown sign (a SymInt from .item()): a + b*(a < 0), a bool times an int being an int.
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * negative,
+      rw_.insert_value(before_, "_operator.lt", {to_arg(a), Arg{int64_t{0}}}, {}, "lt"));
+  SPLICE_ASSIGN_OR_RETURN(
+      Size shift, binary("_operator.mul", Size{*negative->expr(), ir::SymIntArg{negative}}, b,
+                         b.expr * *negative->expr()));
+  return add(a, shift);
+}
+
+std::string part_name(const Node& node, std::string_view target) {
+  std::string_view op = target.substr(target.find('.') + 1);
+  op = op.substr(0, op.find('.'));
+  while (!op.empty() && op.front() == '_') op.remove_prefix(1);
+  return node.name() + "_" + std::string(op);
+}
+
+Result<void> replace_outputs(Rewriter& rw, Node* node, const std::vector<Value*>& values) {
+  const auto& outs = node->outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Value* old = outs[i];
+    if (old == nullptr) continue;
+    Value* now = i < values.size() ? values[i] : nullptr;
+    bool same = now != nullptr && now->kind() == old->kind();
+    if (same && old->is_tensor()) {
+      same = now->type().dtype == old->type().dtype && now->type().rank() == old->type().rank();
+      for (int64_t d = 0; same && d < old->type().rank(); ++d)
+        same = rw.env().provably_equal(now->type().sizes[d], old->type().sizes[d]);
+    }
+    SPLICE_CHECK_OR_RETURN(
+        same, ErrorKind::kInternal, "{}: its decomposition gives {} for output '{}' of type {}",
+        node_label(*node), now && now->is_tensor() ? now->type().to_string() : "no tensor",
+        old->name(), old->is_tensor() ? old->type().to_string() : "scalar");
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Value* old = outs[i];
+    if (old == nullptr) continue;
+    rw.graph().replace_all_uses(old, values[i]);
+    old->set_producer(nullptr);
+  }
+  rw.graph().erase_node(node);
+  return ok_result();
+}
+
+}  // namespace decomp
+
+namespace {
+
+using ir::Node;
+
+const std::map<std::string_view, decomp::Decomposition>& decompositions() {
+  static const auto table = [] {
+    std::map<std::string_view, decomp::Decomposition> t;
+    for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions()})
+      for (const decomp::Entry& e : family) t.emplace(e.target, e.fn);
+    return t;
+  }();
+  return table;
+}
+
+class DecomposeComposites final : public Pass {
+ public:
+  std::string_view name() const override { return "decompose_composites"; }
+  std::string_view description() const override {
+    return "Rewrites the CompositeImplicit ops the training IR keeps into the ops PyTorch "
+           "builds them from (torch/_refs, torch/_decomp), so every backend runs them from its "
+           "primitive kernels: to/type_as become _to_copy or alias, contiguous and eval-mode "
+           "dropout alias, narrow a slice, chunk a split, flatten/unflatten/view_as/reshape_as "
+           "a reshape or view, expand_as an expand, movedim a permute, swapaxes a transpose, "
+           "pad a constant_pad_nd or (reflect, replicate, circular) index_selects with computed "
+           "indices, einsum permutes, diagonals, sums and bmm, baddbmm a bmm with mul and add, "
+           "outer a broadcast mul, the vector norms abs/pow/sum/amax/amin, std_mean a var_mean "
+           "and sqrt, group_norm native_group_norm. Sizes a decomposition needs are sym_size "
+           "and _operator nodes when symbolic. Dropout in training mode is an error.";
+  }
+  Result<bool> run(ir::Program& program) override {
+    Rewriter rw(program);
+    bool changed = false;
+    // A decomposition may produce another composite (norm → linalg_vector_norm): repeat until
+    // none is left.
+    for (bool again = true; again;) {
+      again = false;
+      for (Node* node : node_snapshot(program.graph)) {
+        auto it = decompositions().find(node->target());
+        if (it == decompositions().end()) continue;
+        SPLICE_ASSIGN_OR_RETURN(bool c, it->second(rw, node));
+        again |= c;
+      }
+      changed |= again;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_decompose_composites() {
+  return std::make_unique<DecomposeComposites>();
+}
+
+std::vector<std::string_view> decomposed_targets() {
+  std::vector<std::string_view> out;
+  for (const auto& [target, fn] : decompositions()) out.push_back(target);
+  return out;
+}
+
+}  // namespace splice::passes

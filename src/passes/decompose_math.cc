@@ -1,0 +1,466 @@
+// Decompositions of the CompositeImplicit math ops (decompositions.h), following torch/_refs and
+// torch/_decomp:
+//   einsum: repeated subscripts become diagonals; operands are contracted left to right, each
+//     pair permuted and broadcast to [batch, own, summed] / [batch, summed, own], reshaped to
+//     3-d for one bmm (ATen's sumproduct_pair), subscripts summed out as soon as nothing later
+//     needs them, then permuted to the output order;
+//   baddbmm: beta * self + alpha * bmm(batch1, batch2), self left out when beta is 0 (factors
+//     truncated to integers for integer tensors);
+//   outer: unsqueeze(self, 1) * vec2;
+//   linalg_vector_norm (and norm.Scalar / norm.ScalarOpt_dim through it): count of non-zeros
+//     (ord 0), amax/amin of |x| (±inf), else (sum |x|^ord)^(1/ord) in the computation dtype
+//     (sqrt for ord 2, as eager's kernel);
+//   std_mean: var_mean and sqrt; group_norm: native_group_norm with N, C and HxW.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "passes/decompositions.h"
+
+namespace splice::passes::decomp {
+
+namespace {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+// ---- einsum ----
+
+constexpr int kLetters = 52;
+constexpr int kEllipsis = -1;
+
+std::vector<int> parse_term(std::string_view term) {
+  std::vector<int> ids;
+  for (size_t i = 0; i < term.size(); ++i) {
+    const char c = term[i];
+    if (c == '.') {
+      ids.push_back(kEllipsis);
+      i += 2;
+    } else if (c >= 'A' && c <= 'Z') {
+      ids.push_back(c - 'A');
+    } else {
+      ids.push_back(26 + (c - 'a'));
+    }
+  }
+  return ids;
+}
+
+bool contains(const std::vector<int>& v, int id) {
+  return std::find(v.begin(), v.end(), id) != v.end();
+}
+
+// An operand during contraction: a value and one distinct subscript per dim.
+struct Term {
+  Value* v;
+  std::vector<int> ids;
+};
+
+class Einsum {
+ public:
+  Einsum(Rewriter& rw, Node* node) : rw_(rw), node_(node), sizes_(rw, node) {}
+
+  Result<bool> run() {
+    const Arg& eq_arg = node_->arg("equation");
+    const Arg& list = node_->arg("tensors");
+    if (!eq_arg.is<std::string>() || !list.is<std::vector<Value*>>()) return false;
+    std::string eq;
+    for (char c : eq_arg.as<std::string>())
+      if (c != ' ') eq.push_back(c);
+    const auto& tensors = list.as<std::vector<Value*>>();
+    const size_t arrow = eq.find("->");
+    const std::string_view lhs = std::string_view(eq).substr(0, arrow);
+    std::vector<std::vector<int>> terms;
+    for (size_t start = 0;;) {
+      const size_t comma = lhs.find(',', start);
+      terms.push_back(parse_term(lhs.substr(start, comma - start)));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    // The shape rule has checked the equation against the operands; the result dtype is the
+    // operands' promoted one, which bmm needs on both sides.
+    const DType dtype = node_->output() ? node_->output()->type().dtype : tensors[0]->type().dtype;
+    int64_t ellipsis_dims = 0;
+    std::vector<int64_t> own_ellipsis;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      const bool has = contains(terms[i], kEllipsis);
+      own_ellipsis.push_back(tensors[i]->type().rank() -
+                             (static_cast<int64_t>(terms[i].size()) - (has ? 1 : 0)));
+      if (has) ellipsis_dims = std::max(ellipsis_dims, own_ellipsis.back());
+    }
+    std::vector<int> count(kLetters + ellipsis_dims, 0);
+    std::vector<Term> ops;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::vector<int> ids;
+      for (int id : terms[i]) {
+        if (id != kEllipsis) {
+          ids.push_back(id);
+          continue;
+        }
+        for (int64_t k = ellipsis_dims - own_ellipsis[i]; k < ellipsis_dims; ++k)
+          ids.push_back(kLetters + static_cast<int>(k));
+      }
+      for (int id : ids) ++count[id];
+      Value* v = tensors[i];
+      if (v->type().dtype != dtype) {
+        SPLICE_ASSIGN_OR_RETURN(v,
+                                insert("aten._to_copy.default", {Arg{v}}, {{"dtype", Arg{dtype}}}));
+      }
+      SPLICE_ASSIGN_OR_RETURN(Term t, diagonals(Term{v, ids}));
+      ops.push_back(std::move(t));
+    }
+    for (const Term& t : ops) {
+      for (size_t d = 0; d < t.ids.size(); ++d) {
+        const int id = t.ids[d];
+        const bool known = sizes_of_.count(id) > 0;
+        if (known && sizes_of_.at(id).expr.constant() != 1) continue;
+        SPLICE_ASSIGN_OR_RETURN(Size s, sizes_.dim(t.v, static_cast<int64_t>(d)));
+        if (!known || s.expr.constant() != 1) sizes_of_.insert_or_assign(id, s);
+      }
+    }
+    std::vector<int> out_ids;
+    if (arrow != std::string::npos) {
+      for (int id : parse_term(std::string_view(eq).substr(arrow + 2))) {
+        if (id != kEllipsis) {
+          out_ids.push_back(id);
+          continue;
+        }
+        for (int64_t k = 0; k < ellipsis_dims; ++k)
+          out_ids.push_back(kLetters + static_cast<int>(k));
+      }
+    } else {
+      for (int64_t k = 0; k < ellipsis_dims; ++k) out_ids.push_back(kLetters + static_cast<int>(k));
+      for (int id = 0; id < kLetters; ++id)
+        if (count[id] == 1) out_ids.push_back(id);
+    }
+    Term acc = ops[0];
+    for (size_t i = 1; i < ops.size(); ++i) {
+      std::vector<int> keep = out_ids;
+      for (size_t j = i + 1; j < ops.size(); ++j)
+        keep.insert(keep.end(), ops[j].ids.begin(), ops[j].ids.end());
+      const Term& b = ops[i];
+      SPLICE_ASSIGN_OR_RETURN(
+          acc, sum_out(acc, [&](int id) { return !contains(keep, id) && !contains(b.ids, id); }));
+      SPLICE_ASSIGN_OR_RETURN(Term tb, sum_out(b, [&](int id) {
+                                return !contains(keep, id) && !contains(acc.ids, id);
+                              }));
+      SPLICE_ASSIGN_OR_RETURN(acc, contract(acc, tb, keep));
+    }
+    SPLICE_ASSIGN_OR_RETURN(acc, sum_out(acc, [&](int id) { return !contains(out_ids, id); }));
+    SPLICE_ASSIGN_OR_RETURN(Value * out, permute(acc, out_ids));
+    SPLICE_TRY(replace_outputs(rw_, node_, {out}));
+    return true;
+  }
+
+ private:
+  Result<Value*> insert(std::string_view target, std::vector<Arg> args,
+                        const NamedArgs& named = {}) {
+    return rw_.insert_value(node_, target, std::move(args), named, part_name(*node_, target));
+  }
+
+  // Repeated subscripts within an operand take the diagonal (moved to the last dim).
+  Result<Term> diagonals(Term t) {
+    for (bool again = true; again;) {
+      again = false;
+      for (size_t p = 0; p < t.ids.size() && !again; ++p) {
+        for (size_t q = p + 1; q < t.ids.size() && !again; ++q) {
+          if (t.ids[p] != t.ids[q]) continue;
+          const int id = t.ids[p];
+          SPLICE_ASSIGN_OR_RETURN(
+              t.v, insert("aten.diagonal.default",
+                          {Arg{t.v}, Arg{int64_t{0}}, Arg{int64_t(p)}, Arg{int64_t(q)}}));
+          t.ids.erase(t.ids.begin() + q);
+          t.ids.erase(t.ids.begin() + p);
+          t.ids.push_back(id);
+          again = true;
+        }
+      }
+    }
+    return t;
+  }
+
+  // Sums `t` over the subscripts for which drop(id) holds, keeping its dtype.
+  template <typename Pred>
+  Result<Term> sum_out(Term t, Pred&& drop) {
+    std::vector<ir::SymIntArg> dims;
+    std::vector<int> kept;
+    for (size_t d = 0; d < t.ids.size(); ++d) {
+      if (drop(t.ids[d])) {
+        dims.push_back(int64_t(d));
+      } else {
+        kept.push_back(t.ids[d]);
+      }
+    }
+    if (dims.empty()) return t;
+    SPLICE_ASSIGN_OR_RETURN(t.v, insert("aten.sum.dim_IntList", {Arg{t.v}, Arg{dims}, Arg{false}},
+                                        {{"dtype", Arg{t.v->type().dtype}}}));
+    t.ids = std::move(kept);
+    return t;
+  }
+
+  Result<Value*> permute(const Term& t, const std::vector<int>& order) {
+    std::vector<ir::SymIntArg> perm;
+    bool identity = true;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int64_t at = std::find(t.ids.begin(), t.ids.end(), order[i]) - t.ids.begin();
+      perm.push_back(at);
+      identity = identity && at == static_cast<int64_t>(i);
+    }
+    if (identity) return t.v;
+    return insert("aten.permute.default", {Arg{t.v}, Arg{perm}});
+  }
+
+  // `t` permuted to `order` and broadcast to every subscript's full size.
+  Result<Value*> arrange(const Term& t, const std::vector<int>& order) {
+    SPLICE_ASSIGN_OR_RETURN(Value * v, permute(t, order));
+    std::vector<ir::SymIntArg> full;
+    bool expand = false;
+    for (size_t d = 0; d < order.size(); ++d) {
+      const Size& s = sizes_of_.at(order[d]);
+      if (rw_.env().provably_equal(v->type().sizes[d], s.expr)) {
+        full.push_back(int64_t{-1});
+      } else {
+        full.push_back(s.arg);
+        expand = true;
+      }
+    }
+    if (!expand) return v;
+    return insert("aten.expand.default", {Arg{v}, Arg{full}});
+  }
+
+  Result<Size> product(const std::vector<int>& ids) {
+    std::vector<Size> s;
+    for (int id : ids) s.push_back(sizes_of_.at(id));
+    return sizes_.product(s);
+  }
+
+  // a and b contracted over their shared subscripts not in `keep`; shared ones in `keep` are
+  // batch dims. The result's dims: batch, a's own, b's own.
+  Result<Term> contract(const Term& a, const Term& b, const std::vector<int>& keep) {
+    std::vector<int> batch, summed, a_own, b_own;
+    for (int id : a.ids) {
+      if (contains(b.ids, id)) {
+        (contains(keep, id) ? batch : summed).push_back(id);
+      } else {
+        a_own.push_back(id);
+      }
+    }
+    for (int id : b.ids)
+      if (!contains(a.ids, id)) b_own.push_back(id);
+    std::vector<int> a_order = batch, b_order = batch;
+    a_order.insert(a_order.end(), a_own.begin(), a_own.end());
+    a_order.insert(a_order.end(), summed.begin(), summed.end());
+    b_order.insert(b_order.end(), summed.begin(), summed.end());
+    b_order.insert(b_order.end(), b_own.begin(), b_own.end());
+    SPLICE_ASSIGN_OR_RETURN(Value * ta, arrange(a, a_order));
+    SPLICE_ASSIGN_OR_RETURN(Value * tb, arrange(b, b_order));
+    SPLICE_ASSIGN_OR_RETURN(Size nb, product(batch));
+    SPLICE_ASSIGN_OR_RETURN(Size m, product(a_own));
+    SPLICE_ASSIGN_OR_RETURN(Size k, product(summed));
+    SPLICE_ASSIGN_OR_RETURN(Size n, product(b_own));
+    SPLICE_ASSIGN_OR_RETURN(Value * a3,
+                            insert("aten.reshape.default", {Arg{ta}, Arg{to_list({nb, m, k})}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * b3,
+                            insert("aten.reshape.default", {Arg{tb}, Arg{to_list({nb, k, n})}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * c, insert("aten.bmm.default", {Arg{a3}, Arg{b3}}));
+    std::vector<int> ids = batch;
+    ids.insert(ids.end(), a_own.begin(), a_own.end());
+    ids.insert(ids.end(), b_own.begin(), b_own.end());
+    std::vector<Size> out;
+    for (int id : ids) out.push_back(sizes_of_.at(id));
+    SPLICE_ASSIGN_OR_RETURN(Value * r, insert("aten.reshape.default", {Arg{c}, Arg{to_list(out)}}));
+    return Term{r, ids};
+  }
+
+  Rewriter& rw_;
+  Node* node_;
+  SizeBuilder sizes_;
+  std::map<int, Size> sizes_of_;  // each subscript's full (broadcast) size
+};
+
+Result<bool> einsum(Rewriter& rw, Node* node) { return Einsum(rw, node).run(); }
+
+// ---- baddbmm, outer ----
+
+// A Scalar argument's constant value, if it has one.
+std::optional<double> number(const Arg& a) {
+  if (a.is<bool>()) return a.as<bool>() ? 1.0 : 0.0;
+  if (a.is<int64_t>()) return static_cast<double>(a.as<int64_t>());
+  if (a.is<double>()) return a.as<double>();
+  return std::nullopt;
+}
+
+Result<bool> baddbmm(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  Value* b1 = tensor_arg(*node, "batch1");
+  Value* b2 = tensor_arg(*node, "batch2");
+  if (self == nullptr || b1 == nullptr || b2 == nullptr) return false;
+  SPLICE_ASSIGN_OR_RETURN(Value * result,
+                          rw.insert_value(node, "aten.bmm.default", {Arg{b1}, Arg{b2}}, {},
+                                          part_name(*node, "aten.bmm.default")));
+  Arg alpha = node->arg("alpha");
+  Arg beta = node->arg("beta");
+  // Integer tensors take integer factors: torch/_decomp's baddbmm truncates them first.
+  if (!is_floating(self->type().dtype)) {
+    for (Arg* factor : {&alpha, &beta}) {
+      if (factor->is<double>()) {
+        *factor = Arg{static_cast<int64_t>(std::trunc(factor->as<double>()))};
+      } else if (factor->is<Value*>() && factor->as<Value*>()->kind() == ir::ValueKind::kSymFloat) {
+        return make_error(ErrorKind::kUnsupportedOp,
+                          "{}: a symbolic float alpha or beta on integer tensors is not supported",
+                          node_label(*node));
+      }
+    }
+  }
+  if (number(alpha) != 1.0) {
+    SPLICE_ASSIGN_OR_RETURN(result, rw.insert_value(node, "aten.mul.Tensor", {Arg{result}, alpha},
+                                                    {}, part_name(*node, "aten.mul.Tensor")));
+  }
+  // beta == 0 ignores self, NaN and inf included.
+  if (number(beta) != 0.0) {
+    Value* scaled = self;
+    if (number(beta) != 1.0) {
+      SPLICE_ASSIGN_OR_RETURN(scaled, rw.insert_value(node, "aten.mul.Tensor", {Arg{self}, beta},
+                                                      {}, part_name(*node, "aten.mul.Tensor")));
+    }
+    SPLICE_ASSIGN_OR_RETURN(result,
+                            rw.insert_value(node, "aten.add.Tensor", {Arg{scaled}, Arg{result}}, {},
+                                            part_name(*node, "aten.add.Tensor")));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {result}));
+  return true;
+}
+
+Result<bool> outer(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  Value* vec2 = tensor_arg(*node, "vec2");
+  if (self == nullptr || vec2 == nullptr) return false;
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * column, rw.insert_value(node, "aten.unsqueeze.default", {Arg{self}, Arg{int64_t{1}}},
+                                      {}, part_name(*node, "aten.unsqueeze.default")));
+  SPLICE_TRY(rw.replace(node, "aten.mul.Tensor", {Arg{column}, Arg{vec2}}));
+  return true;
+}
+
+// ---- norms ----
+
+Result<bool> vector_norm(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  const Arg& ord_arg = node->arg("ord");
+  const std::optional<double> ord = number(ord_arg);
+  if (!ord)
+    return make_error(ErrorKind::kUnsupportedOp, "{}: a symbolic norm order is not supported",
+                      node_label(*node));
+  const Arg& dim = node->arg("dim");
+  const Arg& keepdim = node->arg("keepdim");
+  const DType result = node->output() ? node->output()->type().dtype : self->type().dtype;
+  auto insert = [&](std::string_view target, std::vector<Arg> args, const NamedArgs& named = {}) {
+    return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
+  };
+  auto to_dtype = [&](Value* v, DType d) -> Result<Value*> {
+    if (v->type().dtype == d) return v;
+    return insert("aten._to_copy.default", {Arg{v}}, {{"dtype", Arg{d}}});
+  };
+  Value* x = self;
+  Value* out = nullptr;
+  if (*ord == 0.0) {
+    // The count of non-zero elements.
+    SPLICE_ASSIGN_OR_RETURN(Value * nonzero, insert("aten.ne.Scalar", {Arg{x}, Arg{int64_t{0}}}));
+    SPLICE_ASSIGN_OR_RETURN(out, insert("aten.sum.dim_IntList", {Arg{nonzero}, dim, keepdim},
+                                        {{"dtype", Arg{result}}}));
+  } else if (std::isinf(*ord)) {
+    SPLICE_ASSIGN_OR_RETURN(Value * magnitude, insert("aten.abs.default", {Arg{x}}));
+    const Arg dims = dim.is_none() ? Arg{std::vector<ir::SymIntArg>{}} : dim;
+    SPLICE_ASSIGN_OR_RETURN(out, insert(*ord > 0 ? "aten.amax.default" : "aten.amin.default",
+                                        {Arg{magnitude}, dims, keepdim}));
+    SPLICE_ASSIGN_OR_RETURN(out, to_dtype(out, result));
+  } else {
+    // In the computation dtype (float32 for half types), as torch/_refs.linalg.vector_norm.
+    const DType compute =
+        result == DType::kFloat16 || result == DType::kBFloat16 ? DType::kFloat32 : result;
+    SPLICE_ASSIGN_OR_RETURN(x, to_dtype(x, compute));
+    const bool even = std::fmod(*ord, 2.0) == 0.0;
+    if (!even) {
+      SPLICE_ASSIGN_OR_RETURN(x, insert("aten.abs.default", {Arg{x}}));
+    }
+    if (*ord != 1.0) {
+      SPLICE_ASSIGN_OR_RETURN(x, insert("aten.pow.Tensor_Scalar", {Arg{x}, ord_arg}));
+    }
+    SPLICE_ASSIGN_OR_RETURN(out, insert("aten.sum.dim_IntList", {Arg{x}, dim, keepdim}));
+    if (*ord == 2.0) {
+      SPLICE_ASSIGN_OR_RETURN(out, insert("aten.sqrt.default", {Arg{out}}));
+    } else if (*ord != 1.0) {
+      SPLICE_ASSIGN_OR_RETURN(out, insert("aten.pow.Tensor_Scalar", {Arg{out}, Arg{1.0 / *ord}}));
+    }
+    SPLICE_ASSIGN_OR_RETURN(out, to_dtype(out, result));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// norm.Scalar(self, p) and norm.ScalarOpt_dim(self, p?, dim, keepdim): linalg_vector_norm.
+Result<bool> norm(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  const Arg& p = node->arg("p");
+  const Arg ord = p.is_none() ? Arg{int64_t{2}} : p;
+  const bool with_dims = node->op().find_arg("dim").has_value();
+  SPLICE_TRY(rw.replace(node, "aten.linalg_vector_norm.default",
+                        {Arg{self}, ord, with_dims ? node->arg("dim") : Arg{Arg::None{}},
+                         with_dims ? node->arg("keepdim") : Arg{false}}));
+  return true;
+}
+
+// std_mean: (sqrt(var), mean) of var_mean with the same correction.
+Result<bool> std_mean(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Arg correction;
+  if (node->op().find_arg("unbiased")) {
+    const Arg& unbiased = node->arg("unbiased");
+    correction = Arg{int64_t{unbiased.is<bool>() && !unbiased.as<bool>() ? 0 : 1}};
+  } else {
+    correction = node->arg("correction");
+  }
+  SPLICE_ASSIGN_OR_RETURN(Node * vm,
+                          rw.insert(node, "aten.var_mean.correction", {Arg{self}, node->arg("dim")},
+                                    {{"correction", correction}, {"keepdim", node->arg("keepdim")}},
+                                    part_name(*node, "aten.var_mean.correction")));
+  SPLICE_ASSIGN_OR_RETURN(Value * sd,
+                          rw.insert_value(node, "aten.sqrt.default", {Arg{vm->output(0)}}, {},
+                                          part_name(*node, "aten.sqrt.default")));
+  SPLICE_TRY(replace_outputs(rw, node, {sd, vm->output(1)}));
+  return true;
+}
+
+// group_norm(input, num_groups, weight, bias, eps): native_group_norm over [N, C, HxW].
+Result<bool> group_norm(Rewriter& rw, Node* node) {
+  Value* input = tensor_arg(*node, "input");
+  if (input == nullptr) return false;
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(input));
+  SPLICE_ASSIGN_OR_RETURN(Size hxw, sizes.product(std::vector<Size>(dims.begin() + 2, dims.end())));
+  SPLICE_TRY(rw.replace(node, "aten.native_group_norm.default",
+                        {Arg{input}, node->arg("weight"), node->arg("bias"), to_arg(dims[0]),
+                         to_arg(dims[1]), to_arg(hxw), node->arg("num_groups"), node->arg("eps")}));
+  return true;
+}
+
+constexpr Entry kEntries[] = {
+    {"aten.einsum.default", einsum},
+    {"aten.baddbmm.default", baddbmm},
+    {"aten.outer.default", outer},
+    {"aten.linalg_vector_norm.default", vector_norm},
+    {"aten.norm.Scalar", norm},
+    {"aten.norm.ScalarOpt_dim", norm},
+    {"aten.std_mean.correction", std_mean},
+    {"aten.std_mean.dim", std_mean},
+    {"aten.group_norm.default", group_norm},
+};
+
+}  // namespace
+
+std::span<const Entry> math_decompositions() { return kEntries; }
+
+}  // namespace splice::passes::decomp

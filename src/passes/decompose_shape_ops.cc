@@ -1,0 +1,325 @@
+// Decompositions of the CompositeImplicit conversions and views (decompositions.h), as ATen
+// and torch/_refs write them: `to`/type_as are _to_copy, or an alias when nothing changes;
+// contiguous and eval-mode dropout alias their input; narrow is a slice, chunk a split,
+// flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
+// permute, swapaxes a transpose (narrow with a start of unknown sign an index_select of an
+// arange); pad is constant_pad_nd, or for reflect/replicate/circular one
+// index_select per padded dim with indices computed from an arange (torch/_refs
+// _reflection_or_replication_pad's index form).
+#include "passes/decompositions.h"
+
+namespace splice::passes::decomp {
+
+namespace {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+Value* arg_value(const Node& node, std::string_view name) { return tensor_arg(node, name); }
+
+int64_t wrapped(int64_t dim, int64_t rank) {
+  const int64_t r = std::max<int64_t>(rank, 1);
+  return dim < 0 ? dim + r : dim;
+}
+
+// A SymInt argument as a Size (a SymInt value without a recorded expression is unknown).
+Size size_arg(Rewriter& rw, const Arg& a) {
+  if (a.is<int64_t>()) return SizeBuilder::constant(a.as<int64_t>());
+  Value* v = a.as<Value*>();
+  return Size{v->expr() ? *v->expr() : rw.env().fresh_unbacked(), ir::SymIntArg{v}};
+}
+
+std::vector<Size> size_list(Rewriter& rw, const Arg& a) {
+  std::vector<Size> out;
+  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>())
+    out.push_back(std::holds_alternative<int64_t>(e) ? SizeBuilder::constant(std::get<int64_t>(e))
+                                                     : size_arg(rw, Arg{std::get<Value*>(e)}));
+  return out;
+}
+
+Result<bool> alias(Rewriter& rw, Node* node, Value* self) {
+  SPLICE_TRY(rw.replace(node, "aten.alias.default", {Arg{self}}));
+  return true;
+}
+
+// to.* and type_as: a cast when the dtype changes (or copy=True), else self itself.
+Result<bool> to(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const std::string& t = node->target();
+  DType dtype = self->type().dtype;
+  if (t == "aten.to.other" || t == "aten.type_as.default") {
+    Value* other = arg_value(*node, "other");
+    if (other == nullptr) return false;
+    dtype = other->type().dtype;
+  } else if (node->arg("dtype").is<DType>()) {
+    dtype = node->arg("dtype").as<DType>();
+  }
+  const bool copy =
+      node->op().find_arg("copy") && node->arg("copy").is<bool>() && node->arg("copy").as<bool>();
+  if (dtype == self->type().dtype && !copy) return alias(rw, node, self);
+  SPLICE_TRY(rw.replace(node, "aten._to_copy.default", {Arg{self}}, {{"dtype", Arg{dtype}}}));
+  return true;
+}
+
+Result<bool> contiguous(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  // Layout is each backend's own business: the value is the same tensor.
+  return alias(rw, node, self);
+}
+
+// dropout(input, p, train): the identity unless training with p > 0, whose random mask splice
+// cannot reproduce.
+Result<bool> dropout(Rewriter& rw, Node* node) {
+  Value* input = arg_value(*node, "input");
+  if (input == nullptr) return false;
+  const Arg& p = node->arg("p");
+  const Arg& train = node->arg("train");
+  const double pv = p.is<double>() ? p.as<double>() : -1.0;
+  const bool training = !train.is<bool>() || train.as<bool>();
+  if (training && pv != 0.0)
+    return make_error(ErrorKind::kUnsupportedOp,
+                      "{}: dropout in training mode is not supported (p={}); export the model "
+                      "after model.eval()",
+                      node_label(*node), p.is<double>() ? fmt::format("{}", pv) : "symbolic");
+  return alias(rw, node, input);
+}
+
+// narrow(self, dim, start, length) = self[start':start' + length] along dim, start' being start
+// wrapped against the size: a slice, or an index_select when the start's sign is unknown.
+Result<bool> narrow(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t dim = wrapped(node->arg("dim").as<int64_t>(), self->type().rank());
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, dim));
+  const Size raw = size_arg(rw, node->arg("start"));
+  const bool sign_known = rw.env().decide(SymExpr::make(SymOp::kGe, {raw.expr, 0})).has_value();
+  SPLICE_ASSIGN_OR_RETURN(Size start, sizes.wrap(raw, n));
+  SPLICE_ASSIGN_OR_RETURN(Size end, sizes.add(start, size_arg(rw, node->arg("length"))));
+  if (sign_known) {
+    SPLICE_TRY(rw.replace(node, "aten.slice.Tensor",
+                          {Arg{self}, Arg{dim}, to_arg(start), to_arg(end), Arg{int64_t{1}}}));
+    return true;
+  }
+  // A start whose sign only the run tells (.item()): slice's own wrapping of a negative bound
+  // would apply twice, so the rows are picked by index instead.
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * index,
+      rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
+                      {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * rows,
+      rw.insert_value(node, "aten.index_select.default", {Arg{self}, Arg{dim}, Arg{index}}, {},
+                      part_name(*node, "aten.index_select.default")));
+  SPLICE_TRY(replace_outputs(rw, node, {rows}));
+  return true;
+}
+
+// chunk(self, chunks, dim): a split into pieces of ceil(size / chunks); an empty dim gives
+// `chunks` empty pieces (ATen's chunk).
+Result<bool> chunk(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t chunks = node->arg("chunks").as<int64_t>();
+  const int64_t dim = wrapped(node->arg("dim").as<int64_t>(), self->type().rank());
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, dim));
+  if (n.expr.constant() == 0) {
+    SPLICE_TRY(
+        rw.replace(node, "aten.split_with_sizes.default",
+                   {Arg{self}, Arg{std::vector<ir::SymIntArg>(chunks, int64_t{0})}, Arg{dim}}));
+    return true;
+  }
+  SPLICE_ASSIGN_OR_RETURN(Size padded, sizes.add(n, SizeBuilder::constant(chunks - 1)));
+  SPLICE_ASSIGN_OR_RETURN(Size split, sizes.floordiv(padded, SizeBuilder::constant(chunks)));
+  SPLICE_TRY(rw.replace(node, "aten.split.Tensor", {Arg{self}, to_arg(split), Arg{dim}}));
+  return true;
+}
+
+Result<bool> reshape_to(Rewriter& rw, Node* node, Value* self, const std::vector<Size>& sizes,
+                        std::string_view target = "aten.reshape.default") {
+  SPLICE_TRY(rw.replace(node, target, {Arg{self}, Arg{to_list(sizes)}}));
+  return true;
+}
+
+// flatten(self, start_dim, end_dim): dims start..end merged (a 0-d tensor becomes 1-d).
+Result<bool> flatten(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t rank = self->type().rank();
+  if (rank == 0) return reshape_to(rw, node, self, {SizeBuilder::constant(1)});
+  const int64_t start = wrapped(node->arg("start_dim").as<int64_t>(), rank);
+  const int64_t end = wrapped(node->arg("end_dim").as<int64_t>(), rank);
+  if (start == end) return alias(rw, node, self);
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(self));
+  std::vector<Size> out(dims.begin(), dims.begin() + start);
+  SPLICE_ASSIGN_OR_RETURN(
+      Size merged, sizes.product(std::vector<Size>(dims.begin() + start, dims.begin() + end + 1)));
+  out.push_back(merged);
+  out.insert(out.end(), dims.begin() + end + 1, dims.end());
+  return reshape_to(rw, node, self, out);
+}
+
+// unflatten(self, dim, sizes): dim split into `sizes` (-1 inferred by reshape).
+Result<bool> unflatten(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t rank = self->type().rank();
+  const int64_t dim = wrapped(node->arg("dim").as<int64_t>(), rank);
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(self));
+  std::vector<Size> out(dims.begin(), dims.begin() + std::min(dim, rank));
+  for (const Size& s : size_list(rw, node->arg("sizes"))) out.push_back(s);
+  if (dim < rank) out.insert(out.end(), dims.begin() + dim + 1, dims.end());
+  return reshape_to(rw, node, self, out);
+}
+
+// view_as / reshape_as / expand_as(self, other): other's sizes.
+Result<bool> as_other(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  Value* other = arg_value(*node, "other");
+  if (self == nullptr || other == nullptr) return false;
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(other));
+  const std::string& t = node->target();
+  if (t == "aten.expand_as.default") return reshape_to(rw, node, self, dims, "aten.expand.default");
+  return reshape_to(rw, node, self, dims,
+                    t == "aten.view_as.default" ? "aten.view.default" : "aten.reshape.default");
+}
+
+std::vector<int64_t> ints_of(const Arg& a) {
+  if (a.is<int64_t>()) return {a.as<int64_t>()};
+  std::vector<int64_t> out;
+  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>())
+    out.push_back(std::get<int64_t>(e));
+  return out;
+}
+
+// movedim/moveaxis: a permute putting the source dims at the destinations, the other dims in
+// their order in the remaining places.
+Result<bool> movedim(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t rank = self->type().rank();
+  if (rank == 0) return alias(rw, node, self);
+  const std::vector<int64_t> src = ints_of(node->arg("source"));
+  const std::vector<int64_t> dst = ints_of(node->arg("destination"));
+  std::vector<int64_t> perm(rank, -1);
+  std::vector<bool> used(rank, false);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const int64_t s = wrapped(src[i], rank);
+    perm[wrapped(dst[i], rank)] = s;
+    used[s] = true;
+  }
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (perm[d] != -1) continue;
+    while (used[next]) ++next;
+    perm[d] = next++;
+  }
+  std::vector<ir::SymIntArg> dims(perm.begin(), perm.end());
+  SPLICE_TRY(rw.replace(node, "aten.permute.default", {Arg{self}, Arg{dims}}));
+  return true;
+}
+
+Result<bool> swapaxes(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const bool axes = node->op().find_arg("axis0").has_value();
+  SPLICE_TRY(rw.replace(
+      node, "aten.transpose.int",
+      {Arg{self}, node->arg(axes ? "axis0" : "dim0"), node->arg(axes ? "axis1" : "dim1")}));
+  return true;
+}
+
+// pad(self, pad, mode, value). Non-constant modes read, for output position o of a padded dim of
+// size n with pads (l, r), input index i = o - l mapped back into [0, n): reflect
+// (n-1) - |(n-1) - |i||, replicate clamp(i, 0, n-1), circular i mod n.
+Result<bool> pad(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const Arg& mode_arg = node->arg("mode");
+  const std::string mode = mode_arg.is<std::string>() ? mode_arg.as<std::string>() : "constant";
+  if (mode == "constant") {
+    const Arg& value = node->arg("value");
+    SPLICE_TRY(
+        rw.replace(node, "aten.constant_pad_nd.default",
+                   {Arg{self}, node->arg("pad"), value.is_none() ? Arg{int64_t{0}} : value}));
+    return true;
+  }
+  const std::vector<Size> pads = size_list(rw, node->arg("pad"));
+  const int64_t rank = self->type().rank();
+  SizeBuilder sizes(rw, node);
+  Value* cur = self;
+  for (size_t k = 0; k < pads.size() / 2; ++k) {
+    const Size& l = pads[2 * k];
+    const Size& r = pads[2 * k + 1];
+    if (l.expr.constant() == 0 && r.expr.constant() == 0) continue;
+    const int64_t d = rank - 1 - static_cast<int64_t>(k);
+    SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, d));
+    SPLICE_ASSIGN_OR_RETURN(Size start, sizes.sub(SizeBuilder::constant(0), l));
+    SPLICE_ASSIGN_OR_RETURN(Size end, sizes.add(n, r));
+    SPLICE_ASSIGN_OR_RETURN(Size last, sizes.sub(n, SizeBuilder::constant(1)));
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * index,
+        rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
+                        {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
+    if (mode == "reflect") {
+      for (int twice = 0; twice < 2; ++twice) {
+        SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.abs.default", {Arg{index}}, {},
+                                                       part_name(*node, "aten.arange.start")));
+        SPLICE_ASSIGN_OR_RETURN(
+            index, rw.insert_value(node, "aten.rsub.Scalar", {Arg{index}, to_arg(last)}, {},
+                                   part_name(*node, "aten.arange.start")));
+      }
+    } else if (mode == "replicate") {
+      SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.clamp.default",
+                                                     {Arg{index}, Arg{int64_t{0}}, to_arg(last)},
+                                                     {}, part_name(*node, "aten.arange.start")));
+    } else {
+      SPLICE_ASSIGN_OR_RETURN(
+          index, rw.insert_value(node, "aten.remainder.Scalar", {Arg{index}, to_arg(n)}, {},
+                                 part_name(*node, "aten.arange.start")));
+    }
+    SPLICE_ASSIGN_OR_RETURN(
+        cur, rw.insert_value(node, "aten.index_select.default", {Arg{cur}, Arg{d}, Arg{index}}, {},
+                             part_name(*node, "aten.index_select.default")));
+  }
+  if (cur == self) return alias(rw, node, self);
+  SPLICE_TRY(replace_outputs(rw, node, {cur}));
+  return true;
+}
+
+constexpr Entry kEntries[] = {
+    {"aten.to.dtype", to},
+    {"aten.to.dtype_layout", to},
+    {"aten.to.device", to},
+    {"aten.to.other", to},
+    {"aten.type_as.default", to},
+    {"aten.contiguous.default", contiguous},
+    {"aten.dropout.default", dropout},
+    {"aten.narrow.default", narrow},
+    {"aten.chunk.default", chunk},
+    {"aten.flatten.using_ints", flatten},
+    {"aten.unflatten.int", unflatten},
+    {"aten.view_as.default", as_other},
+    {"aten.reshape_as.default", as_other},
+    {"aten.expand_as.default", as_other},
+    {"aten.movedim.int", movedim},
+    {"aten.movedim.intlist", movedim},
+    {"aten.moveaxis.int", movedim},
+    {"aten.moveaxis.intlist", movedim},
+    {"aten.swapaxes.default", swapaxes},
+    {"aten.swapdims.default", swapaxes},
+    {"aten.pad.default", pad},
+};
+
+}  // namespace
+
+std::span<const Entry> shape_decompositions() { return kEntries; }
+
+}  // namespace splice::passes::decomp

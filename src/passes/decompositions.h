@@ -1,0 +1,73 @@
+#pragma once
+// Internal to the decompose_composites pass: the decompositions of the CompositeImplicit ops
+// splice reads (one function per op family, in decompose_shape_ops.cc and decompose_math.cc)
+// and what they share — a builder of the SymInt values a decomposition needs (a tensor's size,
+// sums and products of sizes) that folds constants and emits sym_size/_operator nodes only for
+// symbolic sizes, so every decomposition works on dynamic shapes too.
+
+#include <map>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ir/ops.h"
+#include "passes/pass_util.h"
+
+namespace splice::passes::decomp {
+
+// A size both as a symbolic expression and as an IR argument (a constant or a SymInt value).
+struct Size {
+  SymExpr expr;
+  ir::SymIntArg arg;
+};
+
+// The argument form of a size (an int or a SymInt value) for a Scalar or SymInt argument.
+ir::Arg to_arg(const Size& s);
+std::vector<ir::SymIntArg> to_list(const std::vector<Size>& sizes);
+
+class SizeBuilder {
+ public:
+  SizeBuilder(Rewriter& rw, const ir::Node* before) : rw_(rw), before_(before) {}
+
+  // Size `d` of tensor `t`: its constant, else an aten.sym_size.int node (one per tensor dim).
+  Result<Size> dim(ir::Value* t, int64_t d);
+  Result<std::vector<Size>> dims(ir::Value* t);
+  static Size constant(int64_t v) { return {SymExpr(v), ir::SymIntArg{v}}; }
+  Result<Size> add(const Size& a, const Size& b);
+  Result<Size> sub(const Size& a, const Size& b);
+  Result<Size> mul(const Size& a, const Size& b);
+  Result<Size> floordiv(const Size& a, const Size& b);
+  Result<Size> product(const std::vector<Size>& sizes);
+  // a + b*(a < 0): a bound wrapped against the size b, right for either sign once bound.
+  Result<Size> wrap(const Size& a, const Size& b);
+
+ private:
+  Result<Size> binary(std::string_view target, const Size& a, const Size& b, SymExpr folded);
+
+  Rewriter& rw_;
+  const ir::Node* before_;
+  std::map<std::pair<const ir::Value*, int64_t>, Size> dims_;
+};
+
+// A name for a value a decomposition of `node` creates with `target`: "einsum_bmm".
+std::string part_name(const ir::Node& node, std::string_view target);
+
+// Replaces every use of `node`'s outputs by `values` (the same types, else kInternal: the
+// decomposition computed something else) and erases it.
+Result<void> replace_outputs(Rewriter& rw, ir::Node* node, const std::vector<ir::Value*>& values);
+
+// A decomposition rewrites `node` into simpler ops before it; false: left as it is.
+using Decomposition = Result<bool> (*)(Rewriter& rw, ir::Node* node);
+struct Entry {
+  std::string_view target;
+  Decomposition fn;
+};
+
+// Conversions and views: to.*, type_as, contiguous, dropout, narrow, chunk, flatten,
+// unflatten, the *_as ops, movedim/moveaxis, swapaxes/swapdims, pad.
+std::span<const Entry> shape_decompositions();
+// einsum, baddbmm, outer, the vector norms, std_mean, group_norm.
+std::span<const Entry> math_decompositions();
+
+}  // namespace splice::passes::decomp
