@@ -1,5 +1,6 @@
 // How `splice run` and `splice compile` treat the user's files (issue 13's reproductions, each
-// through the real CLI): parallel runs writing one --outputs each leave a whole file; a FIFO,
+// through the real CLI): parallel runs writing one --outputs each leave a whole file, and a
+// writer still busy elsewhere cannot mix its bytes into a finished run's file; a FIFO,
 // device node, socket or link where an output goes is refused (exit 2) and left as it was, and a
 // link planted at the old temporary name is never followed; colliding paths (an output that is
 // an input, two outputs in one file) are refused naming both options; a FIFO given as any input
@@ -15,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -98,7 +100,7 @@ TEST_F(SpliceFiles, ParallelRunsWritingOneOutputsFileEachLeaveAWholeFile) {
     expected[i] = read_bytes(path("alone" + std::to_string(i) + ".safetensors"));
   }
   const std::string shared = path("shared.safetensors");
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 5; ++round) {
     std::vector<Outcome> outcomes(kRuns);
     std::vector<std::thread> threads;
     for (int i = 0; i < kRuns; ++i)
@@ -115,6 +117,23 @@ TEST_F(SpliceFiles, ParallelRunsWritingOneOutputsFileEachLeaveAWholeFile) {
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos)
         << "left behind: " << e.path();
+}
+
+TEST_F(SpliceFiles, AnotherWriterStillWritingCannotMixIntoTheOutputs) {
+  // The race above, made certain: another run of the old writer is mid-write, with its
+  // temporary (`OUT.tmp`, the name every run shared) open, and keeps writing after this run
+  // has finished. That writer's bytes must not end up in this run's file.
+  const std::string out = path("out.safetensors");
+  std::FILE* other = std::fopen((out + ".tmp").c_str(), "wb");
+  ASSERT_NE(other, nullptr);
+  Outcome o = cli(run_args({"--outputs", out}));
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  const std::string garbage(4096, 'Z');
+  std::fwrite(garbage.data(), 1, garbage.size(), other);
+  std::fclose(other);
+  auto written = read_safetensors(out);
+  ASSERT_TRUE(written.ok()) << written.error().message();
+  expect_same_tensors(*written, read_tensors(case_file(case_, "call0.outputs.safetensors")));
 }
 
 TEST_F(SpliceFiles, EightParallelRunsShareOneCacheEntry) {
