@@ -43,9 +43,9 @@ Result<void> check_distinct_files(const std::vector<NamedPath>& inputs,
     for (size_t i = 0; i < seen.size(); ++i) {
       if (!(seen[i].second == *id)) continue;
       const NamedPath& other = *seen[i].first;
-      const std::string same_path =
-          other.path == out.path ? fmt::format("'{}'", out.path)
-                                 : fmt::format("'{}' and '{}'", other.path, out.path);
+      const std::string same_path = other.path == out.path
+                                        ? fmt::format("'{}'", out.path)
+                                        : fmt::format("'{}' and '{}'", other.path, out.path);
       if (i < input_count)
         return make_error(ErrorKind::kBadUsage,
                           "{} and {} are the same file ({}): splice will not overwrite a file it "

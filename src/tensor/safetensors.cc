@@ -44,12 +44,17 @@ struct JsonScalar {
 
   const char* type_name() const {
     switch (kind) {
-      case Kind::kNull: return "null";
-      case Kind::kBoolean: return "boolean";
+      case Kind::kNull:
+        return "null";
+      case Kind::kBoolean:
+        return "boolean";
       case Kind::kInteger:
-      case Kind::kFloat: return "number";
-      case Kind::kString: return "string";
-      case Kind::kContainer: return "container";
+      case Kind::kFloat:
+        return "number";
+      case Kind::kString:
+        return "string";
+      case Kind::kContainer:
+        return "container";
     }
     return "value";
   }
@@ -58,11 +63,11 @@ struct JsonScalar {
 // One tensor of the header, checked against the data area; its dims live in Header::dims.
 struct HeaderEntry {
   std::string key;
-  DType dtype = DType::kFloat32;
-  size_t dims_at = 0;
-  size_t rank = 0;
   int64_t begin = 0;
   int64_t end = 0;
+  uint32_t dims_at = 0;  // a header of at most 100 MB has fewer dims than that
+  uint16_t rank = 0;
+  DType dtype = DType::kFloat32;
 };
 
 struct Header {
@@ -144,8 +149,7 @@ class HeaderReader {
 
   template <typename... Args>
   bool fail(fmt::format_string<Args...> format, Args&&... args) {
-    if (!error_)
-      error_ = make_error(ErrorKind::kBadInput, format, std::forward<Args>(args)...);
+    if (!error_) error_ = make_error(ErrorKind::kBadInput, format, std::forward<Args>(args)...);
     return false;
   }
 
@@ -257,8 +261,7 @@ class HeaderReader {
 
   // Checks the entry that just closed and keeps it.
   bool finish_entry() {
-    if (!dtype_)
-      return fail("{}: tensor '{}': missing or non-string \"dtype\"", name_, key_);
+    if (!dtype_) return fail("{}: tensor '{}': missing or non-string \"dtype\"", name_, key_);
     const std::optional<DType> dtype = dtype_from_safetensors_name(*dtype_);
     if (!dtype)
       return fail("{}: tensor '{}' has unsupported dtype '{}' (splice reads {})", name_, key_,
@@ -269,8 +272,8 @@ class HeaderReader {
       return fail("{}: tensor '{}' has rank {}, more than the {} splice accepts", name_, key_,
                   shape_count_, kMaxRank);
     if (bad_dim_)
-      return fail("{}: tensor '{}': shape entry {} ({}) is not a non-negative integer", name_,
-                  key_, bad_dim_->first, bad_dim_->second);
+      return fail("{}: tensor '{}': shape entry {} ({}) is not a non-negative integer", name_, key_,
+                  bad_dim_->first, bad_dim_->second);
     if (!offsets_is_array_ || offsets_count_ != 2)
       return fail("{}: tensor '{}': \"data_offsets\" is not a pair [begin, end]", name_, key_);
     const std::optional<int64_t> begin = offsets_[0].non_negative;
@@ -293,10 +296,12 @@ class HeaderReader {
       return fail("{}: tensor '{}': shape {} of {} overflows a 64-bit byte count", name_, key_,
                   shape_string(shape), *dtype_);
     if (*end - *begin != *nbytes)
-      return fail("{}: tensor '{}': data_offsets [{}, {}] hold {} bytes, but shape {} of {} needs {}",
-                  name_, key_, *begin, *end, *end - *begin, shape_string(shape), *dtype_, *nbytes);
-    out_.entries.push_back(
-        HeaderEntry{std::move(key_), *dtype, dims_at_, shape_count_, *begin, *end});
+      return fail(
+          "{}: tensor '{}': data_offsets [{}, {}] hold {} bytes, but shape {} of {} needs {}",
+          name_, key_, *begin, *end, *end - *begin, shape_string(shape), *dtype_, *nbytes);
+    out_.entries.push_back(HeaderEntry{std::move(key_), *begin, *end,
+                                       static_cast<uint32_t>(dims_at_),
+                                       static_cast<uint16_t>(shape_count_), *dtype});
     key_.clear();
     return true;
   }
@@ -422,6 +427,10 @@ Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byt
   const std::span<const std::byte> data = bytes.subspan(8 + header_len);
   const char* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
   Header header;
+  // Room for as many entries as the header could hold (each takes at least
+  // `"":{"dtype":"","shape":[],"data_offsets":[0,0]},`, 48 bytes), so the vector never grows
+  // by copying; only the pages the entries fill take memory.
+  header.entries.reserve(header_len / 48 + 1);
   HeaderReader reader(name, data.size(), header);
   const bool parsed = json::sax_parse(header_begin, header_begin + header_len, &reader);
   if (reader.error()) return *reader.error();

@@ -37,8 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     put_le(bytes, 32, XXH3_64bits(bytes.data() + 40, bytes.size() - 40), 8);
   }
   if (::ftruncate(fd, 0) != 0) return 0;
-  if (!bytes.empty() && ::pwrite(fd, bytes.data(), bytes.size(), 0) !=
-                            static_cast<ssize_t>(bytes.size()))
+  if (!bytes.empty() &&
+      ::pwrite(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
     return 0;
   auto engine = splice::plan::load_engine_file(path);
   (void)engine.ok();

@@ -362,9 +362,13 @@ TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
   for (const auto& e : errors) EXPECT_EQ(e, "");
   EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned) + ".splice"});
   bool hit = false;
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
-                return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-              }, &hit).ok());
+  ASSERT_TRUE(load_or_build(
+                  cache_dir(), p, PlanMode::kPlanned,
+                  [](const ir::Program& prog) {
+                    return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+                  },
+                  &hit)
+                  .ok());
   EXPECT_TRUE(hit);
 }
 

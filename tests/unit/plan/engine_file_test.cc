@@ -387,7 +387,8 @@ TEST_F(EngineFileTest, OnlyARegularFileIsReplacedOrRead) {
   EXPECT_FALSE(is_engine_file(fifo));
   auto loaded = load_engine_file(fifo);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error().message(), "cannot read '" + fifo + "': it is a FIFO, not a regular file");
+  EXPECT_EQ(loaded.error().message(),
+            "cannot read '" + fifo + "': it is a FIFO, not a regular file");
 }
 
 TEST_F(EngineFileTest, WriteIntoAMissingFolderIsAnIoError) {

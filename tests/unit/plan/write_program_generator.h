@@ -246,8 +246,8 @@ inline std::string planned_vs_naive(const std::string& text, std::mt19937& rng, 
                              m == 0 ? "planned" : "naive", name);
     }
     if (outs[0].user_outputs.size() != outs[1].user_outputs.size())
-      return fmt::format("call {}: {} outputs planned, {} naive", call,
-                         outs[0].user_outputs.size(), outs[1].user_outputs.size());
+      return fmt::format("call {}: {} outputs planned, {} naive", call, outs[0].user_outputs.size(),
+                         outs[1].user_outputs.size());
     for (size_t i = 0; i < outs[0].user_outputs.size(); ++i)
       if (!same_bytes(*outs[0].user_outputs[i], *outs[1].user_outputs[i]))
         return fmt::format("call {}: output {} differs", call, i);

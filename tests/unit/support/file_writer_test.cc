@@ -93,9 +93,9 @@ TEST_F(FileWriterTest, NamesAtTheSystemsLimitWork) {
 
 TEST_F(FileWriterTest, RefusesAFolderAndLeavesIt) {
   fs::create_directories(dir_ / "folder");
-  expect_error(write_file(path("folder"), "x"),
-               {"cannot write '" + path("folder") + "': it is a folder; splice only replaces "
-                "regular files"});
+  expect_error(write_file(path("folder"), "x"), {"cannot write '" + path("folder") +
+                                                 "': it is a folder; splice only replaces "
+                                                 "regular files"});
   EXPECT_TRUE(fs::is_directory(dir_ / "folder"));
   expect_error(write_file(path("folder") + "/", "x"), {"it names a folder, not a file"});
   EXPECT_TRUE(temporaries().empty());

@@ -88,7 +88,8 @@ TEST_F(InputFileTest, ADeviceNodeIsRefused) {
 TEST_F(InputFileTest, AMissingFileNamesTheReason) {
   auto r = open_input_file(path("missing"));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message(), "cannot open '" + path("missing") + "': No such file or directory");
+  EXPECT_EQ(r.error().message(),
+            "cannot open '" + path("missing") + "': No such file or directory");
 }
 
 // ---- check_distinct_files ----
@@ -110,7 +111,8 @@ TEST_F(InputFileTest, AnOutputThatIsAnInputIsRefused) {
   fs::create_hard_link(model, dir_ / "hard");
   expect_collision(check_distinct_files({{"--inputs", path("hard")}}, {{"--outputs", model}}),
                    "--inputs and --outputs are the same file ('" + path("hard") + "' and '" +
-                       model + "'): splice will not overwrite a file it reads; write the output "
+                       model +
+                       "'): splice will not overwrite a file it reads; write the output "
                        "elsewhere");
   fs::create_symlink(model, dir_ / "soft");
   EXPECT_FALSE(check_distinct_files({{"the model", model}}, {{"--state-out", path("soft")}}).ok());
@@ -118,12 +120,12 @@ TEST_F(InputFileTest, AnOutputThatIsAnInputIsRefused) {
 
 TEST_F(InputFileTest, TwoOutputsInOneFileAreRefusedEvenBeforeItExists) {
   const std::string x = path("x.safetensors");
-  expect_collision(check_distinct_files({}, {{"--outputs", x}, {"--state-out", x}}),
-                   "--outputs and --state-out are the same file ('" + x +
-                       "'): each output needs its own file");
-  EXPECT_FALSE(
-      check_distinct_files({}, {{"--outputs", x}, {"--state-out", (dir_ / "." / "x.safetensors").string()}})
-          .ok());
+  expect_collision(
+      check_distinct_files({}, {{"--outputs", x}, {"--state-out", x}}),
+      "--outputs and --state-out are the same file ('" + x + "'): each output needs its own file");
+  EXPECT_FALSE(check_distinct_files(
+                   {}, {{"--outputs", x}, {"--state-out", (dir_ / "." / "x.safetensors").string()}})
+                   .ok());
 }
 
 TEST_F(InputFileTest, DistinctFilesAndSharedInputsAreFine) {
@@ -132,7 +134,8 @@ TEST_F(InputFileTest, DistinctFilesAndSharedInputsAreFine) {
                                    {{"--outputs", path("out")}, {"--state-out", path("state")}})
                   .ok());
   // A missing input is not compared (opening it reports it).
-  EXPECT_TRUE(check_distinct_files({{"--inputs", path("missing")}}, {{"--outputs", path("o")}}).ok());
+  EXPECT_TRUE(
+      check_distinct_files({{"--inputs", path("missing")}}, {{"--outputs", path("o")}}).ok());
 }
 
 }  // namespace

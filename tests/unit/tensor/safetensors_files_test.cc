@@ -96,7 +96,8 @@ TEST_F(SafetensorsFiles, AFifoOrAFolderAtTheDestinationIsRefusedAndKept) {
 TEST_F(SafetensorsFiles, ANameAtTheSystemsLimitIsWritten) {
   const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
   ASSERT_GT(name_max, 20);
-  const std::string out = path(std::string(static_cast<size_t>(name_max) - 12, 'o') + ".safetensors");
+  const std::string out =
+      path(std::string(static_cast<size_t>(name_max) - 12, 'o') + ".safetensors");
   auto r = write_safetensors(out, filled(2, 5));
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_TRUE(read_safetensors(out).ok());

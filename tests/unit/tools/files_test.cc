@@ -65,7 +65,8 @@ class SpliceFiles : public splice::testing::TempDirTest {
     EXPECT_FALSE(o.timed_out) << describe(o);
     EXPECT_EQ(o.exit_code, 2) << describe(o);
     for (const auto& part : parts)
-      EXPECT_NE(o.err.find(part), std::string::npos) << "expected '" << part << "'\n" << describe(o);
+      EXPECT_NE(o.err.find(part), std::string::npos) << "expected '" << part << "'\n"
+                                                     << describe(o);
   }
   std::vector<std::string> run_args(const std::vector<std::string>& extra) const {
     std::vector<std::string> args = {"run", model(), "--inputs", inputs(), "--cache-dir", cache()};
@@ -160,7 +161,8 @@ TEST_F(SpliceFiles, EightParallelRunsShareOneCacheEntry) {
 TEST_F(SpliceFiles, AnOutputOntoAFifoIsRefusedAndTheFifoKept) {
   const std::string fifo = path("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string refusal = "cannot write '" + fifo + "': it is a FIFO; splice only replaces "
+  const std::string refusal = "cannot write '" + fifo +
+                              "': it is a FIFO; splice only replaces "
                               "regular files";
   expect_refused(run_args({"--outputs", fifo}), {refusal});
   expect_refused(run_args({"--outputs", path("o.safetensors"), "--state-out", fifo}), {refusal});
@@ -216,7 +218,8 @@ TEST_F(SpliceFiles, LinksAreNeverWrittenThrough) {
   Outcome o = cli(run_args({"--outputs", out}));
   ASSERT_EQ(o.exit_code, 0) << describe(o);
   EXPECT_EQ(read_bytes(victim), "precious");
-  expect_same_tensors(read_tensors(out), read_tensors(case_file(case_, "call0.outputs.safetensors")));
+  expect_same_tensors(read_tensors(out),
+                      read_tensors(case_file(case_, "call0.outputs.safetensors")));
 }
 
 // ---- 3: colliding paths ----
@@ -231,9 +234,8 @@ TEST_F(SpliceFiles, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
   const std::string m = path("m.pt2");
   fs::copy_file(model(), m);
   const std::string original = read_bytes(m);
-  expect_refused({"compile", m, "-o", m},
-                 {"the model and -o are the same file ('" + m + "')",
-                  "splice will not overwrite a file it reads"});
+  expect_refused({"compile", m, "-o", m}, {"the model and -o are the same file ('" + m + "')",
+                                           "splice will not overwrite a file it reads"});
   expect_refused({"run", m, "--inputs", inputs(), "--outputs", m},
                  {"the model and --outputs are the same file"});
   fs::create_hard_link(m, dir_ / "hard.pt2");
@@ -335,8 +337,7 @@ TEST_F(SpliceFiles, AFailingStateOutLeavesTheOutputsUntouched) {
   EXPECT_FALSE(fs::exists(out));
   write("out.safetensors", "the previous run's outputs");
   fs::create_directories(dir_ / "a_folder");
-  expect_refused(run_args({"--outputs", out, "--state-out", path("a_folder")}),
-                 {"it is a folder"});
+  expect_refused(run_args({"--outputs", out, "--state-out", path("a_folder")}), {"it is a folder"});
   EXPECT_EQ(read_bytes(out), "the previous run's outputs");
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos)
@@ -359,8 +360,8 @@ TEST_F(SpliceFiles, NamesAtTheLimitWorkAndPermissionsAreKept) {
   const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
   ASSERT_GT(name_max, 20);
   const std::string long_out = path(std::string(name_max - 12, 'o') + ".safetensors");
-  Outcome o = cli(run_args({"--outputs", long_out, "--state-out",
-                            path(std::string(name_max, 's'))}));
+  Outcome o =
+      cli(run_args({"--outputs", long_out, "--state-out", path(std::string(name_max, 's'))}));
   ASSERT_EQ(o.exit_code, 0) << describe(o);
   EXPECT_TRUE(fs::exists(long_out));
   const std::string long_engine = path(std::string(name_max - 7, 'e') + ".splice");
