@@ -29,8 +29,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A run that could hang (a FIFO opened for reading) must fail long before this.
-constexpr std::chrono::seconds kQuick(15);
+// A run that could hang (a FIFO opened for reading) must fail long before this, even in a
+// sanitizer build on a busy machine; any other run must finish within kRunLimit.
+constexpr std::chrono::seconds kQuick(30);
+constexpr std::chrono::seconds kRunLimit(90);
 
 std::string case_file(const std::string& c, const std::string& name) {
   return kCasesDir + "/" + c + "/" + name;
@@ -56,12 +58,12 @@ class SpliceFiles : public splice::testing::TempDirTest {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string cache() const { return path("cache"); }
 
-  Outcome cli(const std::vector<std::string>& args, std::chrono::seconds timeout = kQuick) {
+  Outcome cli(const std::vector<std::string>& args, std::chrono::seconds timeout = kRunLimit) {
     return run_splice(args, {{"XDG_CACHE_HOME", path("xdg")}}, timeout);
   }
   // Expects exit 2, quickly, with every one of `parts` in stderr.
   void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& parts) {
-    Outcome o = cli(args);
+    Outcome o = cli(args, kQuick);
     EXPECT_FALSE(o.timed_out) << describe(o);
     EXPECT_EQ(o.exit_code, 2) << describe(o);
     for (const auto& part : parts)
@@ -107,7 +109,7 @@ TEST_F(SpliceFiles, ParallelRunsWritingOneOutputsFileEachLeaveAWholeFile) {
     for (int i = 0; i < kRuns; ++i)
       threads.emplace_back([&, i] {
         outcomes[i] = cli({"run", model(), "--no-cache", "--inputs", in[i], "--outputs", shared},
-                          std::chrono::seconds(60));
+                          kRunLimit);
       });
     for (auto& t : threads) t.join();
     for (int i = 0; i < kRuns; ++i) EXPECT_EQ(outcomes[i].exit_code, 0) << describe(outcomes[i]);
@@ -143,7 +145,7 @@ TEST_F(SpliceFiles, EightParallelRunsShareOneCacheEntry) {
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
       outcomes[i] = cli(run_args({"--outputs", path("o" + std::to_string(i) + ".safetensors")}),
-                        std::chrono::seconds(60));
+                        kRunLimit);
     });
   for (auto& t : threads) t.join();
   for (const auto& o : outcomes) {
