@@ -1,6 +1,7 @@
 // The engine cache: the key (a streamed XXH3-128 over a program and its weights) and the
-// load-or-build policy. Weight bytes are hashed where they lie (the .pt2 map), each weight to
-// its own XXH3-64 first, so hashing a large model reads each byte once without copying it.
+// load-or-build policy. Weight bytes are hashed where they lie (the .pt2 map, or the entry's
+// map when a hit is checked), each weight to its own XXH3-64 first, so hashing a large model
+// reads each byte once without copying it.
 #include "plan/cache.h"
 
 #include <xxhash.h>
@@ -12,6 +13,7 @@
 
 #include "ir/printer.h"
 #include "tensor/strided_walk.h"
+#include "support/file_writer.h"
 
 namespace splice::plan {
 
@@ -111,16 +113,19 @@ Result<LoadedEngine> load_or_build(const std::string& dir, const ir::Program& pr
   if (ec)
     return make_error(ErrorKind::kIo, "cannot create the engine cache folder '{}': {}", dir,
                       ec.message());
-  const std::string path =
-      (std::filesystem::path(dir) / (cache_key(program, mode, target) + ".splice")).string();
-  if (std::filesystem::exists(path, ec)) {
-    auto loaded = load_engine_file(path, target);
-    if (loaded.ok()) {
-      if (hit != nullptr) *hit = true;
-      return loaded;
-    }
-    // A corrupt entry (a crash mid-write on a filesystem without atomic rename, a disk error,
-    // a file damaged by hand) is not the user's problem: rebuild it below and overwrite it.
+  // Temporaries of runs that were killed mid-write would otherwise stay forever.
+  remove_abandoned_temporaries(dir);
+  const std::string key = cache_key(program, mode, target);
+  const std::string path = (std::filesystem::path(dir) / (key + ".splice")).string();
+  auto loaded = load_engine_file(path, target);
+  // The name is only a claim: an entry is used when what it holds has this key (another
+  // engine copied or linked under this name, or built from other weights, is not this
+  // program). Anything else that fails to load -- a missing entry, a crash mid-write on a
+  // filesystem without atomic rename, a disk error, a file damaged by hand -- is not the
+  // user's problem either: it is rebuilt below and replaced.
+  if (loaded.ok() && cache_key(loaded->program, loaded->plan.mode, target) == key) {
+    if (hit != nullptr) *hit = true;
+    return loaded;
   }
   SPLICE_ASSIGN_OR_RETURN(Plan plan, build(program));
   SPLICE_TRY(write_engine_file(program, plan, path));

@@ -1,8 +1,10 @@
 #pragma once
 // The engine cache: compiled engines stored under a key of everything that decides them, so a
 // second run of the same model skips planning and loads the engine file (weights mapped in
-// place). An entry is <dir>/<key>.splice; entries are written atomically, so concurrent
-// processes building the same model at worst both build it, and a corrupt entry is rebuilt.
+// place). An entry is <dir>/<key>.splice; entries are written atomically (support/
+// file_writer.h), so concurrent processes building the same model at worst both build it; an
+// entry is used only when its own program and weights give its key, and anything else there
+// (corrupt, foreign, from other weights) is rebuilt.
 
 #include <functional>
 #include <string>
@@ -25,10 +27,14 @@ std::string default_cache_dir();
 std::string cache_key(const ir::Program& program, PlanMode mode, const backend::Target& target);
 
 // Returns the engine for `program` from `dir`, building it with `build` on a miss. The cache
-// folder is created if needed (failure: kIo naming it). A present entry that fails to load
-// (corrupt, truncated, from another version) is rebuilt and overwritten. A miss writes the
-// entry and then loads it back, so a hit and a miss return the same thing: the program and
-// plan as the engine file holds them. `hit`, when given, says whether the entry was used.
+// folder is created if needed (failure: kIo naming it), and temporaries left there by writers
+// that died are removed (remove_abandoned_temporaries). On a hit the key is computed again
+// from the loaded entry's own program, plan mode and weights and must equal the entry's name;
+// an entry that fails to load (corrupt, truncated, from another version) or holds another
+// program or other weights is rebuilt and replaced. Something other than a regular file at the
+// entry's name is never opened as one nor replaced: that is a kIo error. A miss writes the entry
+// and then loads it back, so a hit and a miss return the same thing: the program and plan as
+// the engine file holds them. `hit`, when given, says whether the entry was used.
 Result<LoadedEngine> load_or_build(const std::string& dir, const ir::Program& program,
                                    PlanMode mode, const backend::Target& target,
                                    const std::function<Result<Plan>(const ir::Program&)>& build,

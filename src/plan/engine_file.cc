@@ -4,25 +4,20 @@
 // the file, checks magic, versions, checksum and every offset before it touches a section,
 // then rebuilds the program from its text IR, attaches the weights as read-only views of the
 // map, verifies the program and checks the plan against it.
-//
-// Files are created with mkstemp/write/fsync/rename from <stdlib.h>/<unistd.h>/<cstdio>, not
-// open(2): <fcntl.h> declares glibc's ::splice(), which clashes with namespace splice.
+// Files are written through support/file_writer.h (temporary, fsync, rename) and opened
+// through support/input_file.h.
 #include "plan/engine_file.h"
 
 #include "plan/build.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -36,6 +31,8 @@
 #include "ir/verifier.h"
 #include "plan/plan_json.h"
 #include "support/checked_math.h"
+#include "support/file_writer.h"
+#include "support/input_file.h"
 #include "support/mapped_file.h"
 
 namespace splice::plan {
@@ -208,60 +205,6 @@ std::string checksum_bytes(uint64_t checksum) {
   std::string s(8, '\0');
   put_le(s, 0, checksum, 8);
   return s;
-}
-
-Error io_error(const std::string& what, const std::string& path, int err) {
-  return make_error(ErrorKind::kIo, "cannot {} '{}': {}", what, path, std::strerror(err));
-}
-
-// Writes all of `size` bytes, resuming after partial writes and signals.
-Result<void> write_all(int fd, const void* data, size_t size, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    // Linux writes at most ~2 GiB per call; larger requests come back partial anyway.
-    ssize_t n = ::write(fd, p, std::min<size_t>(size, size_t{1} << 30));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return io_error("write", path, n < 0 ? errno : EIO);
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return ok_result();
-}
-
-// The temporary file of an atomic write: closed and removed unless it was renamed into place.
-class TempFile {
- public:
-  TempFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) std::remove(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-  Result<void> close() {
-    int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return io_error("close", path_, errno);
-    return ok_result();
-  }
-  void commit() { committed_ = true; }
-
- private:
-  int fd_;
-  std::string path_;
-  bool committed_ = false;
-};
-
-// Makes a rename durable: the directory entry is flushed too. Best effort, because some
-// filesystems refuse fsync on a directory and the file itself is already on disk.
-void sync_directory(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return;
-  ::fsync(::dirfd(d));
-  ::closedir(d);
 }
 
 // ---- reading ----
@@ -496,31 +439,13 @@ Result<std::string> serialize_engine(const ir::Program& program, const Plan& pla
 Result<void> write_engine_file(const ir::Program& program, const Plan& plan,
                                const std::string& path) {
   SPLICE_ASSIGN_OR_RETURN(Layout layout, make_layout(program, plan));
-  // The temporary file sits in the target's folder so the rename stays on one filesystem,
-  // which is what makes it atomic.
-  std::string temp_name = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp_name.data());
-  if (fd < 0) return io_error("create a temporary file for", path, errno);
-  TempFile temp(fd, temp_name);
+  SPLICE_ASSIGN_OR_RETURN(PendingFile file, PendingFile::create(path));
   SPLICE_ASSIGN_OR_RETURN(uint64_t checksum, emit(layout, [&](const void* data, size_t size) {
-                            return write_all(temp.fd(), data, size, temp.path());
+                            return file.write(data, size);
                           }));
   const std::string sum = checksum_bytes(checksum);
-  if (::pwrite(temp.fd(), sum.data(), sum.size(), kChecksumOffset) != 8)
-    return io_error("write", temp.path(), errno);
-  // mkstemp creates the file 0600; an engine file holds nothing secret and is shared like the
-  // .pt2 it came from.
-  if (::fchmod(temp.fd(), 0644) != 0) return io_error("set permissions of", temp.path(), errno);
-  // Data on disk before the rename publishes the name, or a crash could leave a named but
-  // empty file (the checksum would catch it, but the cache would rebuild needlessly).
-  if (::fsync(temp.fd()) != 0) return io_error("flush", temp.path(), errno);
-  SPLICE_TRY(temp.close());
-  if (std::rename(temp.path().c_str(), path.c_str()) != 0)
-    return io_error("rename onto", path, errno);
-  temp.commit();
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  sync_directory(dir.empty() ? "." : dir);
-  return ok_result();
+  SPLICE_TRY(file.write_at(kChecksumOffset, sum.data(), sum.size()));
+  return commit_file(file);
 }
 
 Result<LoadedEngine> load_engine_file(const std::string& path, const backend::Target& target) {
@@ -531,11 +456,16 @@ Result<LoadedEngine> load_engine_file(const std::string& path, const backend::Ta
 }
 
 bool is_engine_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rbe");
-  if (f == nullptr) return false;
+  auto file = open_input_file(path);
+  if (!file.ok()) return false;
   char magic[8];
-  const size_t n = std::fread(magic, 1, sizeof(magic), f);
-  std::fclose(f);
+  size_t n = 0;
+  while (n < sizeof(magic)) {
+    const ssize_t got = ::read(file->get(), magic + n, sizeof(magic) - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    n += static_cast<size_t>(got);
+  }
   return n == sizeof(magic) && std::string_view(magic, n) == kEngineMagic;
 }
 

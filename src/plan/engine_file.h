@@ -50,9 +50,10 @@ inline constexpr uint64_t kEngineWeightAlign = 64;
 // storage is a kBadUsage error.
 Result<std::string> serialize_engine(const ir::Program& program, const Plan& plan);
 
-// Writes the engine file at `path` atomically: a temporary file in the same folder is written,
-// flushed to disk and renamed over `path`, so readers never see a partial file. Errors are kIo
-// naming the path.
+// Writes the engine file at `path` through the one file writer (support/file_writer.h): a
+// temporary file in the same folder is written, flushed to disk and renamed over `path`, so
+// readers never see a partial file; `path` must be a regular file or absent, and an existing
+// file's permissions are kept. Errors are kIo naming the path.
 Result<void> write_engine_file(const ir::Program& program, const Plan& plan,
                                const std::string& path);
 

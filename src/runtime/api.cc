@@ -18,6 +18,7 @@
 #include "splice/splice.h"
 #include "support/checked_math.h"
 #include "tensor/convert.h"
+#include "support/file_identity.h"
 
 namespace splice {
 
@@ -149,6 +150,9 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
                         "'{}' is already an engine file; `splice compile` takes a .pt2 archive "
                         "(run the engine with `splice run`)",
                         pt2_path);
+    // Writing the engine over the archive would replace the user's model with it.
+    SPLICE_TRY(
+        check_distinct_files({{"the model", pt2_path}}, {{"the engine file", engine_path}}));
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
                             backend::require_backend(options.device));
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));

@@ -17,8 +17,9 @@ namespace splice {
 
 class MappedFile {
  public:
-  // Maps the regular file at `path`. An empty file maps to an empty span (no mapping is made).
-  // Errors are ErrorKind::kIo and name the path and the system's reason.
+  // Maps the regular file at `path`, opened with open_input_file (support/input_file.h: anything
+  // but a regular file is refused, and a FIFO never blocks). An empty file maps to an empty span
+  // (no mapping is made). Errors are ErrorKind::kIo and name the path and the system's reason.
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path);
 
   ~MappedFile();

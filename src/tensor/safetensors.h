@@ -8,8 +8,12 @@
 //
 // Files are untrusted: every length and offset is checked with overflow-safe arithmetic
 // before use; errors are ErrorKind::kBadInput (the file is a user's input or state file) and
-// name the file and the tensor key. Reading copies each tensor into owned, contiguous
-// storage, so the result stays valid and writable after the file changes.
+// name the file and the tensor key. As the reference implementation does, a header over
+// 100,000,000 bytes, a name given twice, and data offsets that do not tile the data area
+// exactly (overlapping tensors, gaps, trailing bytes) are refused. The header is read as a
+// stream of JSON events into compact entries, so memory stays a small multiple of its size.
+// Reading copies each tensor into owned, contiguous storage, so the result stays valid and
+// writable after the file changes.
 
 #include <cstddef>
 #include <map>
@@ -18,12 +22,14 @@
 #include <string_view>
 
 #include "support/error.h"
+#include "support/file_writer.h"
 #include "tensor/tensor.h"
 
 namespace splice {
 
 // Reads every tensor of the file at `path` (the `__metadata__` entry is ignored). A file that
-// cannot be read is ErrorKind::kIo.
+// cannot be read, or is not a regular file, is ErrorKind::kIo (support/input_file.h: a FIFO
+// never blocks).
 Result<std::map<std::string, Tensor>> read_safetensors(const std::string& path);
 
 // Parses a whole safetensors file held in memory. `name` labels the bytes in error messages
@@ -37,8 +43,13 @@ Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byt
 // (JSON cannot hold it) is ErrorKind::kBadUsage.
 Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& tensors);
 
-// serialize_safetensors into the file at `path`, written to `path + ".tmp"` first and renamed,
-// so an interrupted write never leaves a half-written state file. I/O failures are kIo.
+// serialize_safetensors into a PendingFile for `path` (support/file_writer.h), ready for
+// commit_files along with the other files of one call. I/O failures are kIo.
+Result<PendingFile> prepare_safetensors_file(const std::string& path,
+                                             const std::map<std::string, Tensor>& tensors);
+
+// prepare_safetensors_file and commit it: `path` holds either its old contents or all of the
+// new ones, never a mix. I/O failures are kIo.
 Result<void> write_safetensors(const std::string& path,
                                const std::map<std::string, Tensor>& tensors);
 

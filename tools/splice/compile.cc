@@ -1,6 +1,7 @@
 // `splice compile MODEL.pt2 -o MODEL.splice`: plan once and write an engine file that
 // `splice run` loads without re-planning (docs/engine.md). Also home of the planning options
 // that compile, run and inspect share.
+#include "support/file_identity.h"
 #include "tools/splice/commands.h"
 
 namespace splice::tools {
@@ -21,6 +22,7 @@ Result<LoadOptions> to_load_options(const PlanOptions& planning, int threads) {
 }
 
 Result<void> run_compile(const CompileOptions& options) {
+  SPLICE_TRY(check_distinct_files({{"the model", options.model}}, {{"-o", options.output}}));
   // Compiling always builds afresh: the cache only serves loads.
   PlanOptions planning = options.planning;
   planning.no_cache = true;

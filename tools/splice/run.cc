@@ -1,12 +1,16 @@
 // `splice run MODEL --inputs IN --outputs OUT [--state-in S] [--state-out S]`: the contract
 // held-out programs are run through. Output keys: `output.N` for the N-th user output (None
 // outputs omitted), `mutated.NAME` for each mutated user input; state files hold buffers by
-// fully qualified name.
+// fully qualified name. Every file is read before any is written, no output may be a file the
+// call reads or another output, and --outputs and --state-out are committed together
+// (support/file_writer.h), so a failing call leaves every output file as it was.
 #include <cstdio>
 #include <cstring>
 
 #include "splice/splice.h"
 #include "support/dtype.h"
+#include "support/file_identity.h"
+#include "support/file_writer.h"
 #include "tensor/safetensors.h"
 #include "tools/splice/commands.h"
 #include "tools/splice/tensor_print.h"
@@ -29,6 +33,15 @@ Result<Tensor> tensor_of(const HostTensor& h) {
 }  // namespace
 
 Result<void> run_run(const RunOptions& options) {
+  // No output may overwrite a file this call reads, nor share a file with another output.
+  std::vector<NamedPath> reads = {{"the model", options.model}}, writes;
+  if (!options.inputs.empty()) reads.push_back({"--inputs", options.inputs});
+  if (!options.state_in.empty()) reads.push_back({"--state-in", options.state_in});
+  if (!options.compare.empty()) reads.push_back({"--compare", options.compare});
+  if (!options.outputs.empty()) writes.push_back({"--outputs", options.outputs});
+  if (!options.state_out.empty()) writes.push_back({"--state-out", options.state_out});
+  SPLICE_TRY(check_distinct_files(reads, writes));
+
   SPLICE_ASSIGN_OR_RETURN(LoadOptions load_options,
                           to_load_options(options.planning, options.threads));
   SPLICE_ASSIGN_OR_RETURN(Model model, Model::load(options.model, load_options));
@@ -48,6 +61,11 @@ Result<void> run_run(const RunOptions& options) {
       if (!r.ok()) return r.error().with_context(fmt::format("--state-in {}", options.state_in));
     }
   }
+  // Read before anything is written: a bad comparison file must not leave outputs behind.
+  std::map<std::string, Tensor> expected;
+  if (!options.compare.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(expected, read_safetensors(options.compare));
+  }
   std::map<std::string, TensorArg> args;
   for (auto& [name, t] : input_tensors) args.emplace(name, arg_of(t));
   SPLICE_ASSIGN_OR_RETURN(RunResult result, session.run(args));
@@ -62,13 +80,13 @@ Result<void> run_run(const RunOptions& options) {
     SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(h));
     out.emplace(fmt::format("mutated.{}", name), std::move(t));
   }
-  if (!options.outputs.empty()) SPLICE_TRY(write_safetensors(options.outputs, out));
-  if (!options.compare.empty()) {
-    SPLICE_ASSIGN_OR_RETURN(auto expected, read_safetensors(options.compare));
-    std::printf("%s", format_comparison(out, expected).c_str());
-  } else if (options.print || options.outputs.empty()) {
-    for (const auto& [name, t] : out)
-      std::printf("%s = %s\n", name.c_str(), format_tensor(t).c_str());
+
+  // The outputs and the state are one commit: both files are written and flushed before
+  // either is renamed into place, so a failure leaves both as they were.
+  std::vector<PendingFile> files;
+  if (!options.outputs.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(PendingFile f, prepare_safetensors_file(options.outputs, out));
+    files.push_back(std::move(f));
   }
   if (!options.state_out.empty()) {
     std::map<std::string, Tensor> state;
@@ -77,7 +95,16 @@ Result<void> run_run(const RunOptions& options) {
       SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(h));
       state.emplace(name, std::move(t));
     }
-    SPLICE_TRY(write_safetensors(options.state_out, state));
+    SPLICE_ASSIGN_OR_RETURN(PendingFile f, prepare_safetensors_file(options.state_out, state));
+    files.push_back(std::move(f));
+  }
+  SPLICE_TRY(commit_files(files));
+
+  if (!options.compare.empty()) {
+    std::printf("%s", format_comparison(out, expected).c_str());
+  } else if (options.print || options.outputs.empty()) {
+    for (const auto& [name, t] : out)
+      std::printf("%s = %s\n", name.c_str(), format_tensor(t).c_str());
   }
   return ok_result();
 }

@@ -1,18 +1,26 @@
 // Tests for the engine cache: what changes the key (a node argument, a weight byte, the plan
 // mode, a symbol range) and what does not (loading the same model twice), the default folder,
-// and load_or_build's miss, hit, rebuild of a corrupt entry and atomic writes.
+// and load_or_build's miss, hit, rebuild of a corrupt entry or of an entry holding another
+// program or other weights, atomic writes by concurrent builders, temporaries of killed writers
+// removed (live ones kept), and a FIFO at an entry's name.
 #include "plan/cache.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "frontend/pt2/loader.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "plan/build.h"
+#include "support/file_writer.h"
 #include "tests/unit/temp_dir_test_base.h"
 #include "tests/test_backends.h"
 
@@ -213,6 +221,158 @@ TEST_F(CacheTest, CorruptEntryIsRebuilt) {
   }
   EXPECT_EQ(builds, 3);
   EXPECT_EQ(cache_files().size(), 1u);
+}
+
+// The entry's name is only a claim: what it holds must give that key.
+TEST_F(CacheTest, AnotherProgramsEngineUnderTheKeyIsRebuilt) {
+  ir::Program p = load(kRotary), q = load(kKvCache);
+  int builds = 0;
+  auto build = [&](const ir::Program& prog) -> Result<Plan> {
+    ++builds;
+    return simple_plan(prog, PlanMode::kPlanned);
+  };
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build).ok());
+  ASSERT_TRUE(load_or_build(cache_dir(), q, PlanMode::kPlanned, cpu_target(), build).ok());
+  const fs::path p_entry = fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
+  const fs::path q_entry = fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
+  // A valid engine of another program copied under p's key.
+  fs::copy_file(q_entry, p_entry, fs::copy_options::overwrite_existing);
+  bool hit = true;
+  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_FALSE(hit) << "the entry holds another program";
+  EXPECT_EQ(builds, 3);
+  EXPECT_EQ(ir::print_program(r->program), ir::print_program(p));
+  auto entry = load_engine_file(p_entry.string());
+  ASSERT_TRUE(entry.ok()) << entry.error().message();
+  EXPECT_EQ(cache_key(entry->program, entry->plan.mode, cpu_target()), cache_key(p, PlanMode::kPlanned, cpu_target()))
+      << "the entry was rebuilt";
+  // And the rebuilt entry is a hit again.
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit).ok());
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(builds, 3);
+}
+
+TEST_F(CacheTest, AnEngineOfOtherWeightsUnderTheKeyIsRebuilt) {
+  ir::Program p = load(kKvCache);
+  ir::Program q = load(kKvCache);
+  Tensor other = q.weights.at("cache").contiguous_copy();
+  other.data<float>()[0] += 1.0f;
+  q.weights["cache"] = other;
+  auto build = [&](const ir::Program& prog) -> Result<Plan> {
+    return simple_plan(prog, PlanMode::kPlanned);
+  };
+  ASSERT_TRUE(load_or_build(cache_dir(), q, PlanMode::kPlanned, cpu_target(), build).ok());
+  const fs::path p_entry = fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
+  const fs::path q_entry = fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
+  fs::copy_file(q_entry, p_entry);
+  bool hit = true;
+  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_FALSE(hit) << "the entry holds other weights";
+  const Tensor& got = r->program.weights.at("cache");
+  const Tensor& want = p.weights.at("cache");
+  ASSERT_EQ(got.nbytes(), want.nbytes());
+  EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()), 0);
+}
+
+// A temporary of a writer that died mid-write: here a real cache write, of an engine large
+// enough to take a while, in a child process killed by SIGKILL as soon as its temporary shows.
+TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  ir::Program big = load(kKvCache);
+  big.weights["cache"] = Tensor::empty(DType::kFloat32, {16 << 20});  // 64 MB
+  const std::string dir = cache_dir();
+  auto killed_while_writing = [&] {
+    std::thread killer([&] {
+      for (;;) {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+          if (e.path().filename().string().find(".splice.tmp.") != std::string::npos)
+            ::kill(::getpid(), SIGKILL);
+      }
+    });
+    killer.detach();
+    (void)load_or_build(dir, big, PlanMode::kPlanned, [](const ir::Program& prog) -> Result<Plan> {
+      return simple_plan(prog, PlanMode::kPlanned);
+    });
+    std::_Exit(0);  // the write finished before the killer saw it: the test below says so
+  };
+  fs::create_directories(dir);
+  EXPECT_EXIT(killed_while_writing(), ::testing::KilledBySignal(SIGKILL), "");
+  std::vector<std::string> left = cache_files();
+  ASSERT_EQ(left.size(), 1u) << "the killed writer leaves one temporary";
+  EXPECT_NE(left[0].find(".splice.tmp."), std::string::npos) << left[0];
+
+  ir::Program p = load(kKvCache);
+  auto r = load_or_build(dir, p, PlanMode::kPlanned, [](const ir::Program& prog) -> Result<Plan> {
+    return simple_plan(prog, PlanMode::kPlanned);
+  });
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+}
+
+TEST_F(CacheTest, AnUnlockedTemporaryOfAnOlderSpliceIsRemoved) {
+  // The name splice 0.6.0 gave its temporaries; it never locked them, so none is live.
+  fs::create_directories(cache_dir());
+  const std::string leftover = "0123456789abcdef0123456789abcdef.splice.tmp.Xy12Zq";
+  write("cache/" + leftover, std::string(1 << 20, 'x'));
+  ir::Program p = load(kRotary);
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+                return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+              }).ok());
+  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+}
+
+TEST_F(CacheTest, ALiveWritersTemporaryIsKept) {
+  fs::create_directories(cache_dir());
+  auto writing = PendingFile::create(cache_dir() + "/other.splice");
+  ASSERT_TRUE(writing.ok()) << writing.error().message();
+  ir::Program p = load(kRotary);
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+                return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+              }).ok());
+  EXPECT_TRUE(fs::exists(writing->temp_path())) << "another process is still writing it";
+}
+
+TEST_F(CacheTest, AFifoAtTheEntrysNameIsAnErrorNotAHang) {
+  ir::Program p = load(kRotary);
+  fs::create_directories(cache_dir());
+  const std::string entry = cache_dir() + "/" + cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice";
+  ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
+  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+    return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
+  EXPECT_EQ(r.error().message(),
+            "cannot write '" + entry + "': it is a FIFO; splice only replaces regular files");
+  EXPECT_EQ(fs::status(entry).type(), fs::file_type::fifo);
+}
+
+TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
+  ir::Program p = load(kKvCache);
+  std::vector<std::string> errors(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+        return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+      });
+      if (!r.ok()) errors[i] = r.error().message();
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  bool hit = false;
+  ASSERT_TRUE(load_or_build(
+                  cache_dir(), p, PlanMode::kPlanned,
+                  [](const ir::Program& prog) {
+                    return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+                  },
+                  &hit)
+                  .ok());
+  EXPECT_TRUE(hit);
 }
 
 TEST_F(CacheTest, BuildErrorsPassThroughAndLeaveNoEntry) {

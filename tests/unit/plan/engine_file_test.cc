@@ -4,6 +4,8 @@
 #include "plan/engine_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <cstring>
@@ -394,6 +396,43 @@ TEST_F(EngineFileTest, WriteIsAtomicAndOverwrites) {
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   EXPECT_EQ(loaded->plan, naive);
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::others_read, fs::perms::others_read);
+}
+
+TEST_F(EngineFileTest, AReplacedEngineKeepsItsPermissions) {
+  ir::Program program = load(kRotary);
+  const std::string path = write("m.splice", "an older engine");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  ASSERT_TRUE(write_engine_file(program, real_plan(program), path).ok());
+  EXPECT_EQ(fs::status(path).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_TRUE(load_engine_file(path).ok());
+}
+
+TEST_F(EngineFileTest, ANameAtTheSystemsLimitIsWritten) {
+  ir::Program program = load(kRotary);
+  const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
+  ASSERT_GT(name_max, 20);
+  const std::string path = (dir_ / (std::string(name_max - 7, 'e') + ".splice")).string();
+  auto r = write_engine_file(program, real_plan(program), path);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(load_engine_file(path).ok());
+}
+
+TEST_F(EngineFileTest, OnlyARegularFileIsReplacedOrRead) {
+  // A FIFO without a writer: writing refuses it (and leaves it), reading never blocks on it.
+  ir::Program program = load(kRotary);
+  const std::string fifo = (dir_ / "fifo.splice").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = write_engine_file(program, real_plan(program), fifo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
+  EXPECT_EQ(r.error().message(),
+            "cannot write '" + fifo + "': it is a FIFO; splice only replaces regular files");
+  EXPECT_EQ(fs::status(fifo).type(), fs::file_type::fifo);
+  EXPECT_FALSE(is_engine_file(fifo));
+  auto loaded = load_engine_file(fifo);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().message(),
+            "cannot read '" + fifo + "': it is a FIFO, not a regular file");
 }
 
 TEST_F(EngineFileTest, WriteIntoAMissingFolderIsAnIoError) {

@@ -60,7 +60,8 @@ TEST_F(MappedFileTest, DirectoryIsRefused) {
   auto file = MappedFile::open(dir_.string());
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.error().kind(), ErrorKind::kIo);
-  EXPECT_EQ(file.error().message(), "cannot map '" + dir_.string() + "': not a regular file");
+  EXPECT_EQ(file.error().message(),
+            "cannot read '" + dir_.string() + "': it is a folder, not a regular file");
 }
 
 }  // namespace

@@ -1,11 +1,17 @@
 // Tests for the safetensors reader/writer: round trips of every dtype (0-d, empty and
 // non-contiguous tensors included), the exact bytes written, a file laid out as the Python
-// `safetensors` library writes it, and every kind of corrupt file with its message.
+// `safetensors` library writes it, every kind of corrupt file with its message, the reference
+// implementation's limits (header size, names given twice, data that does not tile), and the
+// memory a huge header costs. Writing files: safetensors_files_test.cc.
 #include "tensor/safetensors.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -202,7 +208,7 @@ TEST(Safetensors, RejectsHeaderLengthPastTheEnd) {
   const std::string m = parse_error(file);
   expect_contains(m, "header length 64 runs past the end of the file (10 bytes, 2 after");
   std::string huge(8, '\xff');
-  expect_contains(parse_error(huge), "header length 18446744073709551615 runs past the end");
+  expect_contains(parse_error(huge), "header length 18446744073709551615 is more than");
 }
 
 TEST(Safetensors, RejectsBadJson) {
@@ -285,6 +291,186 @@ TEST(Safetensors, RejectsBoolBytesOtherThanZeroOrOne) {
       "tensor 'm': bool element 2 has byte value 2");
 }
 
+// The limits of the reference implementation (safetensors' MAX_HEADER_SIZE, duplicate names,
+// Metadata::validate's tiling): a file it refuses, splice refuses too.
+TEST(Safetensors, RefusesAHeaderOverOneHundredMillionBytes) {
+  // An empty object padded with spaces: valid JSON, just too long.
+  std::string header = "{}";
+  header.resize(100'000'001, ' ');
+  std::string m = parse_error(make_file(header));
+  expect_contains(m,
+                  "state.safetensors: header length 100000001 is more than the 100000000 bytes "
+                  "a safetensors header may have");
+  // The length alone decides: it is refused before the file's size is looked at.
+  std::string claim(8, '\0');
+  const uint64_t n = 220'000'000;
+  std::memcpy(claim.data(), &n, 8);
+  expect_contains(parse_error(claim), "header length 220000000 is more than the 100000000 bytes");
+  // The limit itself is fine.
+  header.resize(100'000'000);
+  auto ok = parse_safetensors(as_bytes(make_file(header)));
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_TRUE(ok->empty());
+}
+
+TEST(Safetensors, RefusesANameGivenTwice) {
+  expect_contains(parse_error(make_file(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                                        R"("b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
+                                        R"("a":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}})",
+                                        "xyz")),
+                  "state.safetensors: tensor 'a' appears twice in the header");
+  expect_contains(
+      parse_error(
+          make_file(R"({"a":{"dtype":"U8","dtype":"I8","shape":[1],"data_offsets":[0,1]}})", "x")),
+      "tensor 'a': \"dtype\" appears twice in its entry");
+  expect_contains(parse_error(make_file(R"({"__metadata__":{},"__metadata__":{}})")),
+                  "\"__metadata__\" appears twice in the header");
+}
+
+TEST(Safetensors, RefusesOverlappingData) {
+  expect_contains(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                        std::string(12, 'd'))),
+                  "tensor 'b': data_offsets [4, 12] overlap tensor 'a' at [0, 8]");
+  // Two names for the same bytes overlap too.
+  expect_contains(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                        R"("b":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})",
+                                        "dddd")),
+                  "data_offsets [0, 4] overlap tensor");
+}
+
+TEST(Safetensors, RefusesGapsAndTrailingBytes) {
+  expect_contains(parse_error(make_file(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                        R"("b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}})",
+                                        "dddddd")),
+                  "tensor 'b': data_offsets [4, 6] leave bytes [2, 4) of the data area unused");
+  expect_contains(
+      parse_error(make_file(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})", "dddd")),
+      "tensor 'a': data_offsets [2, 4] leave bytes [0, 2) of the data area unused");
+  expect_contains(
+      parse_error(make_file(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", "dddd")),
+      "the tensors' data ends at byte 2 of the data area, which has 4 bytes");
+  expect_contains(parse_error(make_file(R"({})", "dd")),
+                  "the tensors' data ends at byte 0 of the data area, which has 2 bytes");
+}
+
+TEST(Safetensors, EmptyTensorsFitAnywhereInTheTiling) {
+  auto r = parse_safetensors(
+      as_bytes(make_file(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                         R"("e0":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},)"
+                         R"("e1":{"dtype":"F32","shape":[3,0],"data_offsets":[2,2]},)"
+                         R"("b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]},)"
+                         R"("e2":{"dtype":"I64","shape":[0],"data_offsets":[3,3]}})",
+                         "abc")));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->size(), 5u);
+  EXPECT_EQ(r->at("e1").sizes(), (Shape{3, 0}));
+}
+
+TEST(Safetensors, SkipsMetadataAndUnknownFieldsHoweverNested) {
+  auto r = parse_safetensors(as_bytes(make_file(
+      R"({"__metadata__":{"format":"pt","x":[1,{"y":[]}]},)"
+      R"("a":{"extra":{"deep":[[1],[2,{"z":null}]]},"dtype":"U8","shape":[1],"data_offsets":[0,1],"more":"x"}})",
+      "q")));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->size(), 1u);
+  // Containers where numbers belong are quoted in the message.
+  expect_contains(
+      parse_error(make_file(R"({"a":{"dtype":"U8","shape":[[1]],"data_offsets":[0,1]}})", "q")),
+      "shape entry 0 ([...]) is not a non-negative integer");
+  expect_contains(
+      parse_error(make_file(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":["0",{}]}})", "q")),
+      "data_offsets [\"0\",{...}] are not non-negative integers");
+  expect_contains(
+      parse_error(make_file(R"({"a":{"dtype":7,"shape":[1],"data_offsets":[0,1]}})", "q")),
+      "missing or non-string \"dtype\"");
+  expect_contains(parse_error(make_file(R"({"a":[]})")),
+                  "header entry is a JSON array, not an object");
+  expect_contains(parse_error(make_file(R"("text")")),
+                  "the header is a JSON string, not an object");
+  expect_contains(
+      parse_error(make_file(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}} x)", "q")),
+      "header is not valid JSON");
+}
+
+// Peak memory of parsing a header of `keys` entries, less the memory in use before, in bytes;
+// measured in a child process (VmHWM reset through /proc/self/clear_refs). `duplicate_last`
+// repeats the first name at the end, so the file is refused only after all of it is read.
+int64_t parse_peak_bytes(int keys, bool duplicate_last, size_t* header_bytes) {
+  std::string header = "{";
+  for (int i = 0; i < keys; ++i)
+    header += fmt::format(
+        R"("layers.{}.weight":{{"dtype":"U8","shape":[1],"data_offsets":[{},{}]}},)", i, i, i + 1);
+  if (duplicate_last)
+    header += R"("layers.0.weight":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})";
+  else
+    header.back() = '}';
+  *header_bytes = header.size();
+  const std::string file = make_file(header, std::string(static_cast<size_t>(keys), '\x01'));
+  header.clear();
+  header.shrink_to_fit();
+
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return -1;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto status_kb = [](const char* field) -> int64_t {
+      std::ifstream in("/proc/self/status");
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind(field, 0) == 0) return std::stoll(line.substr(std::strlen(field)));
+      return -1;
+    };
+    { std::ofstream("/proc/self/clear_refs") << "5"; }  // VmHWM = VmRSS from here on
+    const int64_t before = status_kb("VmRSS:");
+    int64_t peak = -1;
+    {
+      auto r = parse_safetensors(as_bytes(file));
+      if (r.ok() != !duplicate_last) ::_exit(3);
+      peak = status_kb("VmHWM:");
+    }
+    const int64_t delta = (peak - before) * 1024;
+    (void)!::write(pipe_fds[1], &delta, sizeof delta);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  int64_t delta = -1;
+  if (::read(pipe_fds[0], &delta, sizeof delta) != sizeof delta) delta = -1;
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? delta : -1;
+}
+
+TEST(Safetensors, HeaderMemoryIsASmallMultipleOfItsSize) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator changes what a parse costs";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer's allocator changes what a parse costs";
+#endif
+#endif
+  // ~24 MB of header, 300,000 names. A JSON tree of it took over 400 MB. Read as events into
+  // compact entries it costs less than the header itself, so a file refused after the whole
+  // header was read (a name repeated at the end) stays under twice the header. Reading it
+  // costs the tensors themselves on top: ~450 bytes of bookkeeping each (storage, shape,
+  // strides, map node) for ~80 bytes of header, so one-byte tensors, the worst case, stay
+  // under 8 times the header.
+  constexpr int kKeys = 300'000;
+  size_t header_bytes = 0;
+  const int64_t refused = parse_peak_bytes(kKeys, /*duplicate_last=*/true, &header_bytes);
+  ASSERT_GT(refused, 0) << "the child failed";
+  EXPECT_LT(refused, static_cast<int64_t>(2 * header_bytes))
+      << refused << " bytes to refuse a " << header_bytes << "-byte header";
+  const int64_t read = parse_peak_bytes(kKeys, /*duplicate_last=*/false, &header_bytes);
+  ASSERT_GT(read, 0) << "the child failed";
+  EXPECT_LT(read, static_cast<int64_t>(8 * header_bytes))
+      << read << " bytes to read a " << header_bytes << "-byte header of one-byte tensors";
+  std::printf("a %zu-byte header: %.2f x its size to refuse, %.2f x to read\n", header_bytes,
+              static_cast<double>(refused) / static_cast<double>(header_bytes),
+              static_cast<double>(read) / static_cast<double>(header_bytes));
+}
+
 TEST(Safetensors, ReadNamesTheFile) {
   const std::string path = temp_path("bad_json.safetensors");
   {
@@ -331,7 +517,8 @@ TEST(Safetensors, WriteRejectsWhatTheFormatCannotHold) {
   auto r5 = write_safetensors(temp_path("no_such_dir/x.safetensors"), utf8);
   ASSERT_FALSE(r5.ok());
   EXPECT_EQ(r5.error().kind(), ErrorKind::kIo);
-  expect_contains(r5.error().message(), "cannot create");
+  expect_contains(r5.error().message(), "cannot write '" + temp_path("no_such_dir/x.safetensors") +
+                                            "': cannot open its folder");
 }
 
 }  // namespace

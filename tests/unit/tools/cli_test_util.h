@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,24 +176,33 @@ inline void expect_same_tensors(const std::map<std::string, Tensor>& actual,
   }
 }
 
-// A fresh directory under gtest's temp dir, removed when the object goes out of scope.
+// A fresh directory under gtest's temp dir, made by mkdtemp (so it is this test's alone) and
+// removed when the object goes out of scope.
 class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("splice_") + info->test_suite_name() + "_" + info->name() + "_" +
-                       std::to_string(getpid());
+    std::string name = std::string("splice_") + info->test_suite_name() + "_" + info->name();
     for (char& c : name)
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    path_ = std::filesystem::path(::testing::TempDir()) / name;
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+    std::string templ = (std::filesystem::path(::testing::TempDir()) / (name + "_XXXXXX")).string();
+    if (::mkdtemp(templ.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp " << templ << ": " << std::strerror(errno);
+      return;
+    }
+    path_ = templ;
   }
   ~TempDir() {
+    // Only what mkdtemp made: a "splice_..." folder right under the temp folder.
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    if (!path_.empty() && path_.filename().string().rfind("splice_", 0) == 0 &&
+        std::filesystem::equivalent(path_.parent_path(), ::testing::TempDir(), ec))
+      std::filesystem::remove_all(path_, ec);
   }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
 
  private:
   std::filesystem::path path_;
