@@ -70,11 +70,12 @@ def export_program(mod, args, dynamic_shapes, device, form):
     return ep.run_decompositions() if form == "default" else ep.run_decompositions({})
 
 
-# Debugging metadata of each node, dropped before saving (with the example inputs): stack_trace names files of the
-# machine that generated the case (the generator's and site-packages' paths), so it differs
-# between hosts; the others record where a node came from (module path, the op before
-# decomposition). Together they are about half of model.json (more for the hf_* models), and
-# splice reads none of them. The graph, signature, shapes and weights are untouched.
+# Debugging metadata of each node, dropped before saving (with the example inputs):
+# stack_trace names files of the machine that generated the case (the generator's and
+# site-packages' paths), so it differs between hosts; the others record where a node came from
+# (module path, the op before decomposition). Together they are about half of model.json (more
+# for the hf_* models), and splice reads none of them. The graph, signature, shapes and weights
+# are untouched.
 DEBUG_METADATA = ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node", "torch_fn")
 
 
@@ -244,7 +245,8 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     if expected_error is not None:
         info["expect_error"] = expected_error
     tf = sys.modules.get("transformers")
-    if tf is not None and any(type(m).__module__.startswith("transformers.") for m in mod.modules()):
+    if tf is not None and any(type(m).__module__.startswith("transformers.")
+                              for m in mod.modules()):
         info["transformers_version"] = tf.__version__  # the hf_* cases' model code
     if refused_ops:
         info["expect_load_error"] = "run_decompositions"

@@ -4,9 +4,10 @@ seeded random weights (nothing is downloaded), all named hf_*.
 Decoders: Llama, Qwen2, Mistral, Gemma, Phi-3, GPT-2; encoders: BERT; encoder-decoder: T5.
 Sizes: hidden 32, 4 heads of 8, 2 KV heads where the model has grouped-query attention,
 MLP 64, vocab 128; 1 layer (2 for the static-cache decode cases, so the per-layer caches are
-checked); the programs are a few hundred KB, mostly graph. The weights are redrawn after construction (matrices N(0, 1/fan)), so
-activations and logits are O(1) instead of transformers' N(0, 0.02) initialisation, which
-makes every logit nearly equal and the comparison weak.
+checked); the programs are a few hundred KB, mostly graph. The weights are redrawn after
+construction (matrices N(0, 1/fan)), so activations and logits are O(1) instead of
+transformers' N(0, 0.02) initialisation, which makes every logit nearly equal and the
+comparison weak.
 
 Forms of the programs:
 - prefill (hf_<model>): input_ids + attention_mask, use_cache=False, returns the logits (BERT:
@@ -145,7 +146,8 @@ class StaticDecoder(torch.nn.Module):
         self.model = model
         config = model.config
         self.cache = StaticCache(config=config, max_cache_len=slots)
-        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        head_dim = (getattr(config, "head_dim", None)
+                    or config.hidden_size // config.num_attention_heads)
         self.cache.early_initialization(1, config.num_key_value_heads, head_dim, torch.float32,
                                         "cpu")
         for i, layer in enumerate(self.cache.layers):
