@@ -1,5 +1,6 @@
 // bench_cpu: the CPU benchmark of issue 6. Times Session::run on each workload of
-// bench/workloads (generate.py writes them) under the planned engine and under the naive plan
+// bench/workloads/generated (bench/workloads/generate.py writes them there, seeded; run_cpu.sh
+// generates them when missing; git ignores them) under the planned engine and under the naive plan
 // (every write copies its base, then writes; no buffer reuse), as benchmarks named
 // "<workload>/planned" and "<workload>/naive". bench/run_cpu.sh runs it next to PyTorch eager.
 //
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,6 +62,9 @@ Fixture failure(std::string why) {
 
 Fixture load_fixture(const std::string& dir, splice::PlanMode mode) {
   Fixture f;
+  if (!std::filesystem::exists(dir + "/model.pt2"))
+    return failure(dir + "/model.pt2 is missing: the workloads are generated, not committed; "
+                   "run bench/run_cpu.sh or python3 bench/workloads/generate.py");
   splice::LoadOptions options;
   options.threads = kThreads;
   options.plan_mode = mode;  // no cache_dir: plan in memory, so a stale engine is never timed

@@ -1,15 +1,46 @@
 #!/usr/bin/env bash
-# The CPU benchmark of issue 6 in one run on one machine: builds splice and bench_cpu
-# (Release, in build-bench), checks splice's outputs against PyTorch's recorded ones, times
-# splice planned and naive (Google Benchmark), then PyTorch eager on the same inputs where a
-# Python with torch exists. Results go in bench/RESULTS.md.
+# The CPU benchmark of issue 6 in one run on one machine: generates the workloads when missing
+# (bench/workloads/generated, seeded), builds splice and bench_cpu (Release, in build-bench),
+# checks splice's outputs against PyTorch's recorded ones, times splice planned and naive
+# (Google Benchmark), then PyTorch eager on the same inputs where a Python with torch exists.
+# Results go in bench/RESULTS.md.
 #
 #   bench/run_cpu.sh            # from the repository root or anywhere
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-bench"
-workloads="$root/bench/workloads"
+# Generated, not committed (15 MB; ignored by git): bench/workloads/generate.py writes them,
+# seeded, so every machine times the same tensors and programs.
+workloads="$root/bench/workloads/generated"
+
+# A python with torch and safetensors: the one the workloads were generated with, else python3.
+python=""
+for p in /tmp/torchenv/bin/python python3; do
+  if command -v "$p" >/dev/null && "$p" -c 'import torch, safetensors' 2>/dev/null; then
+    python="$p"
+    break
+  fi
+done
+
+# (Re)generate the workloads when one is missing or older than the script that writes them.
+stale=""
+for w in rotary block2; do
+  for f in model.pt2 inputs.safetensors expected_outputs.safetensors; do
+    if [[ ! -f "$workloads/$w/$f" || "$root/bench/workloads/generate.py" -nt "$workloads/$w/$f" ]]; then
+      stale=1
+    fi
+  done
+done
+if [[ -n "$stale" ]]; then
+  if [[ -z "$python" ]]; then
+    echo "the workloads in $workloads are missing or stale, and generating them needs a python" \
+         "with torch 2.11 and safetensors (python3 bench/workloads/generate.py)" >&2
+    exit 1
+  fi
+  echo "== generating the workloads ($python bench/workloads/generate.py)"
+  "$python" "$root/bench/workloads/generate.py" --out "$workloads"
+fi
 
 # SPLICE_WERROR=OFF: GCC 12 at -O3 reports a false -Wrestrict inside libstdc++'s string code
 # for src/ir/printer.cc; the project's own builds (RelWithDebInfo) keep warnings as errors.
@@ -44,17 +75,11 @@ trap 'rm -f "$splice_out" "$torch_out"' EXIT
 echo "== splice (bench_cpu, 2 threads; median of 5 repetitions)"
 "$build/bin/bench_cpu" "$@" | tee "$splice_out"
 
-# PyTorch eager: the venv the workloads were generated with, else any python3 with torch.
-python=""
-for p in /tmp/torchenv/bin/python python3; do
-  if command -v "$p" >/dev/null && "$p" -c 'import torch, safetensors' 2>/dev/null; then
-    python="$p"
-    break
-  fi
-done
+# PyTorch eager: the python found above (the venv the workloads were generated with, else any
+# python3 with torch).
 if [[ -n "$python" ]]; then
   echo "== PyTorch eager ($python)"
-  "$python" "$root/bench/torch_eager.py" | tee "$torch_out"
+  "$python" "$root/bench/torch_eager.py" --dir "$workloads" | tee "$torch_out"
 else
   echo "== PyTorch eager: skipped (no python with torch and safetensors)"
 fi

@@ -51,7 +51,7 @@ def time_workload(folder, iters, warmup):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", default=os.path.join(here, "workloads"))
+    parser.add_argument("--dir", default=os.path.join(here, "workloads", "generated"))
     parser.add_argument("--workloads", default="rotary,block2")
     parser.add_argument("--iters", type=int, default=500)
     parser.add_argument("--warmup", type=int, default=20)

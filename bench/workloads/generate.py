@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Generates the CPU benchmark's workloads (issue 6): exported programs plus PyTorch's results.
 
-For each workload it writes bench/workloads/<name>/:
+For each workload it writes bench/workloads/generated/<name>/ (ignored by git: the files are
+15 MB; everything is seeded, so a rerun writes the same tensors and the same program, up to the
+archive's random serialization id). bench/run_cpu.sh runs this script when a workload is missing
+or older than this script.
   model.pt2                       torch.export.export(...).run_decompositions(), saved with
                                   torch.export.save
   inputs.safetensors              the user inputs, keyed by the program's input names (what
@@ -16,7 +19,7 @@ Workloads:
           k, causal scaled_dot_product_attention, SwiGLU MLP, residuals; hidden 256, 4 heads of
           64, MLP 704, seq 128, batch 1, f32 (~6.4 MB of weights)
 
-  /tmp/torchenv/bin/python bench/workloads/generate.py [--out bench/workloads]
+  python3 bench/workloads/generate.py [--out bench/workloads/generated]
 """
 
 import argparse
@@ -123,8 +126,7 @@ def cos_sin(seq, half):
 
 
 def rotary_workload():
-    # performance.md's rotary shape (1, 32, T, 64) at T = 512: 4 MB of x, small enough to
-    # commit its inputs and PyTorch's outputs.
+    # performance.md's rotary shape (1, 32, T, 64) at T = 512: 4 MB of x.
     cos, sin = cos_sin(512, 32)
     return Rotary(), (torch.randn(1, 32, 512, 64), cos, sin)
 
@@ -165,7 +167,8 @@ def write_workload(name, out_dir):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=here, help="output folder (default: bench/workloads)")
+    parser.add_argument("--out", default=os.path.join(here, "generated"),
+                        help="output folder (default: bench/workloads/generated)")
     parser.add_argument("--any-torch", action="store_true",
                         help=f"allow a torch other than the pinned {PINNED_TORCH}")
     args = parser.parse_args()

@@ -40,26 +40,26 @@ const std::vector<RuleEntry>& table() {
       v.insert(v.end(), family.begin(), family.end());
     }
     std::sort(v.begin(), v.end(),
-              [](const RuleEntry& a, const RuleEntry& b) { return a.target < b.target; });
+              [](const RuleEntry& a, const RuleEntry& b) { return a.op < b.op; });
     return v;
   }();
   return entries;
 }
 
-const RuleEntry* find_rule(std::string_view target) {
+const RuleEntry* find_rule(OpId op) {
   const auto& v = table();
-  auto it = std::lower_bound(v.begin(), v.end(), target,
-                             [](const RuleEntry& e, std::string_view t) { return e.target < t; });
-  if (it == v.end() || it->target != target) return nullptr;
+  auto it =
+      std::lower_bound(v.begin(), v.end(), op, [](const RuleEntry& e, OpId o) { return e.op < o; });
+  if (it == v.end() || it->op != op) return nullptr;
   return &*it;
 }
 
 }  // namespace
 
-bool has_shape_rule(std::string_view target) { return find_rule(target) != nullptr; }
+bool has_shape_rule(OpId op) { return find_rule(op) != nullptr; }
 
 Result<std::vector<OutputType>> infer_outputs(const Node& node, ShapeEnv& env) {
-  const RuleEntry* rule = find_rule(node.target());
+  const RuleEntry* rule = find_rule(node.op_id());
   if (rule == nullptr)
     return make_error(ErrorKind::kInternal, "node '{}' ({}): the op has no shape rule", node.name(),
                       node.target());

@@ -47,7 +47,7 @@ Result<std::vector<OutputType>> infer_outputs(const Node& node, ShapeEnv& env);
 // The tensor types of the node's outputs (the brief form; a non-tensor output is an error).
 Result<std::vector<TensorType>> infer_types(const Node& node, ShapeEnv& env);
 
-// Whether the op for `target` has a rule (every op of the op table must; a test says so).
-bool has_shape_rule(std::string_view target);
+// Whether `op` has a rule (every op of the op table must; a test says so).
+bool has_shape_rule(OpId op);
 
 }  // namespace splice::ir

@@ -322,19 +322,19 @@ Result<Outputs> index_add(RuleArgs& a) {
 }
 
 constexpr RuleEntry kEntries[] = {
-    {"aten.cat.default", cat},
-    {"aten.stack.default", stack},
-    {"aten.index.Tensor", index},
-    {"aten.index_select.default", index_select},
-    {"aten.gather.default", gather},
-    {"aten.embedding.default", embedding},
-    {"aten.slice_scatter.default", slice_scatter},
-    {"aten.select_scatter.default", select_scatter},
-    {"aten.index_put.default", index_put},
-    {"aten.index_copy.default", index_copy},
-    {"aten.scatter.src", scatter},
-    {"aten.scatter.value", scatter},
-    {"aten.index_add.default", index_add},
+    {OpId::cat, cat},
+    {OpId::stack, stack},
+    {OpId::index_Tensor, index},
+    {OpId::index_select, index_select},
+    {OpId::gather, gather},
+    {OpId::embedding, embedding},
+    {OpId::slice_scatter, slice_scatter},
+    {OpId::select_scatter, select_scatter},
+    {OpId::index_put, index_put},
+    {OpId::index_copy, index_copy},
+    {OpId::scatter_src, scatter},
+    {OpId::scatter_value, scatter},
+    {OpId::index_add, index_add},
 };
 
 }  // namespace

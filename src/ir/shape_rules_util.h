@@ -21,7 +21,7 @@ using Sizes = std::vector<SymExpr>;
 using RuleFn = Result<Outputs> (*)(RuleArgs&);
 
 struct RuleEntry {
-  std::string_view target;
+  OpId op;
   RuleFn fn;
 };
 

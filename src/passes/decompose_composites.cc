@@ -36,8 +36,8 @@ Result<Size> SizeBuilder::dim(Value* t, int64_t d) {
   if (auto c = e.constant()) return constant(*c);
   auto key = std::make_pair(static_cast<const Value*>(t), d);
   if (auto it = dims_.find(key); it != dims_.end()) return it->second;
-  SPLICE_ASSIGN_OR_RETURN(Value * v, rw_.insert_value(before_, "aten.sym_size.int",
-                                                      {Arg{t}, Arg{d}}, {}, "sym_size_int"));
+  SPLICE_ASSIGN_OR_RETURN(Value * v, rw_.insert_value(before_, OpId::sym_size_int, {Arg{t}, Arg{d}},
+                                                      {}, "sym_size_int"));
   Size s{e, ir::SymIntArg{v}};
   dims_.emplace(key, s);
   return s;
@@ -52,10 +52,10 @@ Result<std::vector<Size>> SizeBuilder::dims(Value* t) {
   return out;
 }
 
-Result<Size> SizeBuilder::binary(std::string_view target, const Size& a, const Size& b,
-                                 SymExpr folded) {
+Result<Size> SizeBuilder::binary(ir::OpId target, const Size& a, const Size& b, SymExpr folded) {
   if (auto c = folded.constant()) return constant(*c);
-  const std::string base(target.substr(target.find('.') + 1));  // "add", "mul"
+  const std::string_view name = ir::op_target(target);
+  const std::string base(name.substr(name.find('.') + 1));  // "add", "mul"
   SPLICE_ASSIGN_OR_RETURN(Value * v,
                           rw_.insert_value(before_, target, {to_arg(a), to_arg(b)}, {}, base));
   return Size{v->expr().value_or(folded), ir::SymIntArg{v}};
@@ -64,23 +64,23 @@ Result<Size> SizeBuilder::binary(std::string_view target, const Size& a, const S
 Result<Size> SizeBuilder::add(const Size& a, const Size& b) {
   if (a.expr.constant() == 0) return b;
   if (b.expr.constant() == 0) return a;
-  return binary("_operator.add", a, b, a.expr + b.expr);
+  return binary(OpId::py_add, a, b, a.expr + b.expr);
 }
 
 Result<Size> SizeBuilder::sub(const Size& a, const Size& b) {
   if (b.expr.constant() == 0) return a;
-  return binary("_operator.sub", a, b, a.expr - b.expr);
+  return binary(OpId::py_sub, a, b, a.expr - b.expr);
 }
 
 Result<Size> SizeBuilder::mul(const Size& a, const Size& b) {
   if (a.expr.constant() == 1) return b;
   if (b.expr.constant() == 1) return a;
-  return binary("_operator.mul", a, b, a.expr * b.expr);
+  return binary(OpId::py_mul, a, b, a.expr * b.expr);
 }
 
 Result<Size> SizeBuilder::floordiv(const Size& a, const Size& b) {
   if (b.expr.constant() == 1) return a;
-  return binary("_operator.floordiv", a, b, floor_div(a.expr, b.expr));
+  return binary(OpId::py_floordiv, a, b, floor_div(a.expr, b.expr));
 }
 
 Result<Size> SizeBuilder::product(const std::vector<Size>& sizes) {
@@ -98,14 +98,15 @@ Result<Size> SizeBuilder::wrap(const Size& a, const Size& b) {
   // Unknown sign (a SymInt from .item()): a + b*(a < 0), a bool times an int being an int.
   SPLICE_ASSIGN_OR_RETURN(
       Value * negative,
-      rw_.insert_value(before_, "_operator.lt", {to_arg(a), Arg{int64_t{0}}}, {}, "lt"));
-  SPLICE_ASSIGN_OR_RETURN(
-      Size shift, binary("_operator.mul", Size{*negative->expr(), ir::SymIntArg{negative}}, b,
-                         b.expr * *negative->expr()));
+      rw_.insert_value(before_, OpId::py_lt, {to_arg(a), Arg{int64_t{0}}}, {}, "lt"));
+  SPLICE_ASSIGN_OR_RETURN(Size shift,
+                          binary(OpId::py_mul, Size{*negative->expr(), ir::SymIntArg{negative}}, b,
+                                 b.expr * *negative->expr()));
   return add(a, shift);
 }
 
-std::string part_name(const Node& node, std::string_view target) {
+std::string part_name(const Node& node, ir::OpId id) {
+  const std::string_view target = ir::op_target(id);
   std::string_view op = target.substr(target.find('.') + 1);
   op = op.substr(0, op.find('.'));
   while (!op.empty() && op.front() == '_') op.remove_prefix(1);
@@ -145,11 +146,11 @@ namespace {
 
 using ir::Node;
 
-const std::map<std::string_view, decomp::Decomposition>& decompositions() {
+const std::map<ir::OpId, decomp::Decomposition>& decompositions() {
   static const auto table = [] {
-    std::map<std::string_view, decomp::Decomposition> t;
+    std::map<ir::OpId, decomp::Decomposition> t;
     for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions()})
-      for (const decomp::Entry& e : family) t.emplace(e.target, e.fn);
+      for (const decomp::Entry& e : family) t.emplace(e.op, e.fn);
     return t;
   }();
   return table;
@@ -178,7 +179,7 @@ class DecomposeComposites final : public Pass {
     for (bool again = true; again;) {
       again = false;
       for (Node* node : node_snapshot(program.graph)) {
-        auto it = decompositions().find(node->target());
+        auto it = decompositions().find(node->op_id());
         if (it == decompositions().end()) continue;
         SPLICE_ASSIGN_OR_RETURN(bool c, it->second(rw, node));
         again |= c;
@@ -197,7 +198,7 @@ std::unique_ptr<Pass> make_decompose_composites() {
 
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
-  for (const auto& [target, fn] : decompositions()) out.push_back(target);
+  for (const auto& [op, fn] : decompositions()) out.push_back(ir::op_target(op));
   return out;
 }
 

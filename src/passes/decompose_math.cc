@@ -103,8 +103,7 @@ class Einsum {
       for (int id : ids) ++count[id];
       Value* v = tensors[i];
       if (v->type().dtype != dtype) {
-        SPLICE_ASSIGN_OR_RETURN(v,
-                                insert("aten._to_copy.default", {Arg{v}}, {{"dtype", Arg{dtype}}}));
+        SPLICE_ASSIGN_OR_RETURN(v, insert(OpId::_to_copy, {Arg{v}}, {{"dtype", Arg{dtype}}}));
       }
       SPLICE_ASSIGN_OR_RETURN(Term t, diagonals(Term{v, ids}));
       ops.push_back(std::move(t));
@@ -153,8 +152,7 @@ class Einsum {
   }
 
  private:
-  Result<Value*> insert(std::string_view target, std::vector<Arg> args,
-                        const NamedArgs& named = {}) {
+  Result<Value*> insert(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
     return rw_.insert_value(node_, target, std::move(args), named, part_name(*node_, target));
   }
 
@@ -166,9 +164,8 @@ class Einsum {
         for (size_t q = p + 1; q < t.ids.size() && !again; ++q) {
           if (t.ids[p] != t.ids[q]) continue;
           const int id = t.ids[p];
-          SPLICE_ASSIGN_OR_RETURN(
-              t.v, insert("aten.diagonal.default",
-                          {Arg{t.v}, Arg{int64_t{0}}, Arg{int64_t(p)}, Arg{int64_t(q)}}));
+          SPLICE_ASSIGN_OR_RETURN(t.v, insert(OpId::diagonal, {Arg{t.v}, Arg{int64_t{0}},
+                                                               Arg{int64_t(p)}, Arg{int64_t(q)}}));
           t.ids.erase(t.ids.begin() + q);
           t.ids.erase(t.ids.begin() + p);
           t.ids.push_back(id);
@@ -192,7 +189,7 @@ class Einsum {
       }
     }
     if (dims.empty()) return t;
-    SPLICE_ASSIGN_OR_RETURN(t.v, insert("aten.sum.dim_IntList", {Arg{t.v}, Arg{dims}, Arg{false}},
+    SPLICE_ASSIGN_OR_RETURN(t.v, insert(OpId::sum_dim_IntList, {Arg{t.v}, Arg{dims}, Arg{false}},
                                         {{"dtype", Arg{t.v->type().dtype}}}));
     t.ids = std::move(kept);
     return t;
@@ -207,7 +204,7 @@ class Einsum {
       identity = identity && at == static_cast<int64_t>(i);
     }
     if (identity) return t.v;
-    return insert("aten.permute.default", {Arg{t.v}, Arg{perm}});
+    return insert(OpId::permute, {Arg{t.v}, Arg{perm}});
   }
 
   // `t` permuted to `order` and broadcast to every subscript's full size.
@@ -225,7 +222,7 @@ class Einsum {
       }
     }
     if (!expand) return v;
-    return insert("aten.expand.default", {Arg{v}, Arg{full}});
+    return insert(OpId::expand, {Arg{v}, Arg{full}});
   }
 
   Result<Size> product(const std::vector<int>& ids) {
@@ -258,17 +255,15 @@ class Einsum {
     SPLICE_ASSIGN_OR_RETURN(Size m, product(a_own));
     SPLICE_ASSIGN_OR_RETURN(Size k, product(summed));
     SPLICE_ASSIGN_OR_RETURN(Size n, product(b_own));
-    SPLICE_ASSIGN_OR_RETURN(Value * a3,
-                            insert("aten.reshape.default", {Arg{ta}, Arg{to_list({nb, m, k})}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * b3,
-                            insert("aten.reshape.default", {Arg{tb}, Arg{to_list({nb, k, n})}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * c, insert("aten.bmm.default", {Arg{a3}, Arg{b3}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * a3, insert(OpId::reshape, {Arg{ta}, Arg{to_list({nb, m, k})}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * b3, insert(OpId::reshape, {Arg{tb}, Arg{to_list({nb, k, n})}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * c, insert(OpId::bmm, {Arg{a3}, Arg{b3}}));
     std::vector<int> ids = batch;
     ids.insert(ids.end(), a_own.begin(), a_own.end());
     ids.insert(ids.end(), b_own.begin(), b_own.end());
     std::vector<Size> out;
     for (int id : ids) out.push_back(sizes_of_.at(id));
-    SPLICE_ASSIGN_OR_RETURN(Value * r, insert("aten.reshape.default", {Arg{c}, Arg{to_list(out)}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * r, insert(OpId::reshape, {Arg{c}, Arg{to_list(out)}}));
     return Term{r, ids};
   }
 
@@ -295,9 +290,8 @@ Result<bool> baddbmm(Rewriter& rw, Node* node) {
   Value* b1 = tensor_arg(*node, "batch1");
   Value* b2 = tensor_arg(*node, "batch2");
   if (self == nullptr || b1 == nullptr || b2 == nullptr) return false;
-  SPLICE_ASSIGN_OR_RETURN(Value * result,
-                          rw.insert_value(node, "aten.bmm.default", {Arg{b1}, Arg{b2}}, {},
-                                          part_name(*node, "aten.bmm.default")));
+  SPLICE_ASSIGN_OR_RETURN(Value * result, rw.insert_value(node, OpId::bmm, {Arg{b1}, Arg{b2}}, {},
+                                                          part_name(*node, OpId::bmm)));
   Arg alpha = node->arg("alpha");
   Arg beta = node->arg("beta");
   // Integer tensors take integer factors: torch/_decomp's baddbmm truncates them first.
@@ -313,19 +307,19 @@ Result<bool> baddbmm(Rewriter& rw, Node* node) {
     }
   }
   if (number(alpha) != 1.0) {
-    SPLICE_ASSIGN_OR_RETURN(result, rw.insert_value(node, "aten.mul.Tensor", {Arg{result}, alpha},
-                                                    {}, part_name(*node, "aten.mul.Tensor")));
+    SPLICE_ASSIGN_OR_RETURN(result, rw.insert_value(node, OpId::mul_Tensor, {Arg{result}, alpha},
+                                                    {}, part_name(*node, OpId::mul_Tensor)));
   }
   // beta == 0 ignores self, NaN and inf included.
   if (number(beta) != 0.0) {
     Value* scaled = self;
     if (number(beta) != 1.0) {
-      SPLICE_ASSIGN_OR_RETURN(scaled, rw.insert_value(node, "aten.mul.Tensor", {Arg{self}, beta},
-                                                      {}, part_name(*node, "aten.mul.Tensor")));
+      SPLICE_ASSIGN_OR_RETURN(scaled, rw.insert_value(node, OpId::mul_Tensor, {Arg{self}, beta}, {},
+                                                      part_name(*node, OpId::mul_Tensor)));
     }
     SPLICE_ASSIGN_OR_RETURN(result,
-                            rw.insert_value(node, "aten.add.Tensor", {Arg{scaled}, Arg{result}}, {},
-                                            part_name(*node, "aten.add.Tensor")));
+                            rw.insert_value(node, OpId::add_Tensor, {Arg{scaled}, Arg{result}}, {},
+                                            part_name(*node, OpId::add_Tensor)));
   }
   SPLICE_TRY(replace_outputs(rw, node, {result}));
   return true;
@@ -335,10 +329,10 @@ Result<bool> outer(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   Value* vec2 = tensor_arg(*node, "vec2");
   if (self == nullptr || vec2 == nullptr) return false;
-  SPLICE_ASSIGN_OR_RETURN(
-      Value * column, rw.insert_value(node, "aten.unsqueeze.default", {Arg{self}, Arg{int64_t{1}}},
-                                      {}, part_name(*node, "aten.unsqueeze.default")));
-  SPLICE_TRY(rw.replace(node, "aten.mul.Tensor", {Arg{column}, Arg{vec2}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * column,
+                          rw.insert_value(node, OpId::unsqueeze, {Arg{self}, Arg{int64_t{1}}}, {},
+                                          part_name(*node, OpId::unsqueeze)));
+  SPLICE_TRY(rw.replace(node, OpId::mul_Tensor, {Arg{column}, Arg{vec2}}));
   return true;
 }
 
@@ -355,25 +349,25 @@ Result<bool> vector_norm(Rewriter& rw, Node* node) {
   const Arg& dim = node->arg("dim");
   const Arg& keepdim = node->arg("keepdim");
   const DType result = node->output() ? node->output()->type().dtype : self->type().dtype;
-  auto insert = [&](std::string_view target, std::vector<Arg> args, const NamedArgs& named = {}) {
+  auto insert = [&](ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
     return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
   };
   auto to_dtype = [&](Value* v, DType d) -> Result<Value*> {
     if (v->type().dtype == d) return v;
-    return insert("aten._to_copy.default", {Arg{v}}, {{"dtype", Arg{d}}});
+    return insert(OpId::_to_copy, {Arg{v}}, {{"dtype", Arg{d}}});
   };
   Value* x = self;
   Value* out = nullptr;
   if (*ord == 0.0) {
     // The count of non-zero elements.
-    SPLICE_ASSIGN_OR_RETURN(Value * nonzero, insert("aten.ne.Scalar", {Arg{x}, Arg{int64_t{0}}}));
-    SPLICE_ASSIGN_OR_RETURN(out, insert("aten.sum.dim_IntList", {Arg{nonzero}, dim, keepdim},
-                                        {{"dtype", Arg{result}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * nonzero, insert(OpId::ne_Scalar, {Arg{x}, Arg{int64_t{0}}}));
+    SPLICE_ASSIGN_OR_RETURN(
+        out, insert(OpId::sum_dim_IntList, {Arg{nonzero}, dim, keepdim}, {{"dtype", Arg{result}}}));
   } else if (std::isinf(*ord)) {
-    SPLICE_ASSIGN_OR_RETURN(Value * magnitude, insert("aten.abs.default", {Arg{x}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * magnitude, insert(OpId::abs, {Arg{x}}));
     const Arg dims = dim.is_none() ? Arg{std::vector<ir::SymIntArg>{}} : dim;
-    SPLICE_ASSIGN_OR_RETURN(out, insert(*ord > 0 ? "aten.amax.default" : "aten.amin.default",
-                                        {Arg{magnitude}, dims, keepdim}));
+    SPLICE_ASSIGN_OR_RETURN(
+        out, insert(*ord > 0 ? OpId::amax : OpId::amin, {Arg{magnitude}, dims, keepdim}));
     SPLICE_ASSIGN_OR_RETURN(out, to_dtype(out, result));
   } else {
     // In the computation dtype (float32 for half types), as torch/_refs.linalg.vector_norm.
@@ -382,16 +376,16 @@ Result<bool> vector_norm(Rewriter& rw, Node* node) {
     SPLICE_ASSIGN_OR_RETURN(x, to_dtype(x, compute));
     const bool even = std::fmod(*ord, 2.0) == 0.0;
     if (!even) {
-      SPLICE_ASSIGN_OR_RETURN(x, insert("aten.abs.default", {Arg{x}}));
+      SPLICE_ASSIGN_OR_RETURN(x, insert(OpId::abs, {Arg{x}}));
     }
     if (*ord != 1.0) {
-      SPLICE_ASSIGN_OR_RETURN(x, insert("aten.pow.Tensor_Scalar", {Arg{x}, ord_arg}));
+      SPLICE_ASSIGN_OR_RETURN(x, insert(OpId::pow_Tensor_Scalar, {Arg{x}, ord_arg}));
     }
-    SPLICE_ASSIGN_OR_RETURN(out, insert("aten.sum.dim_IntList", {Arg{x}, dim, keepdim}));
+    SPLICE_ASSIGN_OR_RETURN(out, insert(OpId::sum_dim_IntList, {Arg{x}, dim, keepdim}));
     if (*ord == 2.0) {
-      SPLICE_ASSIGN_OR_RETURN(out, insert("aten.sqrt.default", {Arg{out}}));
+      SPLICE_ASSIGN_OR_RETURN(out, insert(OpId::sqrt, {Arg{out}}));
     } else if (*ord != 1.0) {
-      SPLICE_ASSIGN_OR_RETURN(out, insert("aten.pow.Tensor_Scalar", {Arg{out}, Arg{1.0 / *ord}}));
+      SPLICE_ASSIGN_OR_RETURN(out, insert(OpId::pow_Tensor_Scalar, {Arg{out}, Arg{1.0 / *ord}}));
     }
     SPLICE_ASSIGN_OR_RETURN(out, to_dtype(out, result));
   }
@@ -406,7 +400,7 @@ Result<bool> norm(Rewriter& rw, Node* node) {
   const Arg& p = node->arg("p");
   const Arg ord = p.is_none() ? Arg{int64_t{2}} : p;
   const bool with_dims = node->op().find_arg("dim").has_value();
-  SPLICE_TRY(rw.replace(node, "aten.linalg_vector_norm.default",
+  SPLICE_TRY(rw.replace(node, OpId::linalg_vector_norm,
                         {Arg{self}, ord, with_dims ? node->arg("dim") : Arg{Arg::None{}},
                          with_dims ? node->arg("keepdim") : Arg{false}}));
   return true;
@@ -424,12 +418,11 @@ Result<bool> std_mean(Rewriter& rw, Node* node) {
     correction = node->arg("correction");
   }
   SPLICE_ASSIGN_OR_RETURN(Node * vm,
-                          rw.insert(node, "aten.var_mean.correction", {Arg{self}, node->arg("dim")},
+                          rw.insert(node, OpId::var_mean_correction, {Arg{self}, node->arg("dim")},
                                     {{"correction", correction}, {"keepdim", node->arg("keepdim")}},
-                                    part_name(*node, "aten.var_mean.correction")));
-  SPLICE_ASSIGN_OR_RETURN(Value * sd,
-                          rw.insert_value(node, "aten.sqrt.default", {Arg{vm->output(0)}}, {},
-                                          part_name(*node, "aten.sqrt.default")));
+                                    part_name(*node, OpId::var_mean_correction)));
+  SPLICE_ASSIGN_OR_RETURN(Value * sd, rw.insert_value(node, OpId::sqrt, {Arg{vm->output(0)}}, {},
+                                                      part_name(*node, OpId::sqrt)));
   SPLICE_TRY(replace_outputs(rw, node, {sd, vm->output(1)}));
   return true;
 }
@@ -441,22 +434,22 @@ Result<bool> group_norm(Rewriter& rw, Node* node) {
   SizeBuilder sizes(rw, node);
   SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(input));
   SPLICE_ASSIGN_OR_RETURN(Size hxw, sizes.product(std::vector<Size>(dims.begin() + 2, dims.end())));
-  SPLICE_TRY(rw.replace(node, "aten.native_group_norm.default",
+  SPLICE_TRY(rw.replace(node, OpId::native_group_norm,
                         {Arg{input}, node->arg("weight"), node->arg("bias"), to_arg(dims[0]),
                          to_arg(dims[1]), to_arg(hxw), node->arg("num_groups"), node->arg("eps")}));
   return true;
 }
 
 constexpr Entry kEntries[] = {
-    {"aten.einsum.default", einsum},
-    {"aten.baddbmm.default", baddbmm},
-    {"aten.outer.default", outer},
-    {"aten.linalg_vector_norm.default", vector_norm},
-    {"aten.norm.Scalar", norm},
-    {"aten.norm.ScalarOpt_dim", norm},
-    {"aten.std_mean.correction", std_mean},
-    {"aten.std_mean.dim", std_mean},
-    {"aten.group_norm.default", group_norm},
+    {OpId::einsum, einsum},
+    {OpId::baddbmm, baddbmm},
+    {OpId::outer, outer},
+    {OpId::linalg_vector_norm, vector_norm},
+    {OpId::norm_Scalar, norm},
+    {OpId::norm_ScalarOpt_dim, norm},
+    {OpId::std_mean_correction, std_mean},
+    {OpId::std_mean_dim, std_mean},
+    {OpId::group_norm, group_norm},
 };
 
 }  // namespace

@@ -39,7 +39,7 @@ std::vector<Size> size_list(Rewriter& rw, const Arg& a) {
 }
 
 Result<bool> alias(Rewriter& rw, Node* node, Value* self) {
-  SPLICE_TRY(rw.replace(node, "aten.alias.default", {Arg{self}}));
+  SPLICE_TRY(rw.replace(node, OpId::alias, {Arg{self}}));
   return true;
 }
 
@@ -47,9 +47,9 @@ Result<bool> alias(Rewriter& rw, Node* node, Value* self) {
 Result<bool> to(Rewriter& rw, Node* node) {
   Value* self = arg_value(*node, "self");
   if (self == nullptr) return false;
-  const std::string& t = node->target();
+  const ir::OpId t = node->op_id();
   DType dtype = self->type().dtype;
-  if (t == "aten.to.other" || t == "aten.type_as.default") {
+  if (t == OpId::to_other || t == OpId::type_as) {
     Value* other = arg_value(*node, "other");
     if (other == nullptr) return false;
     dtype = other->type().dtype;
@@ -59,7 +59,7 @@ Result<bool> to(Rewriter& rw, Node* node) {
   const bool copy =
       node->op().find_arg("copy") && node->arg("copy").is<bool>() && node->arg("copy").as<bool>();
   if (dtype == self->type().dtype && !copy) return alias(rw, node, self);
-  SPLICE_TRY(rw.replace(node, "aten._to_copy.default", {Arg{self}}, {{"dtype", Arg{dtype}}}));
+  SPLICE_TRY(rw.replace(node, OpId::_to_copy, {Arg{self}}, {{"dtype", Arg{dtype}}}));
   return true;
 }
 
@@ -100,7 +100,7 @@ Result<bool> narrow(Rewriter& rw, Node* node) {
   SPLICE_ASSIGN_OR_RETURN(Size start, sizes.wrap(raw, n));
   SPLICE_ASSIGN_OR_RETURN(Size end, sizes.add(start, size_arg(rw, node->arg("length"))));
   if (sign_known) {
-    SPLICE_TRY(rw.replace(node, "aten.slice.Tensor",
+    SPLICE_TRY(rw.replace(node, OpId::slice_Tensor,
                           {Arg{self}, Arg{dim}, to_arg(start), to_arg(end), Arg{int64_t{1}}}));
     return true;
   }
@@ -108,12 +108,11 @@ Result<bool> narrow(Rewriter& rw, Node* node) {
   // would apply twice, so the rows are picked by index instead.
   SPLICE_ASSIGN_OR_RETURN(
       Value * index,
-      rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
-                      {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
+      rw.insert_value(node, OpId::arange_start, {to_arg(start), to_arg(end)},
+                      {{"dtype", Arg{DType::kInt64}}}, part_name(*node, OpId::arange_start)));
   SPLICE_ASSIGN_OR_RETURN(
-      Value * rows,
-      rw.insert_value(node, "aten.index_select.default", {Arg{self}, Arg{dim}, Arg{index}}, {},
-                      part_name(*node, "aten.index_select.default")));
+      Value * rows, rw.insert_value(node, OpId::index_select, {Arg{self}, Arg{dim}, Arg{index}}, {},
+                                    part_name(*node, OpId::index_select)));
   SPLICE_TRY(replace_outputs(rw, node, {rows}));
   return true;
 }
@@ -129,18 +128,18 @@ Result<bool> chunk(Rewriter& rw, Node* node) {
   SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, dim));
   if (n.expr.constant() == 0) {
     SPLICE_TRY(
-        rw.replace(node, "aten.split_with_sizes.default",
+        rw.replace(node, OpId::split_with_sizes,
                    {Arg{self}, Arg{std::vector<ir::SymIntArg>(chunks, int64_t{0})}, Arg{dim}}));
     return true;
   }
   SPLICE_ASSIGN_OR_RETURN(Size padded, sizes.add(n, SizeBuilder::constant(chunks - 1)));
   SPLICE_ASSIGN_OR_RETURN(Size split, sizes.floordiv(padded, SizeBuilder::constant(chunks)));
-  SPLICE_TRY(rw.replace(node, "aten.split.Tensor", {Arg{self}, to_arg(split), Arg{dim}}));
+  SPLICE_TRY(rw.replace(node, OpId::split_Tensor, {Arg{self}, to_arg(split), Arg{dim}}));
   return true;
 }
 
 Result<bool> reshape_to(Rewriter& rw, Node* node, Value* self, const std::vector<Size>& sizes,
-                        std::string_view target = "aten.reshape.default") {
+                        ir::OpId target = OpId::reshape) {
   SPLICE_TRY(rw.replace(node, target, {Arg{self}, Arg{to_list(sizes)}}));
   return true;
 }
@@ -185,10 +184,9 @@ Result<bool> as_other(Rewriter& rw, Node* node) {
   if (self == nullptr || other == nullptr) return false;
   SizeBuilder sizes(rw, node);
   SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(other));
-  const std::string& t = node->target();
-  if (t == "aten.expand_as.default") return reshape_to(rw, node, self, dims, "aten.expand.default");
-  return reshape_to(rw, node, self, dims,
-                    t == "aten.view_as.default" ? "aten.view.default" : "aten.reshape.default");
+  const ir::OpId t = node->op_id();
+  if (t == OpId::expand_as) return reshape_to(rw, node, self, dims, OpId::expand);
+  return reshape_to(rw, node, self, dims, t == OpId::view_as ? OpId::view : OpId::reshape);
 }
 
 std::vector<int64_t> ints_of(const Arg& a) {
@@ -222,7 +220,7 @@ Result<bool> movedim(Rewriter& rw, Node* node) {
     perm[d] = next++;
   }
   std::vector<ir::SymIntArg> dims(perm.begin(), perm.end());
-  SPLICE_TRY(rw.replace(node, "aten.permute.default", {Arg{self}, Arg{dims}}));
+  SPLICE_TRY(rw.replace(node, OpId::permute, {Arg{self}, Arg{dims}}));
   return true;
 }
 
@@ -231,7 +229,7 @@ Result<bool> swapaxes(Rewriter& rw, Node* node) {
   if (self == nullptr) return false;
   const bool axes = node->op().find_arg("axis0").has_value();
   SPLICE_TRY(rw.replace(
-      node, "aten.transpose.int",
+      node, OpId::transpose_int,
       {Arg{self}, node->arg(axes ? "axis0" : "dim0"), node->arg(axes ? "axis1" : "dim1")}));
   return true;
 }
@@ -247,7 +245,7 @@ Result<bool> pad(Rewriter& rw, Node* node) {
   if (mode == "constant") {
     const Arg& value = node->arg("value");
     SPLICE_TRY(
-        rw.replace(node, "aten.constant_pad_nd.default",
+        rw.replace(node, OpId::constant_pad_nd,
                    {Arg{self}, node->arg("pad"), value.is_none() ? Arg{int64_t{0}} : value}));
     return true;
   }
@@ -266,28 +264,28 @@ Result<bool> pad(Rewriter& rw, Node* node) {
     SPLICE_ASSIGN_OR_RETURN(Size last, sizes.sub(n, SizeBuilder::constant(1)));
     SPLICE_ASSIGN_OR_RETURN(
         Value * index,
-        rw.insert_value(node, "aten.arange.start", {to_arg(start), to_arg(end)},
-                        {{"dtype", Arg{DType::kInt64}}}, part_name(*node, "aten.arange.start")));
+        rw.insert_value(node, OpId::arange_start, {to_arg(start), to_arg(end)},
+                        {{"dtype", Arg{DType::kInt64}}}, part_name(*node, OpId::arange_start)));
     if (mode == "reflect") {
       for (int twice = 0; twice < 2; ++twice) {
-        SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.abs.default", {Arg{index}}, {},
-                                                       part_name(*node, "aten.arange.start")));
+        SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, OpId::abs, {Arg{index}}, {},
+                                                       part_name(*node, OpId::arange_start)));
         SPLICE_ASSIGN_OR_RETURN(
-            index, rw.insert_value(node, "aten.rsub.Scalar", {Arg{index}, to_arg(last)}, {},
-                                   part_name(*node, "aten.arange.start")));
+            index, rw.insert_value(node, OpId::rsub_Scalar, {Arg{index}, to_arg(last)}, {},
+                                   part_name(*node, OpId::arange_start)));
       }
     } else if (mode == "replicate") {
-      SPLICE_ASSIGN_OR_RETURN(index, rw.insert_value(node, "aten.clamp.default",
-                                                     {Arg{index}, Arg{int64_t{0}}, to_arg(last)},
-                                                     {}, part_name(*node, "aten.arange.start")));
+      SPLICE_ASSIGN_OR_RETURN(
+          index, rw.insert_value(node, OpId::clamp, {Arg{index}, Arg{int64_t{0}}, to_arg(last)}, {},
+                                 part_name(*node, OpId::arange_start)));
     } else {
       SPLICE_ASSIGN_OR_RETURN(
-          index, rw.insert_value(node, "aten.remainder.Scalar", {Arg{index}, to_arg(n)}, {},
-                                 part_name(*node, "aten.arange.start")));
+          index, rw.insert_value(node, OpId::remainder_Scalar, {Arg{index}, to_arg(n)}, {},
+                                 part_name(*node, OpId::arange_start)));
     }
     SPLICE_ASSIGN_OR_RETURN(
-        cur, rw.insert_value(node, "aten.index_select.default", {Arg{cur}, Arg{d}, Arg{index}}, {},
-                             part_name(*node, "aten.index_select.default")));
+        cur, rw.insert_value(node, OpId::index_select, {Arg{cur}, Arg{d}, Arg{index}}, {},
+                             part_name(*node, OpId::index_select)));
   }
   if (cur == self) return alias(rw, node, self);
   SPLICE_TRY(replace_outputs(rw, node, {cur}));
@@ -295,27 +293,27 @@ Result<bool> pad(Rewriter& rw, Node* node) {
 }
 
 constexpr Entry kEntries[] = {
-    {"aten.to.dtype", to},
-    {"aten.to.dtype_layout", to},
-    {"aten.to.device", to},
-    {"aten.to.other", to},
-    {"aten.type_as.default", to},
-    {"aten.contiguous.default", contiguous},
-    {"aten.dropout.default", dropout},
-    {"aten.narrow.default", narrow},
-    {"aten.chunk.default", chunk},
-    {"aten.flatten.using_ints", flatten},
-    {"aten.unflatten.int", unflatten},
-    {"aten.view_as.default", as_other},
-    {"aten.reshape_as.default", as_other},
-    {"aten.expand_as.default", as_other},
-    {"aten.movedim.int", movedim},
-    {"aten.movedim.intlist", movedim},
-    {"aten.moveaxis.int", movedim},
-    {"aten.moveaxis.intlist", movedim},
-    {"aten.swapaxes.default", swapaxes},
-    {"aten.swapdims.default", swapaxes},
-    {"aten.pad.default", pad},
+    {OpId::to_dtype, to},
+    {OpId::to_dtype_layout, to},
+    {OpId::to_device, to},
+    {OpId::to_other, to},
+    {OpId::type_as, to},
+    {OpId::contiguous, contiguous},
+    {OpId::dropout, dropout},
+    {OpId::narrow, narrow},
+    {OpId::chunk, chunk},
+    {OpId::flatten_using_ints, flatten},
+    {OpId::unflatten_int, unflatten},
+    {OpId::view_as, as_other},
+    {OpId::reshape_as, as_other},
+    {OpId::expand_as, as_other},
+    {OpId::movedim_int, movedim},
+    {OpId::movedim_intlist, movedim},
+    {OpId::moveaxis_int, movedim},
+    {OpId::moveaxis_intlist, movedim},
+    {OpId::swapaxes, swapaxes},
+    {OpId::swapdims, swapaxes},
+    {OpId::pad, pad},
 };
 
 }  // namespace

@@ -43,7 +43,7 @@ class SizeBuilder {
   Result<Size> wrap(const Size& a, const Size& b);
 
  private:
-  Result<Size> binary(std::string_view target, const Size& a, const Size& b, SymExpr folded);
+  Result<Size> binary(ir::OpId target, const Size& a, const Size& b, SymExpr folded);
 
   Rewriter& rw_;
   const ir::Node* before_;
@@ -51,7 +51,7 @@ class SizeBuilder {
 };
 
 // A name for a value a decomposition of `node` creates with `target`: "einsum_bmm".
-std::string part_name(const ir::Node& node, std::string_view target);
+std::string part_name(const ir::Node& node, ir::OpId target);
 
 // Replaces every use of `node`'s outputs by `values` (the same types, else kInternal: the
 // decomposition computed something else) and erases it.
@@ -60,7 +60,7 @@ Result<void> replace_outputs(Rewriter& rw, ir::Node* node, const std::vector<ir:
 // A decomposition rewrites `node` into simpler ops before it; false: left as it is.
 using Decomposition = Result<bool> (*)(Rewriter& rw, ir::Node* node);
 struct Entry {
-  std::string_view target;
+  ir::OpId op;
   Decomposition fn;
 };
 

@@ -50,8 +50,8 @@ Result<bool> fold(Rewriter& rw, Node* copy) {
   if (dst == nullptr || src == nullptr || out == nullptr) return false;
   // Only copies into a view of a write's base, the form export produces for slice writes;
   // a copy into another tensor is left to later stages.
-  if (producer_if(dst, "aten.slice.Tensor") == nullptr &&
-      producer_if(dst, "aten.select.int") == nullptr)
+  if (producer_if(dst, OpId::slice_Tensor) == nullptr &&
+      producer_if(dst, OpId::select_int) == nullptr)
     return false;
   // The copy's result must be dst's shape and dtype, or the archive disagrees with itself.
   if (!(out->type() == dst->type())) return false;
@@ -63,14 +63,13 @@ Result<bool> fold(Rewriter& rw, Node* copy) {
   // Convert before broadcasting: the conversion then touches src's elements only.
   if (src->type().dtype != dst->type().dtype) {
     SPLICE_ASSIGN_OR_RETURN(
-        value, rw.insert_value(
-                   copy, "aten._to_copy.default", {Arg{src}}, {{"dtype", Arg{dst->type().dtype}}},
-                   fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype))));
+        value,
+        rw.insert_value(copy, OpId::_to_copy, {Arg{src}}, {{"dtype", Arg{dst->type().dtype}}},
+                        fmt::format("{}_to_{}", src->name(), dtype_name(dst->type().dtype))));
   }
   if (!sizes->empty()) {
-    SPLICE_ASSIGN_OR_RETURN(
-        value, rw.insert_value(copy, "aten.expand.default", {Arg{value}, Arg{*sizes}}, {},
-                               value->name() + "_expand"));
+    SPLICE_ASSIGN_OR_RETURN(value, rw.insert_value(copy, OpId::expand, {Arg{value}, Arg{*sizes}},
+                                                   {}, value->name() + "_expand"));
   }
   // The copy's result was dst's type; what replaces it must be too.
   SPLICE_CHECK_OR_RETURN(value->type() == out->type(), ErrorKind::kInternal,
@@ -99,7 +98,7 @@ class FoldCopyOfSlice final : public Pass {
     bool changed = false;
     Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
-      if (node->target() != "aten.copy.default") continue;
+      if (node->op_id() != OpId::copy) continue;
       SPLICE_ASSIGN_OR_RETURN(bool c, fold(rw, node));
       changed |= c;
     }

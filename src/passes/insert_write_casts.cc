@@ -20,10 +20,9 @@ Result<bool> insert_cast(Rewriter& rw, Node* node) {
   if (self == nullptr || src == nullptr) return false;
   const DType dtype = self->type().dtype;
   if (src->type().dtype == dtype) return false;
-  SPLICE_ASSIGN_OR_RETURN(
-      Value * cast,
-      rw.insert_value(node, "aten._to_copy.default", {Arg{src}}, {{"dtype", Arg{dtype}}},
-                      fmt::format("{}_to_{}", src->name(), dtype_name(dtype))));
+  SPLICE_ASSIGN_OR_RETURN(Value * cast,
+                          rw.insert_value(node, OpId::_to_copy, {Arg{src}}, {{"dtype", Arg{dtype}}},
+                                          fmt::format("{}_to_{}", src->name(), dtype_name(dtype))));
   node->args()[node->arg_index("src")] = Arg{cast};
   return true;
 }
@@ -41,8 +40,8 @@ class InsertWriteCasts final : public Pass {
     bool changed = false;
     Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
-      const std::string& t = node->target();
-      if (t != "aten.slice_scatter.default" && t != "aten.select_scatter.default") continue;
+      const ir::OpId t = node->op_id();
+      if (t != OpId::slice_scatter && t != OpId::select_scatter) continue;
       SPLICE_ASSIGN_OR_RETURN(bool c, insert_cast(rw, node));
       changed |= c;
     }

@@ -67,8 +67,8 @@ class NormalizeSliceBounds final : public Pass {
   Result<bool> run(ir::Program& program) override {
     bool changed = false;
     for (Node* node : node_snapshot(program.graph)) {
-      const std::string& t = node->target();
-      if (t != "aten.slice.Tensor" && t != "aten.slice_scatter.default") continue;
+      const ir::OpId t = node->op_id();
+      if (t != OpId::slice_Tensor && t != OpId::slice_scatter) continue;
       SPLICE_ASSIGN_OR_RETURN(bool c, normalize(*node));
       changed |= c;
     }

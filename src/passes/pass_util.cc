@@ -89,9 +89,9 @@ bool is_used(const Graph& graph, const Value* v) {
   return is_graph_output(graph, v) || !graph.users(v).empty();
 }
 
-Node* producer_if(const Value* v, std::string_view target) {
+Node* producer_if(const Value* v, ir::OpId target) {
   if (v == nullptr || v->producer() == nullptr) return nullptr;
-  return v->producer()->target() == target ? v->producer() : nullptr;
+  return v->producer()->op_id() == target ? v->producer() : nullptr;
 }
 
 namespace {
@@ -118,40 +118,24 @@ std::vector<Arg> build_args(const ir::OpSchema& op, std::vector<Arg> positional,
   return args;
 }
 
-const ir::OpSchema* op_or_die(std::string_view target) {
-  const ir::OpSchema* op = ir::find_op(target);
-  SPLICE_ASSERT(op != nullptr);
-  return op;
-}
+const ir::OpSchema* op_or_die(ir::OpId target) { return &ir::op_schema(target); }
 
 // Ops a write rewrite can orphan and that have no effect besides their result. Ops that bind
 // symbols (_local_scalar_dense, sym_size) or check things are deliberately absent.
 bool is_erasable(const Node& node) {
-  static const std::set<std::string, std::less<>> kPure = {
-      "aten.slice.Tensor",
-      "aten.select.int",
-      "aten.view.default",
-      "aten.reshape.default",
-      "aten._unsafe_view.default",
-      "aten.unsqueeze.default",
-      "aten.expand.default",
-      "aten.arange.default",
-      "aten.arange.start",
-      "aten.arange.start_step",
-      "aten.eq.Scalar",
-      "aten.eq.Tensor",
-      "aten.copy.default",
-      "aten._to_copy.default",
-      "aten.clone.default",
+  static const std::set<ir::OpId> kPure = {
+      OpId::slice_Tensor, OpId::select_int,        OpId::view,      OpId::reshape,
+      OpId::_unsafe_view, OpId::unsqueeze,         OpId::expand,    OpId::arange,
+      OpId::arange_start, OpId::arange_start_step, OpId::eq_Scalar, OpId::eq_Tensor,
+      OpId::copy,         OpId::_to_copy,          OpId::clone,
   };
-  return kPure.count(node.target()) > 0;
+  return kPure.count(node.op_id()) > 0;
 }
 
 }  // namespace
 
-Result<Node*> Rewriter::insert(const Node* before, std::string_view target,
-                               std::vector<Arg> positional, const NamedArgs& named,
-                               const std::string& base_name) {
+Result<Node*> Rewriter::insert(const Node* before, ir::OpId target, std::vector<Arg> positional,
+                               const NamedArgs& named, const std::string& base_name) {
   const ir::OpSchema* op = op_or_die(target);
   Graph& g = graph();
   const std::string name = g.unique_name(base_name);
@@ -181,7 +165,7 @@ Result<Node*> Rewriter::insert(const Node* before, std::string_view target,
   return node;
 }
 
-Result<Value*> Rewriter::insert_value(const Node* before, std::string_view target,
+Result<Value*> Rewriter::insert_value(const Node* before, ir::OpId target,
                                       std::vector<Arg> positional, const NamedArgs& named,
                                       const std::string& base_name) {
   SPLICE_ASSIGN_OR_RETURN(Node * node,
@@ -190,7 +174,7 @@ Result<Value*> Rewriter::insert_value(const Node* before, std::string_view targe
   return node->output(0);
 }
 
-Result<Node*> Rewriter::replace(Node* old, std::string_view target, std::vector<Arg> positional,
+Result<Node*> Rewriter::replace(Node* old, ir::OpId target, std::vector<Arg> positional,
                                 const NamedArgs& named) {
   const ir::OpSchema* op = op_or_die(target);
   Graph& g = graph();
@@ -201,8 +185,8 @@ Result<Node*> Rewriter::replace(Node* old, std::string_view target, std::vector<
   auto fail = [&](std::string why) -> Error {
     node->outputs().clear();
     g.erase_node(node);
-    return Error(ErrorKind::kInternal,
-                 fmt::format("replacing {} by {}: {}", node_label(*old), target, why));
+    return Error(ErrorKind::kInternal, fmt::format("replacing {} by {}: {}", node_label(*old),
+                                                   ir::op_target(target), why));
   };
   if (!outs.ok()) return fail(outs.error().message());
   for (size_t i = 0; i < node->outputs().size(); ++i) {

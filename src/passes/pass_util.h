@@ -11,10 +11,13 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/ops.h"
 #include "ir/program.h"
 #include "ir/shape_rules.h"
 
 namespace splice::passes {
+
+using ir::OpId;
 
 // "node 'slice_scatter' (aten.slice_scatter.default)", the prefix of every pass error.
 std::string node_label(const ir::Node& node);
@@ -57,8 +60,8 @@ bool is_graph_output(const ir::Graph& graph, const ir::Value* v);
 // Whether `v` is read by a node or returned.
 bool is_used(const ir::Graph& graph, const ir::Value* v);
 
-// The node producing `v` if it applies `target`, else nullptr.
-ir::Node* producer_if(const ir::Value* v, std::string_view target);
+// The node producing `v` if it applies `op`, else nullptr.
+ir::Node* producer_if(const ir::Value* v, ir::OpId op);
 
 // Named argument overrides for the node builders below.
 using NamedArgs = std::vector<std::pair<std::string_view, ir::Arg>>;
@@ -80,18 +83,17 @@ class Rewriter {
   // default. Its outputs are new values of the types the rule gives, named after `base_name`
   // (made unique; the first also names the node). A rule that refuses the arguments is a
   // kInternal error naming the node: the rewrite built something the op does not accept.
-  Result<ir::Node*> insert(const ir::Node* before, std::string_view target,
-                           std::vector<ir::Arg> positional, const NamedArgs& named,
-                           const std::string& base_name);
+  Result<ir::Node*> insert(const ir::Node* before, ir::OpId target, std::vector<ir::Arg> positional,
+                           const NamedArgs& named, const std::string& base_name);
   // insert(), returning the node's first output.
-  Result<ir::Value*> insert_value(const ir::Node* before, std::string_view target,
+  Result<ir::Value*> insert_value(const ir::Node* before, ir::OpId target,
                                   std::vector<ir::Arg> positional, const NamedArgs& named,
                                   const std::string& base_name);
 
   // Replaces `old` by a `target` node at the same place that produces the same output values
   // (so uses, graph outputs and the signature stay as they are) and erases `old`. The new op's
   // rule must give those values' types (kInternal otherwise). Returns the new node.
-  Result<ir::Node*> replace(ir::Node* old, std::string_view target, std::vector<ir::Arg> positional,
+  Result<ir::Node*> replace(ir::Node* old, ir::OpId target, std::vector<ir::Arg> positional,
                             const NamedArgs& named = {});
 
   // The rule's outputs for `node` as it stands (its arguments may have been edited).

@@ -36,10 +36,10 @@ Result<bool> rewrite(Rewriter& rw, Node* node) {
   std::optional<int64_t> start = normalized_index(*index, *size);
   if (!start) return false;
   SPLICE_ASSIGN_OR_RETURN(ir::Value * src_slice,
-                          rw.insert_value(node, "aten.unsqueeze.default", {Arg{src}, Arg{*dim}}, {},
+                          rw.insert_value(node, OpId::unsqueeze, {Arg{src}, Arg{*dim}}, {},
                                           src->name() + "_unsqueeze"));
   SPLICE_TRY(rw.replace(
-      node, "aten.slice_scatter.default",
+      node, OpId::slice_scatter,
       {Arg{self}, Arg{src_slice}, Arg{*dim}, Arg{*start}, Arg{*start + 1}, Arg{int64_t{1}}}));
   return true;
 }
@@ -58,7 +58,7 @@ class SelectScatterToSliceScatter final : public Pass {
     bool changed = false;
     Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
-      if (node->target() != "aten.select_scatter.default") continue;
+      if (node->op_id() != OpId::select_scatter) continue;
       SPLICE_ASSIGN_OR_RETURN(bool c, rewrite(rw, node));
       changed |= c;
     }

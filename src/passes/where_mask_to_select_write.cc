@@ -31,14 +31,14 @@ struct IndexMask {
 std::optional<int64_t> arange_length(const Value* v) {
   const Node* node = v->producer();
   if (node == nullptr) return std::nullopt;
-  const std::string& t = node->target();
+  const ir::OpId t = node->op_id();
   std::optional<int64_t> start = 0, end, step = 1;
-  if (t == "aten.arange.default") {
+  if (t == OpId::arange) {
     end = constant_int(node->arg("end"));
-  } else if (t == "aten.arange.start" || t == "aten.arange.start_step") {
+  } else if (t == OpId::arange_start || t == OpId::arange_start_step) {
     start = constant_int(node->arg("start"));
     end = constant_int(node->arg("end"));
-    if (t == "aten.arange.start_step") step = constant_int(node->arg("step"));
+    if (t == OpId::arange_start_step) step = constant_int(node->arg("step"));
   } else {
     return std::nullopt;
   }
@@ -51,7 +51,7 @@ std::optional<int64_t> arange_length(const Value* v) {
 // of one dim of size N. Example: x f32[4, 6], mask bool[1, 6] = eq(view(arange(6), [1, -1]),
 // 5) → {dim 1, index 5}.
 std::optional<IndexMask> match_index_mask(const Value* cond, const ir::TensorType& x_type) {
-  const Node* eq = producer_if(cond, "aten.eq.Scalar");
+  const Node* eq = producer_if(cond, OpId::eq_Scalar);
   if (eq == nullptr) return std::nullopt;
   std::optional<int64_t> index = constant_int(eq->arg("other"));
   const Value* seq = tensor_arg(*eq, "self");
@@ -59,9 +59,8 @@ std::optional<IndexMask> match_index_mask(const Value* cond, const ir::TensorTyp
   // Views, reshapes and unsqueezes of a 1-d sequence keep its element order, so the one
   // non-unit dim of the mask enumerates 0..N-1.
   while (seq->producer() != nullptr) {
-    const std::string& t = seq->producer()->target();
-    if (t != "aten.view.default" && t != "aten.reshape.default" &&
-        t != "aten._unsafe_view.default" && t != "aten.unsqueeze.default")
+    const ir::OpId t = seq->producer()->op_id();
+    if (t != OpId::view && t != OpId::reshape && t != OpId::_unsafe_view && t != OpId::unsqueeze)
       break;
     seq = tensor_arg(*seq->producer(), "self");
     if (seq == nullptr) return std::nullopt;
@@ -133,7 +132,7 @@ Result<bool> rewrite(Rewriter& rw, Node* where) {
   // The expand only broadcasts the value along the written dim and the others; slice_scatter
   // takes the unexpanded value (any broadcast still needed is re-added for the slice alone).
   Value* src = branch;
-  if (Node* expand = producer_if(branch, "aten.expand.default")) {
+  if (Node* expand = producer_if(branch, OpId::expand)) {
     if (Value* inner = tensor_arg(*expand, "self")) src = inner;
   }
   auto expand_sizes = broadcast_into_slice(src->type(), x->type(), mask->dim);
@@ -146,12 +145,12 @@ Result<bool> rewrite(Rewriter& rw, Node* where) {
   if (!expand_sizes) return false;
 
   if (!expand_sizes->empty()) {
-    SPLICE_ASSIGN_OR_RETURN(
-        src, rw.insert_value(where, "aten.expand.default", {Arg{src}, Arg{*expand_sizes}}, {},
-                             src->name() + "_expand"));
+    SPLICE_ASSIGN_OR_RETURN(src,
+                            rw.insert_value(where, OpId::expand, {Arg{src}, Arg{*expand_sizes}}, {},
+                                            src->name() + "_expand"));
   }
   SPLICE_TRY(rw.replace(
-      where, "aten.slice_scatter.default",
+      where, OpId::slice_scatter,
       {Arg{x}, Arg{src}, Arg{mask->dim}, Arg{mask->index}, Arg{mask->index + 1}, Arg{int64_t{1}}}));
   erase_dead_producers(rw.graph(), cond);
   erase_dead_producers(rw.graph(), branch);
@@ -174,7 +173,7 @@ class WhereMaskToSelectWrite final : public Pass {
     bool changed = false;
     Rewriter rw(program);
     for (Node* node : node_snapshot(program.graph)) {
-      if (node->target() != "aten.where.self") continue;
+      if (node->op_id() != OpId::where_self) continue;
       SPLICE_ASSIGN_OR_RETURN(bool c, rewrite(rw, node));
       changed |= c;
     }

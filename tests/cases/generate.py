@@ -5,7 +5,9 @@ For each registered case (tests/cases/defs/*.py) and each export form it writes
 <out>/<case>.<form>/:
   model.pt2                   torch.export.save of the program exported on --device, then
                               ep.run_decompositions() (form "default") or
-                              ep.run_decompositions({}) (form "keep")
+                              ep.run_decompositions({}) (form "keep"), or the training IR as
+                              torch.export.export returns it, non-strict (form "train") or
+                              strict=True (form "strict", only cases registered strict=True)
   call{k}.inputs.safetensors  the user inputs of call k, keyed by the program's input names
   call{k}.outputs.safetensors output.N for user output N (None outputs omitted; ints, floats
                               and bools as 0-d int64/float64/bool), and mutated.NAME for each
@@ -37,12 +39,16 @@ from safetensors.torch import save_file
 from torch.export.graph_signature import InputKind, OutputKind
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defs import core_ops, explicit_overloads, models, ops_more, ops_more2, state, write_edges, train_ops, writes  # noqa: E402,F401,E501
+from defs import (core_ops, explicit_overloads, functionalize, hf_models, models, ops_more,  # noqa: E402,F401
+                  ops_more2, state, train_ops, write_edges, writes)
 from defs.registry import CASES  # noqa: E402
 
 # default: ep.run_decompositions(); keep: ep.run_decompositions({}); train: the training IR
-# exactly as torch.export.export returns it (what many users save).
-FORMS = ("default", "keep", "train")
+# exactly as torch.export.export returns it (what many users save); strict: the same with
+# strict=True (TorchDynamo traces the program), for the cases registered strict=True.
+FORMS = ("default", "keep", "train", "strict")
+# The forms saved as the training IR: in-place ops and views stay, no mutation outputs.
+TRAINING_IR_FORMS = ("train", "strict")
 # The recorded programs and results come from this PyTorch release (schema 8.17).
 PINNED_TORCH = "2.11.0"
 
@@ -58,10 +64,30 @@ def case_seed(name):
 def export_program(mod, args, dynamic_shapes, device, form):
     mod = copy.deepcopy(mod).to(device)
     args = tuple(a.to(device) for a in args)
-    ep = torch.export.export(mod, args, dynamic_shapes=dynamic_shapes, strict=False)
-    if form == "train":
+    ep = torch.export.export(mod, args, dynamic_shapes=dynamic_shapes, strict=form == "strict")
+    if form in TRAINING_IR_FORMS:
         return ep  # the training IR, saved as torch.export.export returns it
     return ep.run_decompositions() if form == "default" else ep.run_decompositions({})
+
+
+# Debugging metadata of each node, dropped before saving (with the example inputs):
+# stack_trace names files of the machine that generated the case (the generator's and
+# site-packages' paths), so it differs between hosts; the others record where a node came from
+# (module path, the op before decomposition). Together they are about half of model.json (more
+# for the hf_* models), and splice reads none of them. The graph, signature, shapes and weights
+# are untouched.
+DEBUG_METADATA = ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node", "torch_fn")
+
+
+def drop_debug_metadata(ep):
+    # The archive would also carry a pickled copy of the example inputs (sample_inputs/model.pt,
+    # ~2 KB, a quarter of a small case); call0.inputs.safetensors holds them.
+    ep.example_inputs = None
+    for module in ep.graph_module.modules():
+        if isinstance(module, torch.fx.GraphModule):
+            for n in module.graph.nodes:
+                for key in DEBUG_METADATA:
+                    n.meta.pop(key, None)
 
 
 def inplace_ops(ep):
@@ -82,6 +108,7 @@ def export_and_save(mod, args, dynamic_shapes, device, form, path):
     _scaled_dot_product_cudnn_attention node (CUDA, f16/bf16 with a mask): such a program is
     exported again with cuDNN attention disabled (flash, efficient or math instead)."""
     ep = export_program(mod, args, dynamic_shapes, device, form)
+    drop_debug_metadata(ep)
     try:
         torch.export.save(ep, path)
         return ep, ""
@@ -92,6 +119,7 @@ def export_and_save(mod, args, dynamic_shapes, device, form, path):
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
                       SDPBackend.MATH]):
         ep = export_program(mod, args, dynamic_shapes, device, form)
+    drop_debug_metadata(ep)
     torch.export.save(ep, path)
     return ep, "exported with cuDNN attention disabled (torch cannot serialize it)"
 
@@ -136,24 +164,39 @@ def generate_form(c, mod, calls, dynamic_shapes, device, form, out_dir):
         shutil.rmtree(tmp_dir, ignore_errors=True)
 
 
+def mutated_user_inputs(ep, form, input_names):
+    """The user inputs the program mutates, in the order run_decompositions() lists their
+    mutation outputs. The training IR lists none (its in-place ops write the inputs directly),
+    so they are read from its functional twin, ep.run_decompositions({})."""
+    if form in TRAINING_IR_FORMS:
+        if not inplace_ops(ep):
+            return []  # nothing in place, so nothing mutated
+        ep = ep.run_decompositions({})
+    mutated = [s.target for s in ep.graph_signature.output_specs
+               if s.kind == OutputKind.USER_INPUT_MUTATION]
+    for name in mutated:
+        if name not in input_names:
+            raise RuntimeError(f"mutated input {name!r} is not one of the user inputs "
+                               f"{input_names}")
+    return mutated
+
+
 def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     shutil.rmtree(tmp_dir, ignore_errors=True)
     os.makedirs(tmp_dir)
     ep, export_note = export_and_save(mod, calls[0], dynamic_shapes, device, form,
                                       os.path.join(tmp_dir, "model.pt2"))
     final_dir = os.path.join(out_dir, case_dir_name(c, form, device))
-    if form == "train" and inplace_ops(ep):
-        # A training IR that mutates in place: splice must refuse it and say how to re-export.
-        write_refused_form(c, form, device, ep, tmp_dir, final_dir)
-        return
     sig = ep.graph_signature
     input_names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
     num_user_outputs = sum(1 for s in sig.output_specs if s.kind == OutputKind.USER_OUTPUT)
-    mutated = [s.target for s in sig.output_specs if s.kind == OutputKind.USER_INPUT_MUTATION]
     if len(input_names) != len(calls[0]):
         raise RuntimeError(f"the program has {len(input_names)} user inputs {input_names}, "
                            f"the case gives {len(calls[0])}")
-
+    mutated = mutated_user_inputs(ep, form, input_names)
+    # A training IR that mutates in place: splice refuses it today and says how to re-export
+    # (case.json's expect_load_error); its calls are recorded all the same, for the day it runs.
+    refused_ops = inplace_ops(ep) if form in TRAINING_IR_FORMS else []
 
     eager = copy.deepcopy(mod).to("cpu")
     torch.manual_seed(case_seed(c.name))
@@ -201,6 +244,13 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     }
     if expected_error is not None:
         info["expect_error"] = expected_error
+    tf = sys.modules.get("transformers")
+    if tf is not None and any(type(m).__module__.startswith("transformers.")
+                              for m in mod.modules()):
+        info["transformers_version"] = tf.__version__  # the hf_* cases' model code
+    if refused_ops:
+        info["expect_load_error"] = "run_decompositions"
+        info["inplace_ops"] = refused_ops
     with open(os.path.join(tmp_dir, "case.json"), "w") as f:
         json.dump(info, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -209,20 +259,9 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     print(f"wrote {case_dir_name(c, form, device)}: {len(calls)} call(s), inputs {input_names}, "
           f"{num_user_outputs} output(s)" + (f", mutates {mutated}" if mutated else "") +
           (f", buffers {info['buffers']}" if info["buffers"] else "") +
-          (f", call {expected_error['call']} fails" if expected_error else ""), flush=True)
-
-
-def write_refused_form(c, form, device, ep, tmp_dir, final_dir):
-    info = {"case": c.name, "form": form, "export_device": device,
-            "torch_version": torch.__version__, "calls": 0,
-            "expect_load_error": "run_decompositions", "inplace_ops": inplace_ops(ep)}
-    with open(os.path.join(tmp_dir, "case.json"), "w") as f:
-        json.dump(info, f, indent=2, sort_keys=True)
-        f.write("\n")
-    shutil.rmtree(final_dir, ignore_errors=True)
-    os.rename(tmp_dir, final_dir)
-    print(f"wrote {case_dir_name(c, form, device)}: training IR with in-place ops "
-          f"{info['inplace_ops']} (splice must refuse it)", flush=True)
+          (f", call {expected_error['call']} fails" if expected_error else "") +
+          (f"; in-place training IR {refused_ops} (splice refuses it today)"
+           if refused_ops else ""), flush=True)
 
 
 def expect_eager_error(eager, args, k, message_contains):
@@ -240,6 +279,24 @@ def expect_eager_error(eager, args, k, message_contains):
     raise RuntimeError(f"call {k} was expected to fail (expect_error) but eager returned")
 
 
+def second_call(c, first):
+    """A second call for a one-call case (training-IR forms record at least two calls).
+
+    The case function is run again under another seed, and its floating-point inputs are taken
+    where their shapes and dtypes match call 0's: the makers (randn, positive, the value tables
+    of write_edges) give valid values under any seed, so a runtime that reuses call 0's results
+    is caught. Integer and bool inputs (indices, positions, masks) stay those of call 0, where
+    another draw could repeat an index or leave a range."""
+    torch.manual_seed(case_seed(c.name + "#call1"))
+    _, fresh_calls, _ = c.fn()
+    fresh = tuple(fresh_calls[0])
+    if len(fresh) != len(first):
+        return tuple(t.clone() for t in first)
+    return tuple(f.clone() if (isinstance(f, torch.Tensor) and f.is_floating_point()
+                               and f.shape == t.shape and f.dtype == t.dtype)
+                 else t.clone() for f, t in zip(fresh, first))
+
+
 def generate_case(c, device, forms, out_dir):
     torch.manual_seed(case_seed(c.name))
     mod, calls, dynamic_shapes = c.fn()
@@ -251,8 +308,12 @@ def generate_case(c, device, forms, out_dir):
             if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
                 raise TypeError("case inputs must be CPU tensors")
     mod.eval()
+    two_calls = calls if len(calls) >= 2 else calls + [second_call(c, calls[0])]
     for form in forms:
-        generate_form(c, mod, calls, dynamic_shapes, device, form, out_dir)
+        if form == "strict" and not c.strict:
+            continue
+        form_calls = two_calls if form in TRAINING_IR_FORMS else calls
+        generate_form(c, mod, form_calls, dynamic_shapes, device, form, out_dir)
 
 
 def selected(name, patterns):
@@ -275,7 +336,8 @@ def main():
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                         help="device to export on (reference outputs are always CPU eager)")
     parser.add_argument("--forms", default=",".join(FORMS),
-                        help="comma-separated export forms: default, keep")
+                        help="comma-separated export forms: default, keep, train, strict (strict: "
+                             "only the cases registered strict=True)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--any-torch", action="store_true",
                         help=f"allow a torch other than the pinned {PINNED_TORCH}")

@@ -141,7 +141,7 @@ def llama_case(dtype=torch.float32, **kw):
     return model, calls, {"ids": {1: seq}, "pos": {0: seq}}
 
 
-@case("llama_block_2layer", calls=3)
+@case("llama_block_2layer", calls=3, strict=True)
 def _():
     return llama_case()
 

@@ -16,20 +16,24 @@ CASES = {}
 
 
 class Case:
-    def __init__(self, name, fn, calls, notes, expect_error=None):
+    def __init__(self, name, fn, calls, notes, expect_error=None, strict=False):
         self.name = name
         self.fn = fn
         self.calls = calls
         self.notes = notes
         self.expect_error = expect_error
+        self.strict = strict
 
 
-def case(name, calls=1, notes="", expect_error=None):
+def case(name, calls=1, notes="", expect_error=None, strict=False):
     """Registers the decorated function as case `name`, run for `calls` calls (1-3).
 
     expect_error=(k, "substring"): eager PyTorch raises on call k (the last call), with a
     message containing "substring" (a failed torch._check, say); the generator records the
     expected error for that call instead of outputs and state.
+
+    strict=True: the case is also written in the "strict" form, the training IR of
+    torch.export.export(..., strict=True) (TorchDynamo traces the forward).
     """
 
     def register(fn):
@@ -42,7 +46,7 @@ def case(name, calls=1, notes="", expect_error=None):
                 and expect_error[0] == calls - 1 and expect_error[0] >= 1):
             raise ValueError(f"case {name!r}: expect_error must be (last call >= 1, "
                              f"'substring'), got {expect_error!r}")
-        CASES[name] = Case(name, fn, calls, notes, expect_error)
+        CASES[name] = Case(name, fn, calls, notes, expect_error, strict)
         return fn
 
     return register

@@ -7,7 +7,7 @@ import torch
 from .registry import case, module, same, randn, randint, batch_dim
 
 
-@case("kv_cache_index_copy", calls=3)
+@case("kv_cache_index_copy", calls=3, strict=True)
 def _():
     # Positions 3, 7, 0: a test that wrote the same slot every call could not tell whether the
     # state persisted. The output reads the whole cache.
@@ -18,7 +18,7 @@ def _():
     return module(forward, cache=torch.zeros(1, 2, 8, 4)), calls, None
 
 
-@case("kv_cache_item_slice", calls=3)
+@case("kv_cache_item_slice", calls=3, strict=True)
 def _():
     def forward(self, k, v, pos):
         p = pos.item()
@@ -44,7 +44,7 @@ def _():
     return module(forward, cache=torch.zeros(1, 2, 8, 4)), calls, None
 
 
-@case("counter_buffer", calls=3)
+@case("counter_buffer", calls=3, strict=True)
 def _():
     def forward(self, x):
         self.count.add_(1)
@@ -54,7 +54,7 @@ def _():
             [(randn(3),) for _ in range(3)], None)
 
 
-@case("user_input_mutation_add_", calls=2)
+@case("user_input_mutation_add_", calls=2, strict=True)
 def _():
     def forward(self, x):
         x.add_(1)

@@ -182,7 +182,7 @@ def _():
 # ---- composite write programs ----------------------------------------------------------
 
 
-@case("rotary_halves_into_empty_like")
+@case("rotary_halves_into_empty_like", strict=True)
 def _():
     def forward(self, x, cos, sin):
         h = x.shape[-1] // 2

@@ -243,7 +243,7 @@ TEST_F(CacheTest, AnotherProgramsEngineUnderTheKeyIsRebuilt) {
   EXPECT_FALSE(hit) << "the entry holds another program";
   EXPECT_EQ(builds, 3);
   EXPECT_EQ(ir::print_program(r->program), ir::print_program(p));
-  auto entry = load_engine_file(p_entry.string());
+  auto entry = load_engine_file(p_entry.string(), cpu_target());
   ASSERT_TRUE(entry.ok()) << entry.error().message();
   EXPECT_EQ(cache_key(entry->program, entry->plan.mode, cpu_target()), cache_key(p, PlanMode::kPlanned, cpu_target()))
       << "the entry was rebuilt";
@@ -256,7 +256,7 @@ TEST_F(CacheTest, AnotherProgramsEngineUnderTheKeyIsRebuilt) {
 TEST_F(CacheTest, AnEngineOfOtherWeightsUnderTheKeyIsRebuilt) {
   ir::Program p = load(kKvCache);
   ir::Program q = load(kKvCache);
-  Tensor other = q.weights.at("cache").contiguous_copy();
+  Tensor other = q.weights.at("cache").contiguous_copy().value();
   other.data<float>()[0] += 1.0f;
   q.weights["cache"] = other;
   auto build = [&](const ir::Program& prog) -> Result<Plan> {
@@ -281,7 +281,7 @@ TEST_F(CacheTest, AnEngineOfOtherWeightsUnderTheKeyIsRebuilt) {
 TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
   GTEST_FLAG_SET(death_test_style, "fast");
   ir::Program big = load(kKvCache);
-  big.weights["cache"] = Tensor::empty(DType::kFloat32, {16 << 20});  // 64 MB
+  big.weights["cache"] = Tensor::empty(DType::kFloat32, {16 << 20}).value();  // 64 MB
   const std::string dir = cache_dir();
   auto killed_while_writing = [&] {
     std::thread killer([&] {
@@ -293,7 +293,7 @@ TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
       }
     });
     killer.detach();
-    (void)load_or_build(dir, big, PlanMode::kPlanned, [](const ir::Program& prog) -> Result<Plan> {
+    (void)load_or_build(dir, big, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) -> Result<Plan> {
       return simple_plan(prog, PlanMode::kPlanned);
     });
     std::_Exit(0);  // the write finished before the killer saw it: the test below says so
@@ -305,7 +305,7 @@ TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
   EXPECT_NE(left[0].find(".splice.tmp."), std::string::npos) << left[0];
 
   ir::Program p = load(kKvCache);
-  auto r = load_or_build(dir, p, PlanMode::kPlanned, [](const ir::Program& prog) -> Result<Plan> {
+  auto r = load_or_build(dir, p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) -> Result<Plan> {
     return simple_plan(prog, PlanMode::kPlanned);
   });
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -318,7 +318,7 @@ TEST_F(CacheTest, AnUnlockedTemporaryOfAnOlderSpliceIsRemoved) {
   const std::string leftover = "0123456789abcdef0123456789abcdef.splice.tmp.Xy12Zq";
   write("cache/" + leftover, std::string(1 << 20, 'x'));
   ir::Program p = load(kRotary);
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
                 return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
               }).ok());
   EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
@@ -329,7 +329,7 @@ TEST_F(CacheTest, ALiveWritersTemporaryIsKept) {
   auto writing = PendingFile::create(cache_dir() + "/other.splice");
   ASSERT_TRUE(writing.ok()) << writing.error().message();
   ir::Program p = load(kRotary);
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
                 return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
               }).ok());
   EXPECT_TRUE(fs::exists(writing->temp_path())) << "another process is still writing it";
@@ -340,7 +340,7 @@ TEST_F(CacheTest, AFifoAtTheEntrysNameIsAnErrorNotAHang) {
   fs::create_directories(cache_dir());
   const std::string entry = cache_dir() + "/" + cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice";
   ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
-  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
     return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
   });
   ASSERT_FALSE(r.ok());
@@ -356,7 +356,7 @@ TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, [](const ir::Program& prog) {
+      auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
         return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
       });
       if (!r.ok()) errors[i] = r.error().message();
@@ -366,7 +366,7 @@ TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
   EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
   bool hit = false;
   ASSERT_TRUE(load_or_build(
-                  cache_dir(), p, PlanMode::kPlanned,
+                  cache_dir(), p, PlanMode::kPlanned, cpu_target(),
                   [](const ir::Program& prog) {
                     return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
                   },

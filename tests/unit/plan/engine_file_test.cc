@@ -404,7 +404,7 @@ TEST_F(EngineFileTest, AReplacedEngineKeepsItsPermissions) {
   ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
   ASSERT_TRUE(write_engine_file(program, real_plan(program), path).ok());
   EXPECT_EQ(fs::status(path).permissions(), fs::perms::owner_read | fs::perms::owner_write);
-  EXPECT_TRUE(load_engine_file(path).ok());
+  EXPECT_TRUE(load_engine_file(path, cpu_target()).ok());
 }
 
 TEST_F(EngineFileTest, ANameAtTheSystemsLimitIsWritten) {
@@ -414,7 +414,7 @@ TEST_F(EngineFileTest, ANameAtTheSystemsLimitIsWritten) {
   const std::string path = (dir_ / (std::string(name_max - 7, 'e') + ".splice")).string();
   auto r = write_engine_file(program, real_plan(program), path);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_TRUE(load_engine_file(path).ok());
+  EXPECT_TRUE(load_engine_file(path, cpu_target()).ok());
 }
 
 TEST_F(EngineFileTest, OnlyARegularFileIsReplacedOrRead) {
@@ -429,7 +429,7 @@ TEST_F(EngineFileTest, OnlyARegularFileIsReplacedOrRead) {
             "cannot write '" + fifo + "': it is a FIFO; splice only replaces regular files");
   EXPECT_EQ(fs::status(fifo).type(), fs::file_type::fifo);
   EXPECT_FALSE(is_engine_file(fifo));
-  auto loaded = load_engine_file(fifo);
+  auto loaded = load_engine_file(fifo, cpu_target());
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().message(),
             "cannot read '" + fifo + "': it is a FIFO, not a regular file");
