@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "backends/cuda/error_word.h"
+#include "backends/cuda/error_word_layout.h"
 
 namespace splice::cuda {
 
