@@ -37,6 +37,12 @@ Result<DeviceInfo> current_device_info() {
   return info;
 }
 
+unsigned grid_blocks(int64_t work, unsigned threads, const DeviceInfo& device) {
+  const int64_t needed = (work + threads - 1) / threads;
+  const int64_t cap = int64_t{device.multiprocessors} * 16;
+  return static_cast<unsigned>(needed < 1 ? 1 : needed > cap ? cap : needed);
+}
+
 bool device_available() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/cuda/device_info.h"
@@ -39,10 +41,56 @@ std::string operand_label(size_t k, size_t inputs) {
   return k < inputs ? fmt::format("input {}", k) : fmt::format("output {}", k - inputs);
 }
 
+// The program's structure as a compact string: everything the generated source depends on.
+std::string structure_key(const ir::PointwiseProgram& p, const PointwiseVariant& v, int device) {
+  std::string key = std::to_string(device) + "|";
+  auto put = [&key](int64_t x) { key += std::to_string(x) + ","; };
+  for (const auto& in : p.inputs) put(static_cast<int>(in.dtype));
+  key += "|";
+  for (const auto& c : p.constants) {
+    put(static_cast<int>(c.value.kind()));
+    put(static_cast<int>(c.dtype));
+  }
+  key += "|";
+  for (const auto& n : p.nodes) {
+    put(static_cast<int>(n.fn));
+    put(static_cast<int>(n.result));
+    put(static_cast<int>(n.compute));
+    for (const auto& r : n.operands) {
+      put(static_cast<int>(r.kind));
+      put(r.index);
+    }
+    key += ";";
+  }
+  key += "|";
+  for (const auto& o : p.outputs) put(o.node);
+  key += "|";
+  for (bool d : v.dynamic) key += d ? '1' : '0';
+  return key;
+}
+
+struct PreparedCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const PreparedPointwise>> entries;
+};
+
+PreparedCache& prepared_cache() {
+  static PreparedCache* c = new PreparedCache();  // never destroyed, as the module cache
+  return *c;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
     const ir::PointwiseProgram& program, const PointwiseVariant& variant) {
+  SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
+  const std::string key = structure_key(program, variant, device.ordinal);
+  PreparedCache& cache = prepared_cache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) return it->second;
+  }
   auto prepared = std::make_shared<PreparedPointwise>();
   prepared->program_ = program;
   prepared->variant_ = variant;
@@ -52,7 +100,9 @@ Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
                                              kPointwiseStrided32Kernel, kPointwiseStrided64Kernel};
   SPLICE_ASSIGN_OR_RETURN(const LoadedModule* module, load_module(prepared->source_, kKernels));
   prepared->module_ = module;
-  return std::shared_ptr<const PreparedPointwise>(std::move(prepared));
+  std::shared_ptr<const PreparedPointwise> result = std::move(prepared);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.entries.emplace(key, result).first->second;
 }
 
 Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
@@ -192,7 +242,7 @@ Result<void> launch_pointwise(const ir::PointwiseProgram& program,
   for (const auto& out : outputs) variant.dynamic.push_back(out.position != nullptr);
   if (variant.dynamic_count() == 0) variant.dynamic.clear();
   SPLICE_ASSIGN_OR_RETURN(auto prepared, PreparedPointwise::prepare(program, variant));
-  return prepared->launch(inputs, outputs, ctx);
+  return prepared->launch(inputs, outputs, ctx, &program.constants);
 }
 
 Result<void> launch_pointwise(const ir::PointwiseProgram& program,

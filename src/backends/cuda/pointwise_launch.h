@@ -40,6 +40,8 @@ struct PointwiseOperand {
 // per plan step). Holds the generated source (for dumps) and the loaded kernels.
 class PreparedPointwise {
  public:
+  // Cached per process by the program's structure (constant values excluded), variant and
+  // device: a repeated prepare neither generates source nor compiles.
   static Result<std::shared_ptr<const PreparedPointwise>> prepare(
       const ir::PointwiseProgram& program, const PointwiseVariant& variant);
 
@@ -51,7 +53,7 @@ class PreparedPointwise {
   bool checks() const { return checks_; }
 
   // Runs the program over the outputs' shape; constants from `constants` when given (same
-  // count and kinds as the program's), else the program's own.
+  // count and kinds as the program's), else those of the program it was first prepared from.
   Result<void> launch(std::span<const PointwiseOperand> inputs,
                       std::span<const PointwiseOperand> outputs, const LaunchContext& ctx,
                       const std::vector<ir::PointwiseConstant>* constants = nullptr) const;

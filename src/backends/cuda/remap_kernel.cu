@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(256) remap(const RemapParams p) {
     Index rest = static_cast<Index>(i);
     Index out_off = 0, src_off = 0, row = 0, col = 0;
     bool use_fill = false;
+    const bool per_dim = p.flat == static_cast<int32_t>(FlatMap::kNone);
 #pragma unroll
     for (int d = kMaxDims - 1; d >= 0; --d) {
       if (d < p.rank) {
@@ -67,9 +68,29 @@ __global__ void __launch_bounds__(256) remap(const RemapParams p) {
         const Index c = rest % size;
         rest /= size;
         out_off += c * static_cast<Index>(dim.out_stride);
-        src_off += source_coord<Index>(dim, c, use_fill) * static_cast<Index>(dim.src_stride);
+        if (per_dim)
+          src_off += source_coord<Index>(dim, c, use_fill) * static_cast<Index>(dim.src_stride);
         if (d == p.rank - 1) col = c;
         if (d == p.rank - 2) row = c;
+      }
+    }
+    if (!per_dim) {
+      const Index n = static_cast<Index>(p.src_numel);
+      const Index arg = static_cast<Index>(p.flat_arg);
+      Index j;
+      if (p.flat == static_cast<int32_t>(FlatMap::kRoll)) {
+        j = static_cast<Index>(i) - arg;
+        if (j < 0) j += n;
+      } else {
+        j = static_cast<Index>(i) / arg;
+      }
+#pragma unroll
+      for (int d = kMaxDims - 1; d >= 0; --d) {
+        if (d < p.src_rank) {
+          const Index size = static_cast<Index>(p.dims[d].src_size);
+          src_off += (j % size) * static_cast<Index>(p.dims[d].src_stride);
+          j /= size;
+        }
       }
     }
     if (p.tri != 0) {

@@ -37,9 +37,19 @@ struct RemapDim {
   int64_t out_stride = 0;  // elements
 };
 
+// Flat modes work on row-major linear indices instead of per-dim coordinates: the output
+// element with linear index k reads the source element with linear index
+// (k - flat_arg) mod numel (roll without dims) or k / flat_arg (repeat_interleave of the
+// flattened tensor), the source decomposed by its own src_rank dims.
+enum class FlatMap : int32_t { kNone, kRoll, kDivide };
+
 struct RemapParams {
-  int32_t rank = 0;
-  int32_t tri = 0;  // 0: none; 1: tril, 2: triu over the last two output dims
+  int32_t rank = 0;  // output dims (dims[d].out_*); also the source's when flat == kNone
+  int32_t tri = 0;   // 0: none; 1: tril, 2: triu over the last two output dims
+  int32_t flat = 0;  // FlatMap
+  int32_t src_rank = 0;  // flat modes: the source's dims (dims[d].src_size, src_stride)
+  int64_t flat_arg = 0;
+  int64_t src_numel = 0;  // flat modes
   int64_t diagonal = 0;
   int64_t numel = 0;
   void* out = nullptr;
