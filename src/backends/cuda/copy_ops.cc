@@ -78,8 +78,10 @@ Result<void> check_rank(std::string_view op, const DeviceTensor& t) {
 Result<void> copy_cast(const DeviceTensor& dst, const DeviceTensor& src, const LaunchContext& ctx) {
   const int64_t n = dst.numel();
   if (n == 0) return ok_result();
-  if (dst.dtype == src.dtype && sizes_of(dst) == sizes_of(src) && is_contiguous(dst) &&
-      is_contiguous(src)) {
+  // cudaMemcpyAsync cannot skip its copy once the call has failed (the error word); the
+  // generated kernel, dense and vectorised here, can.
+  if (ctx.error_word == nullptr && dst.dtype == src.dtype && sizes_of(dst) == sizes_of(src) &&
+      is_contiguous(dst) && is_contiguous(src)) {
     if (dst.data != src.data) {
       SPLICE_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, n * dtype_size(dst.dtype),
                                         cudaMemcpyDeviceToDevice, ctx.stream));
@@ -93,7 +95,8 @@ Result<void> copy_cast(const DeviceTensor& dst, const DeviceTensor& src, const L
 
 Result<void> fill(const DeviceTensor& dst, const Scalar& value, const LaunchContext& ctx) {
   if (dst.numel() == 0) return ok_result();
-  if (value.to_double() == 0.0 && !value.is_double() && is_contiguous(dst)) {
+  if (ctx.error_word == nullptr && value.to_double() == 0.0 && !value.is_double() &&
+      is_contiguous(dst)) {
     // Zero is all-zero bytes in every dtype.
     SPLICE_CUDA_CHECK(
         cudaMemsetAsync(dst.data, 0, dst.numel() * dtype_size(dst.dtype), ctx.stream));

@@ -1,7 +1,8 @@
 #pragma once
 // Copies on the GPU, all through the generated pointwise copy kernel (a cast when the dtypes
-// differ, with c10's conversions) or a plain cudaMemcpyAsync when both sides are dense and of one
-// dtype: strided copy/cast with broadcasting, fill, cat and stack (one copy per input into its
+// differ, with c10's conversions) or, for launches without an error word (a memcpy cannot skip
+// itself once the call has failed), a plain cudaMemcpyAsync when both sides are dense and of
+// one dtype: strided copy/cast with broadcasting, fill, cat and stack (one copy per input into its
 // slice of the output), and the slice writes slice_scatter / select_scatter, which store only
 // the written slice when run in place (out == self), including a slice whose start is a
 // position read on the device when the kernel runs (a KV-cache update that a CUDA graph can
