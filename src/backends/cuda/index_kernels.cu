@@ -379,7 +379,111 @@ __global__ void __launch_bounds__(kThreads) nonzero_write(const NonzeroParams p)
   }
 }
 
+// ---- repeat_interleave by a tensor ----------------------------------------------------------
+
+__global__ void __launch_bounds__(kThreads) repeat_scan(const RepeatScanParams p) {
+  // The first negative count in index order is the one reported (as the CPU's loop does).
+  __shared__ unsigned long long first_negative;
+  if (threadIdx.x == 0) first_negative = ~0ull;
+  __syncthreads();
+  int64_t carry = 0;
+  for (int64_t start = 0; start < p.count; start += kThreads) {
+    const int64_t i = start + threadIdx.x;
+    int64_t v = 0;
+    if (i < p.count) {
+      v = p.is_int32 ? static_cast<const int32_t*>(p.repeats)[i * p.stride]
+                     : static_cast<const int64_t*>(p.repeats)[i * p.stride];
+      if (v < 0) {
+        atomicMin(&first_negative, static_cast<unsigned long long>(i));
+        v = 0;
+      }
+    }
+    int64_t exclusive;
+    const int64_t total = block_exclusive_scan(v, exclusive);
+    if (i < p.count) p.cumsum[i] = carry + exclusive + v;
+    carry += total;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && first_negative != ~0ull) {
+    const int64_t i = static_cast<int64_t>(first_negative);
+    const int64_t v = p.is_int32 ? static_cast<const int32_t*>(p.repeats)[i * p.stride]
+                                 : static_cast<const int64_t*>(p.repeats)[i * p.stride];
+    record_failure(p.error_word, p.site, DeviceCheck::kNegativeRepeat, v, 0, i);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) repeat_gather(const RepeatGatherParams p) {
+  if (failed(p.error_word)) return;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < p.numel;
+       e += step) {
+    int64_t rest = e, out_off = 0, src_off = 0, k = 0;
+#pragma unroll
+    for (int d = kMaxDims - 1; d >= 0; --d) {
+      if (d >= p.rank) continue;
+      const int64_t c = rest % p.out_sizes[d];
+      rest /= p.out_sizes[d];
+      out_off += c * p.out_strides[d];
+      if (d == p.dim) {
+        k = c;
+      } else {
+        src_off += c * p.src_strides[d];
+      }
+    }
+    int64_t i;
+    if (p.cumsum == nullptr) {
+      i = k / p.each;
+    } else {
+      int64_t lo = 0, hi = p.count;  // first i with cumsum[i] > k
+      while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        if (p.cumsum[mid] > k)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      i = lo;
+    }
+    if (p.src == nullptr) {
+      if (p.index_int32)
+        static_cast<int32_t*>(p.out)[out_off] = static_cast<int32_t>(i);
+      else
+        static_cast<int64_t*>(p.out)[out_off] = i;
+    } else {
+      static_cast<T*>(p.out)[out_off] =
+          static_cast<const T*>(p.src)[src_off + i * p.src_strides[p.dim]];
+    }
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_repeat_scan(const RepeatScanParams& p, cudaStream_t stream) {
+  repeat_scan<<<1, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_repeat_gather(const RepeatGatherParams& p, int element_size, unsigned blocks,
+                                 cudaStream_t stream) {
+  switch (element_size) {
+    case 1:
+      repeat_gather<uint8_t><<<blocks, kThreads, 0, stream>>>(p);
+      break;
+    case 2:
+      repeat_gather<uint16_t><<<blocks, kThreads, 0, stream>>>(p);
+      break;
+    case 4:
+      repeat_gather<uint32_t><<<blocks, kThreads, 0, stream>>>(p);
+      break;
+    case 8:
+      repeat_gather<uint64_t><<<blocks, kThreads, 0, stream>>>(p);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t launch_index_validate(const AdvancedIndexParams& p, unsigned blocks,
                                   cudaStream_t stream) {

@@ -123,4 +123,39 @@ cudaError_t launch_nonzero_count(const NonzeroParams& p, cudaStream_t stream);
 cudaError_t launch_nonzero_scan(const NonzeroParams& p, cudaStream_t stream);
 cudaError_t launch_nonzero_write(const NonzeroParams& p, cudaStream_t stream);
 
+// repeat_interleave with a repeats tensor: the inclusive sum of the repeats (one block; a
+// negative count records kNegativeRepeat), then each output position k along `dim` reads
+// source index i, the first i with cumsum[i] > k (or k / repeats[0] when one count applies to
+// every element).
+struct RepeatScanParams {
+  const void* repeats = nullptr;
+  int32_t is_int32 = 0;
+  int32_t unused = 0;
+  int64_t count = 0;   // entries
+  int64_t stride = 1;  // elements between entries
+  int64_t* cumsum = nullptr;
+  int64_t* error_word = nullptr;
+  int64_t site = 0;
+};
+cudaError_t launch_repeat_scan(const RepeatScanParams& p, cudaStream_t stream);
+
+struct RepeatGatherParams {
+  int32_t rank = 0;
+  int32_t dim = 0;
+  int64_t out_sizes[kMaxDims] = {};
+  int64_t out_strides[kMaxDims] = {};
+  int64_t src_strides[kMaxDims] = {};
+  const int64_t* cumsum = nullptr;  // null: every element repeated `each` times
+  int64_t count = 0;                // cumsum entries
+  int64_t each = 1;
+  void* out = nullptr;
+  const void* src = nullptr;  // null: write the source index itself (repeat_interleave.Tensor)
+  int32_t index_int32 = 0;    // the written index's type (int32, else int64)
+  int32_t unused = 0;
+  int64_t numel = 0;
+  int64_t* error_word = nullptr;
+};
+cudaError_t launch_repeat_gather(const RepeatGatherParams& p, int element_size, unsigned blocks,
+                                 cudaStream_t stream);
+
 }  // namespace splice::cuda

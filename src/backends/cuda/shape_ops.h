@@ -17,6 +17,7 @@
 #include "backends/cuda/launch_context.h"
 #include "support/error.h"
 #include "tensor/scalar.h"
+#include "tensor/tensor.h"
 
 namespace splice::cuda {
 
@@ -44,6 +45,32 @@ Result<void> repeat_interleave(const DeviceTensor& out, const DeviceTensor& self
 // last two dims zeroed; out has self's shape.
 Result<void> tril_triu(const DeviceTensor& out, const DeviceTensor& self, int64_t diagonal,
                        bool lower, const LaunchContext& ctx);
+
+// repeat_interleave.Tensor(repeats, output_size) and .self_Tensor(self, repeats, dim,
+// output_size): the output's length along the repeated dim is the sum of the repeats, which
+// only the device knows: plan_repeat_interleave computes it (the inclusive sum of the repeats
+// in ctx.workspace; a negative count records kNegativeRepeat) and waits for the stream to read
+// it; the caller then allocates `out` and runs repeat_interleave_tensor with the plan (before
+// anything else reserves the workspace). `self` is null for the .Tensor form, whose output is
+// [total] indices in the repeats' dtype.
+struct RepeatInterleavePlan {
+  int64_t total = 0;          // the output's size along dim
+  Shape out_shape;
+  const int64_t* cumsum = nullptr;
+  int64_t count = 0;          // repeats entries
+  int64_t each = 0;           // one count for every element (count == 1 with several elements)
+  bool broadcast = false;
+  int64_t dim = 0;
+  bool has_self = false;      // .self_Tensor
+  DeviceTensor input;         // self (flattened to 1-D when dim is None)
+};
+Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
+                                                    const DeviceTensor& repeats,
+                                                    std::optional<int64_t> dim,
+                                                    std::optional<int64_t> output_size,
+                                                    const LaunchContext& ctx);
+Result<void> repeat_interleave_tensor(const DeviceTensor& out, const DeviceTensor& repeats,
+                                     const RepeatInterleavePlan& plan, const LaunchContext& ctx);
 
 enum class PadMode { kConstant, kReflect, kReplicate, kCircular };
 // The mode named as aten.pad.default names it; kUnsupportedOp otherwise.
