@@ -8,6 +8,9 @@
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/driver_api.h"
 #include "backends/cuda/error_word.h"
+#include "backends/cuda/index_ops.h"
+#include "backends/cuda/pointwise_launch.h"
+#include "backends/cuda/shape_ops.h"
 
 namespace splice::cuda {
 namespace {
@@ -30,6 +33,29 @@ TEST(CudaDeviceMemory, ZeroBytesAllocatesNothing) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(*p, nullptr);
   EXPECT_EQ(cuda_malloc_count(), before);
+}
+
+// Without a driver or device (CI), launchers fail with an Error rather than aborting.
+TEST(CudaNoDevice, LaunchersFailWithAnError) {
+  if (device_available()) GTEST_SKIP() << "a device is present";
+  ir::PointwiseProgram p;
+  const ir::PointwiseRef x = p.add_input(DType::kFloat32);
+  p.add_output(p.add_node(ir::PointwiseFn::kNeg, {x}, DType::kFloat32, DType::kFloat32));
+  DeviceTensor t;
+  t.rank = 1;
+  t.sizes[0] = 4;
+  t.strides[0] = 1;
+  const DeviceTensor ins[] = {t};
+  const DeviceTensor outs[] = {t};
+  auto r = launch_pointwise(p, ins, outs, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kBackend);
+  const int64_t dims[] = {0};
+  auto f = flip(t, t, dims, {});
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().kind(), ErrorKind::kBackend);
+  auto w = ErrorWord::create();
+  EXPECT_FALSE(w.ok());
 }
 
 class GpuDeviceMemory : public ::testing::Test {
