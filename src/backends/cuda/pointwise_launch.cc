@@ -19,8 +19,6 @@ namespace splice::cuda {
 
 namespace {
 
-constexpr unsigned kThreads = 256;
-
 bool program_checks(const ir::PointwiseProgram& p, const PointwiseVariant& v) {
   if (v.dynamic_count() > 0) return true;
   for (const ir::PointwiseNode& n : p.nodes) {
@@ -105,16 +103,15 @@ Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
   return cache.entries.emplace(key, result).first->second;
 }
 
-Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
-                                       std::span<const PointwiseOperand> outputs,
-                                       const LaunchContext& ctx,
-                                       const std::vector<ir::PointwiseConstant>* constants) const {
-  const ir::PointwiseProgram& p = program_;
+Result<PointwiseLaunchPlan> plan_pointwise_launch(
+    const ir::PointwiseProgram& p, const PointwiseVariant& variant,
+    std::span<const PointwiseOperand> inputs, std::span<const PointwiseOperand> outputs,
+    const std::vector<ir::PointwiseConstant>& consts, const LaunchContext& ctx,
+    int multiprocessors) {
   const size_t nin = p.inputs.size(), nout = p.outputs.size();
   SPLICE_CHECK_OR_RETURN(inputs.size() == nin && outputs.size() == nout, ErrorKind::kInternal,
                          "pointwise launch got {} inputs and {} outputs for a program of {} and {}",
                          inputs.size(), outputs.size(), nin, nout);
-  const std::vector<ir::PointwiseConstant>& consts = constants ? *constants : p.constants;
   SPLICE_CHECK_OR_RETURN(consts.size() == p.constants.size(), ErrorKind::kInternal,
                          "pointwise launch got {} constants for a program of {}", consts.size(),
                          p.constants.size());
@@ -124,8 +121,10 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
                            ErrorKind::kInternal,
                            "pointwise launch constant {} changes its kind or dtype", k);
   }
-  SPLICE_CHECK_OR_RETURN(!checks_ || ctx.error_word != nullptr, ErrorKind::kInternal,
+  SPLICE_CHECK_OR_RETURN(!program_checks(p, variant) || ctx.error_word != nullptr,
+                         ErrorKind::kInternal,
                          "a pointwise kernel that checks values needs an error word");
+  SPLICE_CHECK_OR_RETURN(!outputs.empty(), ErrorKind::kInternal, "pointwise launch without outputs");
   std::vector<const PointwiseOperand*> ops;
   for (const auto& in : inputs) ops.push_back(&in);
   for (const auto& out : outputs) ops.push_back(&out);
@@ -135,11 +134,14 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
                            "pointwise {} is {} but the program expects {}",
                            operand_label(k, nin), dtype_name(ops[k]->view.dtype),
                            dtype_name(want));
-    SPLICE_CHECK_OR_RETURN((ops[k]->position != nullptr) == variant_.is_dynamic(k),
+    SPLICE_CHECK_OR_RETURN((ops[k]->position != nullptr) == variant.is_dynamic(k),
                            ErrorKind::kInternal,
                            "pointwise {} {} a device position but the kernel was prepared {} one",
                            operand_label(k, nin), ops[k]->position ? "has" : "lacks",
-                           variant_.is_dynamic(k) ? "with" : "without");
+                           variant.is_dynamic(k) ? "with" : "without");
+    SPLICE_CHECK_OR_RETURN(ops[k]->view.rank >= 0 && ops[k]->view.rank <= kMaxDims,
+                           ErrorKind::kUnsupportedOp, "pointwise {} has {} dims (at most {})",
+                           operand_label(k, nin), ops[k]->view.rank, kMaxDims);
   }
   // The iteration space: outputs[0]'s shape; other outputs equal; inputs broadcast.
   const DeviceTensor& shape = outputs[0].view;
@@ -171,8 +173,9 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
       it.strides[k][d] = size == shape.sizes[d] && size != 1 ? v.strides[d - lead] : 0;
     }
   }
+  PointwiseLaunchPlan plan;
   const int64_t numel = it.numel();
-  if (numel == 0) return ok_result();
+  if (numel == 0) return plan;
   coalesce(it);
 
   // Contiguous when every output is dense and every input dense or a single element.
@@ -191,8 +194,9 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
   PointwiseParamLayout layout;
   layout.operands = static_cast<int>(ops.size());
   layout.constants = static_cast<int>(consts.size());
-  layout.dynamic = variant_.dynamic_count();
-  std::vector<uint64_t> params(layout.slots(), 0);
+  layout.dynamic = variant.dynamic_count();
+  std::vector<uint64_t>& params = plan.params;
+  params.assign(layout.slots(), 0);
   params[layout.numel()] = static_cast<uint64_t>(numel);
   params[layout.rank()] = static_cast<uint64_t>(contiguous ? std::min(it.rank, 1) : it.rank);
   for (int d = 0; d < it.rank; ++d) params[layout.sizes() + d] = static_cast<uint64_t>(it.sizes[d]);
@@ -217,19 +221,33 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
     ++j;
   }
   params[layout.vec()] = vec ? 1 : 0;
-
-  const auto* module = static_cast<const LoadedModule*>(module_);
-  const CUfunction kernel = contiguous           ? module->kernels[0]
-                            : fits_int32(it)     ? module->kernels[1]
-                                                 : module->kernels[2];
-  SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
+  plan.vectorised = vec;
+  plan.kernel = contiguous       ? PointwiseLaunchPlan::Kernel::kContiguous
+                : fits_int32(it) ? PointwiseLaunchPlan::Kernel::kStrided32
+                                 : PointwiseLaunchPlan::Kernel::kStrided64;
   const int64_t work = vec ? (numel + 3) / 4 : numel;
-  const int64_t blocks = std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1,
-                                             int64_t{device.multiprocessors} * 16);
+  plan.blocks = static_cast<unsigned>(std::clamp<int64_t>(
+      (work + kPointwiseThreads - 1) / kPointwiseThreads, 1, int64_t{multiprocessors} * 16));
+  return plan;
+}
+
+Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
+                                       std::span<const PointwiseOperand> outputs,
+                                       const LaunchContext& ctx,
+                                       const std::vector<ir::PointwiseConstant>* constants) const {
+  SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
+  SPLICE_ASSIGN_OR_RETURN(
+      PointwiseLaunchPlan plan,
+      plan_pointwise_launch(program_, variant_, inputs, outputs,
+                            constants ? *constants : program_.constants, ctx,
+                            device.multiprocessors));
+  if (plan.blocks == 0) return ok_result();
+  const auto* module = static_cast<const LoadedModule*>(module_);
+  const CUfunction kernel = module->kernels[static_cast<int>(plan.kernel)];
   SPLICE_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
-  void* args[] = {params.data()};
-  SPLICE_CU_CHECK(api, launch_kernel(kernel, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1,
-                                     0, reinterpret_cast<CUstream>(ctx.stream), args, nullptr));
+  void* args[] = {plan.params.data()};
+  SPLICE_CU_CHECK(api, launch_kernel(kernel, plan.blocks, 1, 1, kPointwiseThreads, 1, 1, 0,
+                                     reinterpret_cast<CUstream>(ctx.stream), args, nullptr));
   return ok_result();
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/device_tensor.h"
 #include "backends/cuda/launch_context.h"
@@ -35,6 +36,24 @@ struct PointwiseOperand {
   DeviceTensor view;
   const DevicePosition* position = nullptr;  // null: the view starts where view.data says
 };
+
+// What one launch of a prepared program runs: which of its kernels, how many blocks of
+// kPointwiseThreads, and the parameter block (PointwiseParamLayout). Pure host computation
+// (checks of the operands against the program, broadcasting, coalescing, the choice between
+// the contiguous, vectorised and strided kernels), so tests can inspect it without a GPU.
+inline constexpr unsigned kPointwiseThreads = 256;
+struct PointwiseLaunchPlan {
+  enum class Kernel { kContiguous, kStrided32, kStrided64 };
+  Kernel kernel = Kernel::kContiguous;
+  bool vectorised = false;
+  unsigned blocks = 0;  // 0: nothing to do (no elements)
+  std::vector<uint64_t> params;
+};
+Result<PointwiseLaunchPlan> plan_pointwise_launch(
+    const ir::PointwiseProgram& program, const PointwiseVariant& variant,
+    std::span<const PointwiseOperand> inputs, std::span<const PointwiseOperand> outputs,
+    const std::vector<ir::PointwiseConstant>& constants, const LaunchContext& ctx,
+    int multiprocessors);
 
 // A program compiled for the current device, ready to launch many times (an executor keeps one
 // per plan step). Holds the generated source (for dumps) and the loaded kernels.

