@@ -56,8 +56,11 @@ class GpuIndexOps : public GpuTest {
   // in-place write must leave self as it was).
   using Launch = std::function<Result<void>(const DeviceTensor& out,
                                             const std::vector<std::optional<DeviceTensor>>& t)>;
+  // error_shape: the output's shape when the CPU fails on an index value (the caller knows the
+  // result's shape; the device check then fails).
   void compare(FailureLog& log, const std::string& name, const char* target,
-               std::vector<cpu::KernelArg> args, const Launch& launch, bool in_place = false) {
+               std::vector<cpu::KernelArg> args, const Launch& launch, bool in_place = false,
+               std::optional<Shape> error_shape = std::nullopt) {
     log.ran();
     Uploaded u = upload_args(args);
     auto expected = cpu::find_kernel(target)(args);
@@ -70,7 +73,8 @@ class GpuIndexOps : public GpuTest {
       dest = make_destination((*expected)[0].dtype(), (*expected)[0].sizes(), Layout::kStrided);
       out = dest.view;
     } else {
-      dest = make_destination(self0.dtype(), self0.sizes(), Layout::kContiguous);
+      dest = make_destination(self0.dtype(), error_shape.value_or(self0.sizes()),
+                              Layout::kContiguous);
       out = dest.view;
     }
     auto r = launch(out, u.tensors);
@@ -172,11 +176,14 @@ TEST_F(GpuIndexOps, SelectEmbeddingGather) {
                                std::pair{2, std::vector<int64_t>{-1}}}) {
       for (DType idx_dtype : {DType::kInt64, DType::kInt32, DType::kInt16}) {
         const Tensor idx = ints(idx_dtype, {static_cast<int64_t>(values.size())}, values);
+        Shape shape = x.sizes();
+        shape[dim < 0 ? dim + 3 : dim] = static_cast<int64_t>(values.size());
         compare(log, fmt::format("index_select {} dim {} {}", tag, dim, dtype_name(idx_dtype)),
                 "aten.index_select.default", {x, int64_t{dim}, idx},
                 [&](const DeviceTensor& o, const auto& t) {
                   return index_select(o, *t[0], dim, *t[1], ctx_);
-                });
+                },
+                false, shape);
       }
     }
     const Tensor scalar_idx = ints(DType::kInt64, {}, {3});
@@ -198,7 +205,8 @@ TEST_F(GpuIndexOps, SelectEmbeddingGather) {
       const Tensor bad = ints(DType::kInt32, {3}, {1, 9, 2});
       compare(log, "embedding out of range " + tag, "aten.embedding.default",
               {w, bad, int64_t{-1}, false, false},
-              [&](const DeviceTensor& o, const auto& t) { return embedding(o, *t[0], *t[1], ctx_); });
+              [&](const DeviceTensor& o, const auto& t) { return embedding(o, *t[0], *t[1], ctx_); },
+              false, Shape{3, d});
     }
     for (int64_t dim : {0, 1, 2}) {
       Shape ishape = {4, 5, 3};
@@ -210,7 +218,8 @@ TEST_F(GpuIndexOps, SelectEmbeddingGather) {
       v[17] = -1;
       compare(log, fmt::format("gather bad {} dim {}", tag, dim), "aten.gather.default",
               {x, dim, ints(DType::kInt64, ishape, v), false},
-              [&](const DeviceTensor& o, const auto& t) { return gather(o, *t[0], dim, *t[1], ctx_); });
+              [&](const DeviceTensor& o, const auto& t) { return gather(o, *t[0], dim, *t[1], ctx_); },
+              false, ishape);
     }
   }
   log.report("index_select / embedding / gather");
@@ -232,19 +241,20 @@ TEST_F(GpuIndexOps, AdvancedIndexRead) {
     struct Case {
       std::string name;
       std::vector<OptTensor> indices;
+      std::optional<Shape> error_shape;
     };
     const std::vector<Case> cases = {
         {"[i0]", {i0}},
         {"[None, i1]", {std::nullopt, i1}},
         {"[i0, i2] broadcast", {i0, std::nullopt, i2}},
-        {"[i1, i0] adjacent", {i1, i0}},
+        {"[i1, i0] (4 is out of range for dim 0)", {i1, i0}, Shape{2, 3, 6}},
         {"[None, i1, i2]", {std::nullopt, i1, i2}},
         {"[mask]", {mask}},
         {"[None, mask8]", {std::nullopt, mask8}},
         {"[None, None, empty mask]", {std::nullopt, std::nullopt, none_mask}},
         {"[mask, i2]", {mask, i2}},
-        {"out of range", {ints(DType::kInt64, {2}, {1, 4})}},
-        {"too negative", {std::nullopt, ints(DType::kInt64, {1}, {-6})}},
+        {"out of range", {ints(DType::kInt64, {2}, {1, 4})}, Shape{2, 5, 6}},
+        {"too negative", {std::nullopt, ints(DType::kInt64, {1}, {-6})}, Shape{4, 1, 6}},
         {"too many", {i0, i0, i0, i0}},
     };
     for (const Case& c : cases) {
@@ -257,7 +267,8 @@ TEST_F(GpuIndexOps, AdvancedIndexRead) {
                 // The test's destination has the CPU's shape; a mismatch is reported by the
                 // launcher.
                 return index_tensor(o, *t[0], r, ctx_);
-              });
+              },
+              false, c.error_shape);
     }
   }
   log.report("index.Tensor");

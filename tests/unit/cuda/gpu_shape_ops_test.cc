@@ -42,7 +42,13 @@ class GpuShapeOps : public GpuTest {
     LaunchContext ctx;
     ctx.error_word = error_word_.device();
     if (!expected.ok()) {
-      Destination dummy = make_destination(DType::kFloat32, {1}, Layout::kContiguous);
+      // An output of the first tensor's shape and dtype (the ops that fail here keep self's).
+      Destination dummy =
+          tensors.empty() ? make_destination(DType::kFloat32, {1}, Layout::kContiguous)
+                          : make_destination(tensors[0].dtype,
+                                             Shape(tensors[0].sizes.begin(),
+                                                   tensors[0].sizes.begin() + tensors[0].rank),
+                                             Layout::kContiguous);
       auto r = launch(dummy.view, tensors, ctx);
       if (r.ok() || r.error().message() != expected.error().message())
         log.add(name + ": CPU fails with '" + expected.error().message() + "', CUDA says '" +
