@@ -241,7 +241,7 @@ TEST_F(GpuIndexOps, AdvancedIndexRead) {
     struct Case {
       std::string name;
       std::vector<OptTensor> indices;
-      std::optional<Shape> error_shape;
+      std::optional<Shape> error_shape = std::nullopt;
     };
     const std::vector<Case> cases = {
         {"[i0]", {i0}},
