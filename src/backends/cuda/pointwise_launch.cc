@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/driver_api.h"
 #include "backends/cuda/indexing.h"
@@ -242,6 +243,13 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
                             constants ? *constants : program_.constants, ctx,
                             device.multiprocessors));
   if (plan.blocks == 0) return ok_result();
+  // cuLaunchKernel needs the runtime's primary context current on this thread, which a thread
+  // whose first CUDA call this is does not have yet.
+  thread_local int bound_device = -1;
+  if (bound_device != device.ordinal) {
+    SPLICE_CUDA_CHECK(cudaSetDevice(device.ordinal));
+    bound_device = device.ordinal;
+  }
   const auto* module = static_cast<const LoadedModule*>(module_);
   const CUfunction kernel = module->kernels[static_cast<int>(plan.kernel)];
   SPLICE_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
