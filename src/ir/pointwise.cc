@@ -203,8 +203,8 @@ Result<void> validate(const PointwiseProgram& p) {
     if (static_cast<size_t>(n.fn) >= kFnCount) return bad(i, "unknown function");
     const PointwiseFnInfo& info = pointwise_fn_info(n.fn);
     if (static_cast<int>(n.operands.size()) != info.arity) {
-      return bad(i, fmt::format("{} takes {} operands, got {}", info.name, info.arity,
-                                n.operands.size()));
+      return bad(
+          i, fmt::format("{} takes {} operands, got {}", info.name, info.arity, n.operands.size()));
     }
     for (const PointwiseRef& r : n.operands) {
       const size_t limit = r.kind == PointwiseRef::Kind::kInput      ? p.inputs.size()
@@ -218,12 +218,12 @@ Result<void> validate(const PointwiseProgram& p) {
       }
     }
     if (n.compute == DType::kFloat16 || n.compute == DType::kBFloat16) {
-      return bad(i, fmt::format("{} computes in {}; 16-bit floats compute in float32",
-                                info.name, dtype_name(n.compute)));
+      return bad(i, fmt::format("{} computes in {}; 16-bit floats compute in float32", info.name,
+                                dtype_name(n.compute)));
     }
     if ((info.classes & compute_class(n.compute)) == 0) {
-      return bad(i, fmt::format("{} is not defined for {} compute", info.name,
-                                dtype_name(n.compute)));
+      return bad(i,
+                 fmt::format("{} is not defined for {} compute", info.name, dtype_name(n.compute)));
     }
     if (info.bool_result && n.result != DType::kBool) {
       return bad(i, fmt::format("{} gives bool, not {}", info.name, dtype_name(n.result)));
@@ -232,8 +232,8 @@ Result<void> validate(const PointwiseProgram& p) {
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     const PointwiseOutput& o = p.outputs[k];
     if (o.node < 0 || static_cast<size_t>(o.node) >= p.nodes.size()) {
-      return make_error(ErrorKind::kInternal, "pointwise program output {} names node n{} of {}",
-                        k, o.node, p.nodes.size());
+      return make_error(ErrorKind::kInternal, "pointwise program output {} names node n{} of {}", k,
+                        o.node, p.nodes.size());
     }
     if (p.nodes[o.node].result != o.dtype) {
       return make_error(ErrorKind::kInternal,

@@ -126,15 +126,15 @@ enum class PointwiseFn : uint8_t {
   kErf,
   kErfc,
   kErfinv,
-  kSigmoid,     // 1 / (1 + exp(-x))
-  kLogit,       // log(x / (1 - x)) after clamping x to [y, 1 - y] when eps y >= 0. float.
-  kSilu,        // x / (1 + exp(-x))
-  kGelu,        // x * 0.5 * (1 + erf(x * M_SQRT1_2))
-  kGeluTanh,    // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
-  kMish,        // x * tanh(log1p(exp(x)))
-  kReciprocal,  // 1 / x
-  kHardsigmoid, // min(max(x + 3, 0), 6) / 6
-  kHardswish,   // x * min(max(x + 3, 0), 6) / 6
+  kSigmoid,      // 1 / (1 + exp(-x))
+  kLogit,        // log(x / (1 - x)) after clamping x to [y, 1 - y] when eps y >= 0. float.
+  kSilu,         // x / (1 + exp(-x))
+  kGelu,         // x * 0.5 * (1 + erf(x * M_SQRT1_2))
+  kGeluTanh,     // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+  kMish,         // x * tanh(log1p(exp(x)))
+  kReciprocal,   // 1 / x
+  kHardsigmoid,  // min(max(x + 3, 0), 6) / 6
+  kHardswish,    // x * min(max(x + 3, 0), 6) / 6
   // relu: x > 0 ? x : 0 (NaN stays). int, float.
   kRelu,
   // x > 0 ? x : x * y (y: negative_slope). float.
@@ -189,9 +189,9 @@ const std::vector<PointwiseFn>& all_pointwise_fns();
 
 struct PointwiseRef {
   enum class Kind : uint8_t {
-    kInput,     // program input `index`
-    kNode,      // the result of node `index` (an earlier node)
-    kConstant,  // constant `index`
+    kInput,        // program input `index`
+    kNode,         // the result of node `index` (an earlier node)
+    kConstant,     // constant `index`
     kLinearIndex,  // the element's row-major index in the iteration space, as int64 (arange)
   };
   Kind kind = Kind::kInput;
@@ -209,7 +209,7 @@ struct PointwiseInput {
 };
 
 struct PointwiseConstant {
-  Scalar value;                  // the Python number
+  Scalar value;                   // the Python number
   DType dtype = DType::kFloat32;  // what it is materialised in before conversion to compute
 };
 

@@ -120,7 +120,8 @@ Result<void> cat(const DeviceTensor& out, std::span<const DeviceTensor> inputs, 
   auto is_legacy_empty = [](const DeviceTensor& t) { return t.rank == 1 && t.sizes[0] == 0; };
   const DeviceTensor* ref = nullptr;
   for (const DeviceTensor& t : inputs) {
-    KCHECK(t.rank > 0, ErrorKind::kShapeMismatch, "zero-dimensional tensors cannot be concatenated");
+    KCHECK(t.rank > 0, ErrorKind::kShapeMismatch,
+           "zero-dimensional tensors cannot be concatenated");
     if (!ref && !is_legacy_empty(t)) ref = &t;
   }
   if (!ref) return ok_result();
@@ -173,8 +174,8 @@ Result<void> stack(const DeviceTensor& out, std::span<const DeviceTensor> inputs
   out_shape.insert(out_shape.begin() + dim, static_cast<int64_t>(inputs.size()));
   KCHECK(out.dtype == cpu::result_type(ops) && sizes_of(out) == out_shape,
          ErrorKind::kShapeMismatch, "the output is {}{} but the result is {}{}",
-         dtype_name(out.dtype), shape_string(sizes_of(out)),
-         dtype_name(cpu::result_type(ops)), shape_string(out_shape));
+         dtype_name(out.dtype), shape_string(sizes_of(out)), dtype_name(cpu::result_type(ops)),
+         shape_string(out_shape));
   SPLICE_TRY(check_rank(op, out));
   for (size_t i = 0; i < inputs.size(); ++i)
     SPLICE_TRY(copy_cast(select(out, dim, static_cast<int64_t>(i)), inputs[i], ctx));
@@ -183,8 +184,7 @@ Result<void> stack(const DeviceTensor& out, std::span<const DeviceTensor> inputs
 
 Result<void> slice_scatter(const DeviceTensor& out, const DeviceTensor& self,
                            const DeviceTensor& src, int64_t dim, std::optional<int64_t> start_opt,
-                           std::optional<int64_t> end_opt, int64_t step,
-                           const LaunchContext& ctx) {
+                           std::optional<int64_t> end_opt, int64_t step, const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.slice_scatter.default";
   KCHECK(self.rank > 0, ErrorKind::kShapeMismatch, "cannot slice a 0-d tensor");
   SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
@@ -204,8 +204,8 @@ Result<void> slice_scatter(const DeviceTensor& out, const DeviceTensor& self,
          shape_string(sizes_of(src)), shape_string(slice_shape), start, end, step, dim,
          shape_string(sizes_of(self)));
   KCHECK(out.dtype == self.dtype && sizes_of(out) == sizes_of(self), ErrorKind::kShapeMismatch,
-         "the output is {}{} but self is {}{}", dtype_name(out.dtype),
-         shape_string(sizes_of(out)), dtype_name(self.dtype), shape_string(sizes_of(self)));
+         "the output is {}{} but self is {}{}", dtype_name(out.dtype), shape_string(sizes_of(out)),
+         dtype_name(self.dtype), shape_string(sizes_of(self)));
   if (!same_view(out, self)) SPLICE_TRY(copy_cast(out, self, ctx));
   if (slice_shape[dim] == 0) return ok_result();
   return copy_cast(narrow(out, dim, start, slice_shape[dim], step), src, ctx);
@@ -224,15 +224,14 @@ Result<void> select_scatter(const DeviceTensor& out, const DeviceTensor& self,
          "src of shape {} does not match the shape {} of self {} without dim {}",
          shape_string(sizes_of(src)), shape_string(sizes), shape_string(sizes_of(self)), dim);
   KCHECK(out.dtype == self.dtype && sizes_of(out) == sizes_of(self), ErrorKind::kShapeMismatch,
-         "the output is {}{} but self is {}{}", dtype_name(out.dtype),
-         shape_string(sizes_of(out)), dtype_name(self.dtype), shape_string(sizes_of(self)));
+         "the output is {}{} but self is {}{}", dtype_name(out.dtype), shape_string(sizes_of(out)),
+         dtype_name(self.dtype), shape_string(sizes_of(self)));
   if (!same_view(out, self)) SPLICE_TRY(copy_cast(out, self, ctx));
   return copy_cast(select(out, dim, index), src, ctx);
 }
 
-Result<void> slice_write_at_position(const DeviceTensor& base, const DeviceTensor& src,
-                                     int64_t dim, const int64_t* position,
-                                     const LaunchContext& ctx) {
+Result<void> slice_write_at_position(const DeviceTensor& base, const DeviceTensor& src, int64_t dim,
+                                     const int64_t* position, const LaunchContext& ctx) {
   constexpr std::string_view op = "slice write at a device position";
   SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, base.rank));
   KCHECK(src.rank == base.rank, ErrorKind::kShapeMismatch,

@@ -52,8 +52,7 @@ Result<void> select_scatter(const DeviceTensor& out, const DeviceTensor& self,
 // base[..., p:p+len, ...] = src along `dim` (len = src's size there) with p read from device
 // memory (`position`, one int64) when the kernel runs: 0 <= p <= base.size(dim) - len, else the
 // error word records kPositionOutOfRange and nothing is written. Moves only src's elements.
-Result<void> slice_write_at_position(const DeviceTensor& base, const DeviceTensor& src,
-                                     int64_t dim, const int64_t* position,
-                                     const LaunchContext& ctx);
+Result<void> slice_write_at_position(const DeviceTensor& base, const DeviceTensor& src, int64_t dim,
+                                     const int64_t* position, const LaunchContext& ctx);
 
 }  // namespace splice::cuda

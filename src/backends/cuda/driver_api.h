@@ -35,9 +35,9 @@ Error driver_error(CUresult status, const char* call);
 
 // Calls a driver entry point through `api` (a const DriverApi*) and returns a kBackend Error
 // naming the call from the enclosing function when it fails.
-#define SPLICE_CU_CHECK(api, call)                                                  \
-  do {                                                                              \
-    const CUresult splice_cu_status_ = (api)->call;                                 \
-    if (splice_cu_status_ != CUDA_SUCCESS)                                          \
-      return ::splice::cuda::driver_error(splice_cu_status_, #call);                \
+#define SPLICE_CU_CHECK(api, call)                                   \
+  do {                                                               \
+    const CUresult splice_cu_status_ = (api)->call;                  \
+    if (splice_cu_status_ != CUDA_SUCCESS)                           \
+      return ::splice::cuda::driver_error(splice_cu_status_, #call); \
   } while (0)

@@ -11,9 +11,8 @@ namespace splice::cuda {
 
 // Records a failure unless one is already recorded (the first one wins); `word` may be null
 // for launches that cannot fail, in which case nothing is recorded.
-__device__ inline void record_failure(int64_t* word, int64_t site, DeviceCheck check,
-                                      int64_t value, int64_t limit, int64_t dim,
-                                      int64_t extra = 0) {
+__device__ inline void record_failure(int64_t* word, int64_t site, DeviceCheck check, int64_t value,
+                                      int64_t limit, int64_t dim, int64_t extra = 0) {
   if (word == nullptr) return;
   auto* slot = reinterpret_cast<unsigned long long*>(word + kErrorWordCheck);
   if (atomicCAS(slot, 0ull, static_cast<unsigned long long>(check)) == 0ull) {

@@ -61,9 +61,8 @@ __device__ __forceinline__ bool add_indexed(const AdvancedIndexParams& p, const 
 
 // Offsets of result element i: into self (through the indices), into other, the winner key
 // and the index position b.
-__device__ __forceinline__ bool resolve(const AdvancedIndexParams& p, int64_t i,
-                                        int64_t& self_off, int64_t& other_off, int64_t& key,
-                                        int64_t& b) {
+__device__ __forceinline__ bool resolve(const AdvancedIndexParams& p, int64_t i, int64_t& self_off,
+                                        int64_t& other_off, int64_t& key, int64_t& b) {
   int64_t bc[kMaxDims] = {};
   self_off = 0;
   other_off = 0;
@@ -145,8 +144,8 @@ __device__ __forceinline__ T accumulate(T dst, T x, const AdvancedIndexParams& p
   if constexpr (std::is_same_v<T, bool>) {
     return dst || (p.alpha_int != 0 && x);
   } else if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(__fadd_rn(__half2float(dst),
-                                     __fmul_rn(static_cast<float>(p.alpha_float), __half2float(x))));
+    return __float2half_rn(__fadd_rn(
+        __half2float(dst), __fmul_rn(static_cast<float>(p.alpha_float), __half2float(x))));
   } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
     return __float2bfloat16_rn(__fadd_rn(
         __bfloat162float(dst), __fmul_rn(static_cast<float>(p.alpha_float), __bfloat162float(x))));
@@ -155,9 +154,9 @@ __device__ __forceinline__ T accumulate(T dst, T x, const AdvancedIndexParams& p
   } else if constexpr (std::is_same_v<T, double>) {
     return __dadd_rn(dst, __dmul_rn(p.alpha_float, x));
   } else {
-    const uint64_t sum = static_cast<uint64_t>(static_cast<int64_t>(dst)) +
-                         static_cast<uint64_t>(p.alpha_int) *
-                             static_cast<uint64_t>(static_cast<int64_t>(x));
+    const uint64_t sum =
+        static_cast<uint64_t>(static_cast<int64_t>(dst)) +
+        static_cast<uint64_t>(p.alpha_int) * static_cast<uint64_t>(static_cast<int64_t>(x));
     return static_cast<T>(sum);
   }
 }
@@ -165,8 +164,8 @@ __device__ __forceinline__ T accumulate(T dst, T x, const AdvancedIndexParams& p
 // One thread per element of the non-indexed result dims ("row" elements), walking every index
 // position in order, so each destination sums in the CPU's order.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) index_accumulate(const AdvancedIndexParams p,
-                                                             int64_t rows) {
+__global__ void __launch_bounds__(kThreads)
+    index_accumulate(const AdvancedIndexParams p, int64_t rows) {
   if (failed(p.error_word)) return;
   T* self = static_cast<T*>(p.self);
   const T* values = static_cast<const T*>(p.other);

@@ -28,12 +28,12 @@ struct IndexOperand {
 };
 
 struct AdvancedIndexParams {
-  int32_t rank = 0;        // result dims
-  int32_t brank = 0;       // bshape dims
+  int32_t rank = 0;   // result dims
+  int32_t brank = 0;  // bshape dims
   int32_t self_rank = 0;
-  int32_t wrap = 0;        // negative indices count from the end (index, index_put)
-  int64_t sizes[kMaxDims] = {};        // result sizes
-  int32_t result_dim[kMaxDims] = {};   // per result dim: self dim (>= 0) or -(bshape dim + 1)
+  int32_t wrap = 0;                   // negative indices count from the end (index, index_put)
+  int64_t sizes[kMaxDims] = {};       // result sizes
+  int32_t result_dim[kMaxDims] = {};  // per result dim: self dim (>= 0) or -(bshape dim + 1)
   int64_t bsizes[kMaxDims] = {};
   int64_t self_sizes[kMaxDims] = {};
   int64_t self_strides[kMaxDims] = {};   // in units
@@ -73,7 +73,7 @@ cudaError_t launch_index_write(const AdvancedIndexParams& p, int unit_size, unsi
 // self[indexed] += alpha * other[result], each destination accumulated in index order (one
 // thread per element of the non-indexed dims walks every index position).
 cudaError_t launch_index_accumulate(const AdvancedIndexParams& p, unsigned blocks,
-                                   cudaStream_t stream);
+                                    cudaStream_t stream);
 
 // gather / scatter along `dim` with an int64 index of the index tensor's shape.
 struct GatherScatterParams {
@@ -81,7 +81,7 @@ struct GatherScatterParams {
   int32_t dim = 0;
   int64_t index_sizes[kMaxDims] = {};
   int64_t index_strides[kMaxDims] = {};
-  int64_t self_sizes[kMaxDims] = {};     // the indexed tensor (gather: source; scatter: out)
+  int64_t self_sizes[kMaxDims] = {};  // the indexed tensor (gather: source; scatter: out)
   int64_t self_strides[kMaxDims] = {};
   int64_t other_strides[kMaxDims] = {};  // gather: out; scatter: src (0 everywhere for value)
   const int64_t* index = nullptr;
@@ -90,7 +90,7 @@ struct GatherScatterParams {
   uint64_t value = 0;  // scatter.value: the value's bytes
   int32_t use_value = 0;
   int32_t unused = 0;
-  int64_t numel = 0;    // index elements (gather), or columns (scatter)
+  int64_t numel = 0;  // index elements (gather), or columns (scatter)
   int64_t* error_word = nullptr;
   int64_t site = 0;
 };

@@ -45,9 +45,8 @@ size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 Result<void> check_out(std::string_view op, const DeviceTensor& out, DType dtype,
                        const Shape& sizes) {
   SPLICE_CHECK_OR_RETURN(out.dtype == dtype && sizes_of(out) == sizes, ErrorKind::kShapeMismatch,
-                         "{}: the output is {}{} but the result is {}{}", op,
-                         dtype_name(out.dtype), shape_string(sizes_of(out)), dtype_name(dtype),
-                         shape_string(sizes));
+                         "{}: the output is {}{} but the result is {}{}", op, dtype_name(out.dtype),
+                         shape_string(sizes_of(out)), dtype_name(dtype), shape_string(sizes));
   return ok_result();
 }
 
@@ -66,8 +65,8 @@ Result<Shape> broadcast(std::string_view op, const Shape& a, const Shape& b) {
     const int64_t sa = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t sb = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     KCHECK(sa == sb || sa == 1 || sb == 1, ErrorKind::kShapeMismatch,
-           "shapes {} and {} do not broadcast (dim {}: {} vs {})", shape_string(a),
-           shape_string(b), i, sa, sb);
+           "shapes {} and {} do not broadcast (dim {}: {} vs {})", shape_string(a), shape_string(b),
+           i, sa, sb);
     out[i] = sa == 1 ? sb : sa;
   }
   return out;
@@ -90,11 +89,10 @@ void broadcast_strides(const DeviceTensor& t, const Shape& shape, int64_t* strid
 Result<AdvancedIndexParams> make_params(std::string_view op, const DeviceTensor& self,
                                         const ResolvedIndex& r, const DeviceTensor& other,
                                         bool wrap, const LaunchContext& ctx) {
-  SPLICE_CHECK_OR_RETURN(self.rank <= kMaxDims && r.result_shape.size() <= kMaxDims &&
-                             r.bshape.size() <= kMaxDims,
-                         ErrorKind::kUnsupportedOp,
-                         "{}: more than {} dims in self, the indices or the result", op,
-                         kMaxDims);
+  SPLICE_CHECK_OR_RETURN(
+      self.rank <= kMaxDims && r.result_shape.size() <= kMaxDims && r.bshape.size() <= kMaxDims,
+      ErrorKind::kUnsupportedOp, "{}: more than {} dims in self, the indices or the result", op,
+      kMaxDims);
   AdvancedIndexParams p;
   p.rank = static_cast<int32_t>(r.result_shape.size());
   p.brank = static_cast<int32_t>(r.bshape.size());
@@ -150,8 +148,7 @@ int fuse_units(AdvancedIndexParams& p, int esize) {
       continue;
     const int64_t factor = w / esize;
     bool ok = true;
-    for (int d = 0; d < p.self_rank && ok; ++d)
-      ok = d == s || p.self_strides[d] % factor == 0;
+    for (int d = 0; d < p.self_rank && ok; ++d) ok = d == s || p.self_strides[d] % factor == 0;
     for (int k = 0; k < p.rank && ok; ++k) ok = k == r || p.other_strides[k] % factor == 0;
     if (!ok) continue;
     for (int d = 0; d < p.self_rank; ++d)
@@ -179,8 +176,7 @@ Result<void> run_read(std::string_view op, const DeviceTensor& out, const Device
   if (p.numel == 0) return ok_result();
   const int unit = fuse_units(p, dtype_size(self.dtype));
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  SPLICE_CUDA_CHECK(
-      launch_index_read(p, unit, grid_blocks(p.numel, kThreads, device), ctx.stream));
+  SPLICE_CUDA_CHECK(launch_index_read(p, unit, grid_blocks(p.numel, kThreads, device), ctx.stream));
   return ok_result();
 }
 
@@ -210,8 +206,7 @@ Result<void> run_write(std::string_view op, const DeviceTensor& out, const Devic
     int64_t rows = 1;
     for (int k = 0; k < p.rank; ++k)
       if (p.result_dim[k] >= 0) rows *= p.sizes[k];
-    SPLICE_CUDA_CHECK(
-        launch_index_accumulate(p, grid_blocks(rows, kThreads, device), ctx.stream));
+    SPLICE_CUDA_CHECK(launch_index_accumulate(p, grid_blocks(rows, kThreads, device), ctx.stream));
     return ok_result();
   }
   if (p.bnumel > 1) {
@@ -219,13 +214,11 @@ Result<void> run_write(std::string_view op, const DeviceTensor& out, const Devic
                            "{}: a write with {} index positions needs its winner table", op,
                            p.bnumel);
     SPLICE_CHECK_OR_RETURN(p.bnumel <= INT32_MAX, ErrorKind::kUnsupportedOp,
-                           "{}: {} index positions exceed the 2^31 one write takes", op,
-                           p.bnumel);
+                           "{}: {} index positions exceed the 2^31 one write takes", op, p.bnumel);
     p.winner = r.winner;
     SPLICE_CUDA_CHECK(
         cudaMemsetAsync(r.winner, 0xFF, r.winner_entries * sizeof(int32_t), ctx.stream));
-    SPLICE_CUDA_CHECK(
-        launch_index_winners(p, grid_blocks(p.bnumel, kThreads, device), ctx.stream));
+    SPLICE_CUDA_CHECK(launch_index_winners(p, grid_blocks(p.bnumel, kThreads, device), ctx.stream));
   }
   const int unit = fuse_units(p, dtype_size(self.dtype));
   SPLICE_CUDA_CHECK(
@@ -317,8 +310,7 @@ Result<ResolvedIndex> resolve_indices(std::string_view op, const DeviceTensor& s
   std::vector<Mask> masks;
   int64_t cursor = 0;
   for (const auto& entry : indices) {
-    const bool is_mask =
-        entry && (entry->dtype == DType::kBool || entry->dtype == DType::kUInt8);
+    const bool is_mask = entry && (entry->dtype == DType::kBool || entry->dtype == DType::kUInt8);
     const int64_t width = is_mask ? entry->rank : 1;
     KCHECK(cursor + width <= rank, ErrorKind::kOutOfRange,
            "too many indices for a tensor of rank {}", rank);
@@ -337,8 +329,7 @@ Result<ResolvedIndex> resolve_indices(std::string_view op, const DeviceTensor& s
       continue;
     }
     KCHECK(entry->dtype == DType::kInt64 || entry->dtype == DType::kInt32, ErrorKind::kBadInput,
-           "index tensors must be int64, int32, bool or uint8, got {}",
-           dtype_name(entry->dtype));
+           "index tensors must be int64, int32, bool or uint8, got {}", dtype_name(entry->dtype));
     r.per_dim[cursor++] = *entry;
   }
   // Workspace: each mask's coordinates and tile counts, then the write tables.
@@ -458,8 +449,8 @@ Result<void> index_copy(const DeviceTensor& out, const DeviceTensor& self, int64
 }
 
 Result<void> index_add(const DeviceTensor& out, const DeviceTensor& self, int64_t dim,
-                       const DeviceTensor& index, const DeviceTensor& source,
-                       const Scalar& alpha, const LaunchContext& ctx) {
+                       const DeviceTensor& index, const DeviceTensor& source, const Scalar& alpha,
+                       const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.index_add.default";
   SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
   KCHECK(index.rank <= 1, ErrorKind::kShapeMismatch, "index must be 0-d or 1-D, got shape {}",
@@ -571,8 +562,8 @@ Result<void> gather(const DeviceTensor& out, const DeviceTensor& self, int64_t d
   p.numel = index.numel();
   if (p.numel == 0) return ok_result();
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  SPLICE_CUDA_CHECK(launch_gather(p, dtype_size(self.dtype), grid_blocks(p.numel, kThreads, device),
-                                  ctx.stream));
+  SPLICE_CUDA_CHECK(
+      launch_gather(p, dtype_size(self.dtype), grid_blocks(p.numel, kThreads, device), ctx.stream));
   return ok_result();
 }
 
@@ -605,8 +596,8 @@ Result<void> scatter(const DeviceTensor& out, const DeviceTensor& self, int64_t 
   if (!same_view(out, self)) SPLICE_TRY(copy_cast(out, self, ctx));
   if (n == 0) return ok_result();
   p.numel = n / at_least_1d(index).sizes[dim];  // columns
-  SPLICE_CUDA_CHECK(launch_scatter(p, dtype_size(self.dtype), grid_blocks(p.numel, kThreads, device),
-                                   ctx.stream));
+  SPLICE_CUDA_CHECK(launch_scatter(p, dtype_size(self.dtype),
+                                   grid_blocks(p.numel, kThreads, device), ctx.stream));
   return ok_result();
 }
 

@@ -70,8 +70,8 @@ Result<void> index_copy(const DeviceTensor& out, const DeviceTensor& self, int64
 // index_add(self, dim, index, source, alpha): out.select(dim, index[i]) += alpha *
 // source.select(dim, i), in index order, rounding to the dtype after each addition.
 Result<void> index_add(const DeviceTensor& out, const DeviceTensor& self, int64_t dim,
-                       const DeviceTensor& index, const DeviceTensor& source,
-                       const Scalar& alpha, const LaunchContext& ctx);
+                       const DeviceTensor& index, const DeviceTensor& source, const Scalar& alpha,
+                       const LaunchContext& ctx);
 
 // index_select(self, dim, index): out = self with dim replaced by index.numel() entries.
 Result<void> index_select(const DeviceTensor& out, const DeviceTensor& self, int64_t dim,

@@ -76,8 +76,8 @@ Result<std::string> compile_to_cubin(const std::string& source, int arch) {
     ~Destroy() { nvrtcDestroyProgram(p); }
   } destroy{&program};
   const std::string arch_option = "--gpu-architecture=sm_" + std::to_string(arch);
-  const char* options[] = {arch_option.c_str(), "-std=c++17", "--fmad=false",
-                           "--prec-div=true", "--prec-sqrt=true", "--ftz=false"};
+  const char* options[] = {arch_option.c_str(), "-std=c++17",       "--fmad=false",
+                           "--prec-div=true",   "--prec-sqrt=true", "--ftz=false"};
   status = nvrtcCompileProgram(program, sizeof(options) / sizeof(options[0]), options);
   if (status != NVRTC_SUCCESS) {
     size_t log_size = 0;

@@ -102,8 +102,7 @@ Result<std::string> compute_function(const PointwiseProgram& p) {
     for (size_t k = 0; k < n.operands.size(); ++k) {
       const PointwiseRef& r = n.operands[k];
       // where's condition is a bool; every other operand takes the compute type.
-      const DType target =
-          n.fn == ir::PointwiseFn::kWhere && k == 0 ? DType::kBool : n.compute;
+      const DType target = n.fn == ir::PointwiseFn::kWhere && k == 0 ? DType::kBool : n.compute;
       const std::string var = fmt::format("n{}_{}", i, k);
       s += fmt::format("  const {} {} = {};\n", pointwise_storage_type(target), var,
                        convert_expression(operand_dtype(p, r), target, operand_name(r)));
@@ -129,12 +128,12 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
   const int nout = static_cast<int>(p.outputs.size());
   const int nops = nin + nout;
   SPLICE_CHECK_OR_RETURN(nops <= kMaxPointwiseOperands, ErrorKind::kUnsupportedOp,
-                         "a pointwise program with {} operands exceeds the {} a kernel takes",
-                         nops, kMaxPointwiseOperands);
-  SPLICE_CHECK_OR_RETURN(
-      static_cast<int>(p.constants.size()) <= kMaxPointwiseConstants, ErrorKind::kUnsupportedOp,
-      "a pointwise program with {} constants exceeds the {} a kernel takes", p.constants.size(),
-      kMaxPointwiseConstants);
+                         "a pointwise program with {} operands exceeds the {} a kernel takes", nops,
+                         kMaxPointwiseOperands);
+  SPLICE_CHECK_OR_RETURN(static_cast<int>(p.constants.size()) <= kMaxPointwiseConstants,
+                         ErrorKind::kUnsupportedOp,
+                         "a pointwise program with {} constants exceeds the {} a kernel takes",
+                         p.constants.size(), kMaxPointwiseConstants);
   std::vector<DType> types;
   for (const auto& in : p.inputs) types.push_back(in.dtype);
   for (const auto& out : p.outputs) types.push_back(out.dtype);
@@ -178,18 +177,20 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
   std::string loads, call_args, stores;
   for (int k = 0; k < nin; ++k) {
     const char* t = pointwise_storage_type(types[k]);
-    loads += fmt::format("  const {t} a{k} = *(const {t}*)(ptr[{k}] + (long long)off[{k}] * "
-                         "(long long)sizeof({t}));\n",
-                         fmt::arg("t", t), fmt::arg("k", k));
+    loads += fmt::format(
+        "  const {t} a{k} = *(const {t}*)(ptr[{k}] + (long long)off[{k}] * "
+        "(long long)sizeof({t}));\n",
+        fmt::arg("t", t), fmt::arg("k", k));
     call_args += fmt::format(", a{}", k);
   }
   for (int k = 0; k < nout; ++k) {
     const char* t = pointwise_storage_type(types[nin + k]);
     loads += fmt::format("  {} r{};\n", t, k);
     call_args += fmt::format(", r{}", k);
-    stores += fmt::format("  *({t}*)(ptr[{o}] + (long long)off[{o}] * (long long)sizeof({t})) = "
-                          "r{k};\n",
-                          fmt::arg("t", t), fmt::arg("o", nin + k), fmt::arg("k", k));
+    stores += fmt::format(
+        "  *({t}*)(ptr[{o}] + (long long)off[{o}] * (long long)sizeof({t})) = "
+        "r{k};\n",
+        fmt::arg("t", t), fmt::arg("o", nin + k), fmt::arg("k", k));
   }
   s += fmt::format(
       "template <typename Index>\n"
@@ -234,9 +235,9 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
     const char* t = pointwise_storage_type(types[nin + k]);
     vec_compute += fmt::format("      sp_vec4<{}> r{};\n", t, k);
     vec_args += fmt::format(", r{}.v[j]", k);
-    vec_stores += fmt::format(
-        "      *(sp_vec4<{t}>*)(ptr[{o}] + base * (long long)sizeof({t})) = r{k};\n",
-        fmt::arg("t", t), fmt::arg("o", nin + k), fmt::arg("k", k));
+    vec_stores +=
+        fmt::format("      *(sp_vec4<{t}>*)(ptr[{o}] + base * (long long)sizeof({t})) = r{k};\n",
+                    fmt::arg("t", t), fmt::arg("o", nin + k), fmt::arg("k", k));
   }
   s += fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"

@@ -421,10 +421,12 @@ std::optional<std::string> pointwise_expression(PointwiseFn fn, DType compute) {
 
 std::string convert_expression(DType from, DType to, const std::string& expr) {
   if (from == to) return expr;
-  if (from == DType::kFloat16) return convert_expression(DType::kFloat32, to, "sp_h2f(" + expr + ")");
+  if (from == DType::kFloat16)
+    return convert_expression(DType::kFloat32, to, "sp_h2f(" + expr + ")");
   if (from == DType::kBFloat16)
     return convert_expression(DType::kFloat32, to, "sp_bf2f(" + expr + ")");
-  if (to == DType::kFloat16) return "sp_f2h(" + convert_expression(from, DType::kFloat32, expr) + ")";
+  if (to == DType::kFloat16)
+    return "sp_f2h(" + convert_expression(from, DType::kFloat32, expr) + ")";
   if (to == DType::kBFloat16)
     return "sp_f2bf(" + convert_expression(from, DType::kFloat32, expr) + ")";
   if (to == DType::kBool) return "((" + expr + ") != 0)";

@@ -95,8 +95,8 @@ Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
   prepared->variant_ = variant;
   SPLICE_ASSIGN_OR_RETURN(prepared->source_, generate_pointwise_source(program, variant));
   prepared->checks_ = program_checks(program, variant);
-  static constexpr const char* kKernels[] = {kPointwiseContiguousKernel,
-                                             kPointwiseStrided32Kernel, kPointwiseStrided64Kernel};
+  static constexpr const char* kKernels[] = {kPointwiseContiguousKernel, kPointwiseStrided32Kernel,
+                                             kPointwiseStrided64Kernel};
   SPLICE_ASSIGN_OR_RETURN(const LoadedModule* module, load_module(prepared->source_, kKernels));
   prepared->module_ = module;
   std::shared_ptr<const PreparedPointwise> result = std::move(prepared);
@@ -104,11 +104,12 @@ Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
   return cache.entries.emplace(key, result).first->second;
 }
 
-Result<PointwiseLaunchPlan> plan_pointwise_launch(
-    const ir::PointwiseProgram& p, const PointwiseVariant& variant,
-    std::span<const PointwiseOperand> inputs, std::span<const PointwiseOperand> outputs,
-    const std::vector<ir::PointwiseConstant>& consts, const LaunchContext& ctx,
-    int multiprocessors) {
+Result<PointwiseLaunchPlan> plan_pointwise_launch(const ir::PointwiseProgram& p,
+                                                  const PointwiseVariant& variant,
+                                                  std::span<const PointwiseOperand> inputs,
+                                                  std::span<const PointwiseOperand> outputs,
+                                                  const std::vector<ir::PointwiseConstant>& consts,
+                                                  const LaunchContext& ctx, int multiprocessors) {
   const size_t nin = p.inputs.size(), nout = p.outputs.size();
   SPLICE_CHECK_OR_RETURN(inputs.size() == nin && outputs.size() == nout, ErrorKind::kInternal,
                          "pointwise launch got {} inputs and {} outputs for a program of {} and {}",
@@ -125,16 +126,16 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(
   SPLICE_CHECK_OR_RETURN(!program_checks(p, variant) || ctx.error_word != nullptr,
                          ErrorKind::kInternal,
                          "a pointwise kernel that checks values needs an error word");
-  SPLICE_CHECK_OR_RETURN(!outputs.empty(), ErrorKind::kInternal, "pointwise launch without outputs");
+  SPLICE_CHECK_OR_RETURN(!outputs.empty(), ErrorKind::kInternal,
+                         "pointwise launch without outputs");
   std::vector<const PointwiseOperand*> ops;
   for (const auto& in : inputs) ops.push_back(&in);
   for (const auto& out : outputs) ops.push_back(&out);
   for (size_t k = 0; k < ops.size(); ++k) {
     const DType want = k < nin ? p.inputs[k].dtype : p.outputs[k - nin].dtype;
     SPLICE_CHECK_OR_RETURN(ops[k]->view.dtype == want, ErrorKind::kInternal,
-                           "pointwise {} is {} but the program expects {}",
-                           operand_label(k, nin), dtype_name(ops[k]->view.dtype),
-                           dtype_name(want));
+                           "pointwise {} is {} but the program expects {}", operand_label(k, nin),
+                           dtype_name(ops[k]->view.dtype), dtype_name(want));
     SPLICE_CHECK_OR_RETURN((ops[k]->position != nullptr) == variant.is_dynamic(k),
                            ErrorKind::kInternal,
                            "pointwise {} {} a device position but the kernel was prepared {} one",
@@ -156,8 +157,7 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(
       bool same = v.rank == shape.rank;
       for (int d = 0; same && d < v.rank; ++d) same = v.sizes[d] == shape.sizes[d];
       SPLICE_CHECK_OR_RETURN(same, ErrorKind::kShapeMismatch,
-                             "pointwise {} does not have output 0's shape",
-                             operand_label(k, nin));
+                             "pointwise {} does not have output 0's shape", operand_label(k, nin));
       for (int d = 0; d < v.rank; ++d) it.strides[k][d] = v.strides[d];
       continue;
     }
@@ -169,8 +169,8 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(
       if (d < lead) continue;
       const int64_t size = v.sizes[d - lead];
       SPLICE_CHECK_OR_RETURN(size == shape.sizes[d] || size == 1, ErrorKind::kShapeMismatch,
-                             "pointwise input {} of size {} at dim {} does not broadcast to {}",
-                             k, size, d - lead, shape.sizes[d]);
+                             "pointwise input {} of size {} at dim {} does not broadcast to {}", k,
+                             size, d - lead, shape.sizes[d]);
       it.strides[k][d] = size == shape.sizes[d] && size != 1 ? v.strides[d - lead] : 0;
     }
   }
@@ -237,11 +237,10 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
                                        const LaunchContext& ctx,
                                        const std::vector<ir::PointwiseConstant>* constants) const {
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  SPLICE_ASSIGN_OR_RETURN(
-      PointwiseLaunchPlan plan,
-      plan_pointwise_launch(program_, variant_, inputs, outputs,
-                            constants ? *constants : program_.constants, ctx,
-                            device.multiprocessors));
+  SPLICE_ASSIGN_OR_RETURN(PointwiseLaunchPlan plan,
+                          plan_pointwise_launch(program_, variant_, inputs, outputs,
+                                                constants ? *constants : program_.constants, ctx,
+                                                device.multiprocessors));
   if (plan.blocks == 0) return ok_result();
   // cuLaunchKernel needs the runtime's primary context current on this thread, which a thread
   // whose first CUDA call this is does not have yet.
@@ -261,8 +260,7 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
 
 Result<void> launch_pointwise(const ir::PointwiseProgram& program,
                               std::span<const PointwiseOperand> inputs,
-                              std::span<const PointwiseOperand> outputs,
-                              const LaunchContext& ctx) {
+                              std::span<const PointwiseOperand> outputs, const LaunchContext& ctx) {
   PointwiseVariant variant;
   for (const auto& in : inputs) variant.dynamic.push_back(in.position != nullptr);
   for (const auto& out : outputs) variant.dynamic.push_back(out.position != nullptr);

@@ -130,8 +130,9 @@ const std::vector<LoweringEntry>& table() {
 
 LowerFn find(std::string_view target) {
   const auto& v = table();
-  auto it = std::lower_bound(v.begin(), v.end(), target,
-                             [](const LoweringEntry& e, std::string_view t) { return e.target < t; });
+  auto it =
+      std::lower_bound(v.begin(), v.end(), target,
+                       [](const LoweringEntry& e, std::string_view t) { return e.target < t; });
   return it != v.end() && it->target == target ? it->fn : nullptr;
 }
 

@@ -38,7 +38,9 @@ struct OpArg {
   static OpArg none() { return {}; }
   static OpArg tensor(DType dtype, int64_t rank) { return {Kind::kTensor, dtype, rank, {}, {}}; }
   static OpArg number(Scalar s) { return {Kind::kScalar, DType::kFloat32, 0, s, {}}; }
-  static OpArg string(std::string s) { return {Kind::kString, DType::kFloat32, 0, {}, std::move(s)}; }
+  static OpArg string(std::string s) {
+    return {Kind::kString, DType::kFloat32, 0, {}, std::move(s)};
+  }
   static OpArg scalar_type(DType d) { return {Kind::kDType, d, 0, {}, {}}; }
 };
 

@@ -13,9 +13,7 @@ namespace {
 
 enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kRem, kFmod, kPow };
 
-bool is_one(const Scalar& s) {
-  return s.is_double() ? s.to_double() == 1.0 : s.to_int() == 1;
-}
+bool is_one(const Scalar& s) { return s.is_double() ? s.to_double() == 1.0 : s.to_int() == 1; }
 
 // cpu::arith: result_type, the checks, then one node.
 Result<LoweredPointwise> arith(std::string_view op, BinOp kind, const Operand& a, const Operand& b,
@@ -171,8 +169,7 @@ Result<LoweredPointwise> logical(std::string_view op, std::span<const OpArg> arg
   Builder build;
   const PointwiseRef px = build.input(0, x.dtype);
   const PointwiseRef py = build.input(1, y.dtype);
-  return std::move(build).finish(
-      build.node(kFn, {px, py}, DType::kBool, DType::kBool));
+  return std::move(build).finish(build.node(kFn, {px, py}, DType::kBool, DType::kBool));
 }
 
 // bitwise_and/or/xor and the __and__/__or__/__xor__ operators, every overload.
@@ -229,8 +226,7 @@ Result<LoweredPointwise> compare(std::string_view op, std::span<const OpArg> arg
   Builder build;
   const PointwiseRef x = build.operand(lhs, common);
   const PointwiseRef y = build.operand(rhs, common);
-  return std::move(build).finish(
-      build.node(kFn, {x, y}, DType::kBool, ir::opmath_dtype(common)));
+  return std::move(build).finish(build.node(kFn, {x, y}, DType::kBool, ir::opmath_dtype(common)));
 }
 
 // minimum/maximum(self, other) and the single-tensor-bound clamps: promoted, NaN-propagating.

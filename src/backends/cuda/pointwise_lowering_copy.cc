@@ -189,9 +189,8 @@ Result<LoweredPointwise> scalar_tensor(std::string_view op, std::span<const OpAr
   return fill_program(value, dtype.value_or(DType::kFloat32));
 }
 
-Result<LoweredPointwise> arange_program(std::string_view op, const Scalar& start,
-                                        const Scalar& end, const Scalar& step,
-                                        std::optional<DType> dtype_opt) {
+Result<LoweredPointwise> arange_program(std::string_view op, const Scalar& start, const Scalar& end,
+                                        const Scalar& step, std::optional<DType> dtype_opt) {
   SPLICE_TRY(arange_length(op, start, end, step));
   const bool all_int = !start.is_double() && !end.is_double() && !step.is_double();
   const DType dtype = dtype_opt.value_or(all_int ? DType::kInt64 : DType::kFloat32);
@@ -201,9 +200,9 @@ Result<LoweredPointwise> arange_program(std::string_view op, const Scalar& start
     // start + (double)i * step in double (PyTorch's CPU accumulate type), then converted.
     const PointwiseRef i =
         build.node(PointwiseFn::kCopy, {PointwiseRef::linear_index()}, DType::kFloat64);
-    const PointwiseRef scaled = build.node(
-        PointwiseFn::kMul, {i, build.constant(Scalar(step.to_double()), DType::kFloat64)},
-        DType::kFloat64);
+    const PointwiseRef scaled =
+        build.node(PointwiseFn::kMul,
+                   {i, build.constant(Scalar(step.to_double()), DType::kFloat64)}, DType::kFloat64);
     value = build.node(PointwiseFn::kAdd,
                        {build.constant(Scalar(start.to_double()), DType::kFloat64), scaled},
                        DType::kFloat64);
@@ -213,9 +212,9 @@ Result<LoweredPointwise> arange_program(std::string_view op, const Scalar& start
         PointwiseFn::kMul,
         {PointwiseRef::linear_index(), build.constant(Scalar(step.to_int()), DType::kInt64)},
         DType::kInt64);
-    value = build.node(PointwiseFn::kAdd,
-                       {build.constant(Scalar(start.to_int()), DType::kInt64), scaled},
-                       DType::kInt64);
+    value =
+        build.node(PointwiseFn::kAdd,
+                   {build.constant(Scalar(start.to_int()), DType::kInt64), scaled}, DType::kInt64);
   }
   return std::move(build).finish(build.node(PointwiseFn::kCopy, {value}, dtype));
 }

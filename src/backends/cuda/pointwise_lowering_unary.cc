@@ -83,14 +83,15 @@ Result<LoweredPointwise> round_decimals(std::string_view op, std::span<const OpA
          dtype_name(self.dtype));
   Builder build;
   const PointwiseRef x = build.input(0, self.dtype);
-  if (decimals == 0) return std::move(build).finish(build.node(PointwiseFn::kRound, {x}, self.dtype));
+  if (decimals == 0)
+    return std::move(build).finish(build.node(PointwiseFn::kRound, {x}, self.dtype));
   const bool negative = decimals < 0;
   const double exponent = negative ? -static_cast<double>(decimals) : static_cast<double>(decimals);
   const PointwiseRef ten_pow =
       build.constant(Scalar(std::pow(10.0, exponent)), ir::opmath_dtype(self.dtype));
-  return std::move(build).finish(build.node(
-      negative ? PointwiseFn::kRoundScaledNegative : PointwiseFn::kRoundScaled, {x, ten_pow},
-      self.dtype));
+  return std::move(build).finish(
+      build.node(negative ? PointwiseFn::kRoundScaledNegative : PointwiseFn::kRoundScaled,
+                 {x, ten_pow}, self.dtype));
 }
 
 Result<LoweredPointwise> bitwise_not(std::string_view op, std::span<const OpArg> args) {
@@ -128,8 +129,7 @@ Result<LoweredPointwise> classify(std::string_view op, std::span<const OpArg> ar
   SPLICE_ASSIGN_OR_RETURN(OpArg self, self_tensor(a));
   Builder build;
   const PointwiseRef x = build.input(0, self.dtype);
-  return std::move(build).finish(
-      build.node(kFn, {x}, DType::kBool, ir::opmath_dtype(self.dtype)));
+  return std::move(build).finish(build.node(kFn, {x}, DType::kBool, ir::opmath_dtype(self.dtype)));
 }
 
 // hardtanh(self, min_val=-1, max_val=1): clamp in self's dtype, bounds converted to it.
@@ -141,9 +141,9 @@ Result<LoweredPointwise> hardtanh(std::string_view op, std::span<const OpArg> ar
   LCHECK(self.dtype != DType::kBool, ErrorKind::kBadInput, "not implemented for bool tensors");
   Builder build;
   const PointwiseRef x = build.input(0, self.dtype);
-  return std::move(build).finish(build.node(
-      PointwiseFn::kHardtanh,
-      {x, build.constant(lo, self.dtype), build.constant(hi, self.dtype)}, self.dtype));
+  return std::move(build).finish(
+      build.node(PointwiseFn::kHardtanh,
+                 {x, build.constant(lo, self.dtype), build.constant(hi, self.dtype)}, self.dtype));
 }
 
 // leaky_relu(self, negative_slope=0.01), softplus(self, beta=1, threshold=20),

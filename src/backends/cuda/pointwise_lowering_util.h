@@ -24,7 +24,9 @@ class LArgs {
  public:
   LArgs(std::string_view op, std::span<const OpArg> args) : op_(op), args_(args) {}
   bool is_none(size_t i) const { return i >= args_.size() || args_[i].kind == OpArg::Kind::kNone; }
-  bool is_tensor(size_t i) const { return i < args_.size() && args_[i].kind == OpArg::Kind::kTensor; }
+  bool is_tensor(size_t i) const {
+    return i < args_.size() && args_[i].kind == OpArg::Kind::kTensor;
+  }
   Result<OpArg> tensor(size_t i) const;
   Result<Scalar> scalar(size_t i) const;
   Result<Scalar> scalar_or(size_t i, Scalar fallback) const;
@@ -64,7 +66,9 @@ class Builder {
   // kept (through double) and converted straight to float.
   PointwiseRef operand(const Operand& o, DType dtype, bool keep_original = false);
   PointwiseRef input(int arg, DType dtype);
-  PointwiseRef constant(Scalar value, DType dtype) { return lowered_.program.add_constant(value, dtype); }
+  PointwiseRef constant(Scalar value, DType dtype) {
+    return lowered_.program.add_constant(value, dtype);
+  }
   PointwiseRef node(PointwiseFn fn, std::vector<PointwiseRef> operands, DType result);
   PointwiseRef node(PointwiseFn fn, std::vector<PointwiseRef> operands, DType result,
                     DType compute) {

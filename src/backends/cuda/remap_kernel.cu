@@ -117,8 +117,8 @@ cudaError_t launch(const RemapParams& p, bool index32, unsigned blocks, cudaStre
 
 }  // namespace
 
-cudaError_t launch_remap(const RemapParams& params, int element_size, bool index32,
-                         unsigned blocks, cudaStream_t stream) {
+cudaError_t launch_remap(const RemapParams& params, int element_size, bool index32, unsigned blocks,
+                         cudaStream_t stream) {
   switch (element_size) {
     case 1:
       return launch<uint8_t>(params, index32, blocks, stream);

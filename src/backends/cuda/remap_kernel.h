@@ -30,7 +30,7 @@ enum class DimMap : int32_t {
 struct RemapDim {
   int32_t map = 0;  // DimMap
   int32_t unused = 0;
-  int64_t src_size = 1;    // n
+  int64_t src_size = 1;  // n
   int64_t arg = 0;
   int64_t src_stride = 0;  // elements
   int64_t out_size = 1;
@@ -44,9 +44,9 @@ struct RemapDim {
 enum class FlatMap : int32_t { kNone, kRoll, kDivide };
 
 struct RemapParams {
-  int32_t rank = 0;  // output dims (dims[d].out_*); also the source's when flat == kNone
-  int32_t tri = 0;   // 0: none; 1: tril, 2: triu over the last two output dims
-  int32_t flat = 0;  // FlatMap
+  int32_t rank = 0;      // output dims (dims[d].out_*); also the source's when flat == kNone
+  int32_t tri = 0;       // 0: none; 1: tril, 2: triu over the last two output dims
+  int32_t flat = 0;      // FlatMap
   int32_t src_rank = 0;  // flat modes: the source's dims (dims[d].src_size, src_stride)
   int64_t flat_arg = 0;
   int64_t src_numel = 0;  // flat modes
@@ -54,14 +54,14 @@ struct RemapParams {
   int64_t numel = 0;
   void* out = nullptr;
   const void* src = nullptr;
-  uint64_t fill = 0;  // the constant's bytes (low `element_size` bytes)
+  uint64_t fill = 0;              // the constant's bytes (low `element_size` bytes)
   int64_t* error_word = nullptr;  // launches skip their writes once it is set
   RemapDim dims[kMaxDims];
 };
 
 // Launches the remap on `stream` with `blocks` x 256 threads; index math in 32 bits when
 // `index32` (numel and every offset fit). element_size is 1, 2, 4 or 8.
-cudaError_t launch_remap(const RemapParams& params, int element_size, bool index32,
-                         unsigned blocks, cudaStream_t stream);
+cudaError_t launch_remap(const RemapParams& params, int element_size, bool index32, unsigned blocks,
+                         cudaStream_t stream);
 
 }  // namespace splice::cuda

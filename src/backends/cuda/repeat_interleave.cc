@@ -30,8 +30,7 @@ Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
       self ? "aten.repeat_interleave.self_Tensor" : "aten.repeat_interleave.Tensor";
   if (self) {
     KCHECK(repeats.rank <= 1, ErrorKind::kShapeMismatch,
-           "repeat_interleave only accepts a 0-D or 1-D repeats tensor, got {} dims",
-           repeats.rank);
+           "repeat_interleave only accepts a 0-D or 1-D repeats tensor, got {} dims", repeats.rank);
   } else {
     KCHECK(repeats.rank == 1, ErrorKind::kShapeMismatch,
            "repeat_interleave only accepts a 1-D repeats tensor, got {} dims", repeats.rank);
@@ -118,8 +117,7 @@ Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
     plan.total = host[0] * n;
   }
   KCHECK(!output_size || *output_size == plan.total, ErrorKind::kShapeMismatch,
-         "output_size {} does not match the required size {}", output_size.value_or(0),
-         plan.total);
+         "output_size {} does not match the required size {}", output_size.value_or(0), plan.total);
   if (self) {
     plan.out_shape = sizes_of(plan.input);
     plan.out_shape[plan.dim] = plan.total;
@@ -130,7 +128,7 @@ Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
 }
 
 Result<void> repeat_interleave_tensor(const DeviceTensor& out, const DeviceTensor& repeats,
-                                     const RepeatInterleavePlan& plan, const LaunchContext& ctx) {
+                                      const RepeatInterleavePlan& plan, const LaunchContext& ctx) {
   const bool with_self = plan.has_self;
   const std::string_view op =
       with_self ? "aten.repeat_interleave.self_Tensor" : "aten.repeat_interleave.Tensor";
@@ -156,8 +154,8 @@ Result<void> repeat_interleave_tensor(const DeviceTensor& out, const DeviceTenso
   p.index_int32 = repeats.dtype == DType::kInt32 ? 1 : 0;
   p.error_word = ctx.error_word;
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  SPLICE_CUDA_CHECK(launch_repeat_gather(p, dtype_size(dtype), grid_blocks(p.numel, 256, device),
-                                         ctx.stream));
+  SPLICE_CUDA_CHECK(
+      launch_repeat_gather(p, dtype_size(dtype), grid_blocks(p.numel, 256, device), ctx.stream));
   return ok_result();
 }
 

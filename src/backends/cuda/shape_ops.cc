@@ -22,12 +22,10 @@ Shape sizes_of(const DeviceTensor& t) { return Shape(t.sizes.begin(), t.sizes.be
 Result<void> check_out(std::string_view op, const DeviceTensor& out, DType dtype,
                        const Shape& sizes) {
   SPLICE_CHECK_OR_RETURN(out.dtype == dtype && sizes_of(out) == sizes, ErrorKind::kShapeMismatch,
-                         "{}: the output is {}{} but the result is {}{}", op,
-                         dtype_name(out.dtype), shape_string(sizes_of(out)), dtype_name(dtype),
-                         shape_string(sizes));
+                         "{}: the output is {}{} but the result is {}{}", op, dtype_name(out.dtype),
+                         shape_string(sizes_of(out)), dtype_name(dtype), shape_string(sizes));
   SPLICE_CHECK_OR_RETURN(static_cast<int>(sizes.size()) <= kMaxDims, ErrorKind::kUnsupportedOp,
-                         "{}: {} dims exceed the {} CUDA kernels take", op, sizes.size(),
-                         kMaxDims);
+                         "{}: {} dims exceed the {} CUDA kernels take", op, sizes.size(), kMaxDims);
   return ok_result();
 }
 
@@ -64,8 +62,8 @@ Result<void> run_remap(RemapParams& p, const DeviceTensor& out, const DeviceTens
                        reach(src_sizes, src_strides, src_rank) < kLimit &&
                        std::max(numel, p.src_numel) < kLimit;
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  SPLICE_CUDA_CHECK(launch_remap(p, dtype_size(out.dtype), index32,
-                                 grid_blocks(numel, 256, device), ctx.stream));
+  SPLICE_CUDA_CHECK(
+      launch_remap(p, dtype_size(out.dtype), index32, grid_blocks(numel, 256, device), ctx.stream));
   return ok_result();
 }
 
@@ -90,8 +88,8 @@ Result<void> check_self(std::string_view op, const DeviceTensor& self) {
 
 }  // namespace
 
-Result<void> flip(const DeviceTensor& out, const DeviceTensor& self,
-                  std::span<const int64_t> dims, const LaunchContext& ctx) {
+Result<void> flip(const DeviceTensor& out, const DeviceTensor& self, std::span<const int64_t> dims,
+                  const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.flip.default";
   SPLICE_TRY(check_self(op, self));
   std::vector<bool> flipped(self.rank, false);

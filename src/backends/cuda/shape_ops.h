@@ -22,8 +22,8 @@
 namespace splice::cuda {
 
 // flip(self, dims): out has self's shape.
-Result<void> flip(const DeviceTensor& out, const DeviceTensor& self,
-                  std::span<const int64_t> dims, const LaunchContext& ctx);
+Result<void> flip(const DeviceTensor& out, const DeviceTensor& self, std::span<const int64_t> dims,
+                  const LaunchContext& ctx);
 
 // roll(self, shifts, dims): out has self's shape; out[(i + shift) mod n] = self[i] per rolled
 // dim, or over the flattened tensor when dims is empty (shifts then has one entry).
@@ -54,15 +54,15 @@ Result<void> tril_triu(const DeviceTensor& out, const DeviceTensor& self, int64_
 // anything else reserves the workspace). `self` is null for the .Tensor form, whose output is
 // [total] indices in the repeats' dtype.
 struct RepeatInterleavePlan {
-  int64_t total = 0;          // the output's size along dim
+  int64_t total = 0;  // the output's size along dim
   Shape out_shape;
   const int64_t* cumsum = nullptr;
-  int64_t count = 0;          // repeats entries
-  int64_t each = 0;           // one count for every element (count == 1 with several elements)
+  int64_t count = 0;  // repeats entries
+  int64_t each = 0;   // one count for every element (count == 1 with several elements)
   bool broadcast = false;
   int64_t dim = 0;
-  bool has_self = false;      // .self_Tensor
-  DeviceTensor input;         // self (flattened to 1-D when dim is None)
+  bool has_self = false;  // .self_Tensor
+  DeviceTensor input;     // self (flattened to 1-D when dim is None)
 };
 Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
                                                     const DeviceTensor& repeats,
@@ -70,7 +70,7 @@ Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
                                                     std::optional<int64_t> output_size,
                                                     const LaunchContext& ctx);
 Result<void> repeat_interleave_tensor(const DeviceTensor& out, const DeviceTensor& repeats,
-                                     const RepeatInterleavePlan& plan, const LaunchContext& ctx);
+                                      const RepeatInterleavePlan& plan, const LaunchContext& ctx);
 
 enum class PadMode { kConstant, kReflect, kReplicate, kCircular };
 // The mode named as aten.pad.default names it; kUnsupportedOp otherwise.

@@ -218,9 +218,9 @@ inline std::string check_destination(const Destination& d, const Tensor& expecte
   int64_t stray = 0;
   for (size_t b = 0; b < bytes; ++b) stray += !covered[b] && raw[b] != kPoison;
   if (mismatches == 0 && stray == 0) return "";
-  return fmt::format("{} of {} elements differ{}{}", mismatches, n, examples,
-                     stray ? fmt::format(" and {} bytes outside the view were written", stray)
-                           : "");
+  return fmt::format(
+      "{} of {} elements differ{}{}", mismatches, n, examples,
+      stray ? fmt::format(" and {} bytes outside the view were written", stray) : "");
 }
 
 // A test that needs a device: skips without one, holds an error word.
@@ -255,8 +255,8 @@ class FailureLog {
     if (count_ == 0) return;
     std::string text;
     for (const auto& l : lines_) text += "  " + l + "\n";
-    ADD_FAILURE() << what << ": " << count_ << " of " << runs_ << " runs failed\n" << text
-                  << (count_ > static_cast<int64_t>(lines_.size()) ? "  ...\n" : "");
+    ADD_FAILURE() << what << ": " << count_ << " of " << runs_ << " runs failed\n"
+                  << text << (count_ > static_cast<int64_t>(lines_.size()) ? "  ...\n" : "");
   }
 
  private:

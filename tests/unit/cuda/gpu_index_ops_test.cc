@@ -73,8 +73,8 @@ class GpuIndexOps : public GpuTest {
       dest = make_destination((*expected)[0].dtype(), (*expected)[0].sizes(), Layout::kStrided);
       out = dest.view;
     } else {
-      dest = make_destination(self0.dtype(), error_shape.value_or(self0.sizes()),
-                              Layout::kContiguous);
+      dest =
+          make_destination(self0.dtype(), error_shape.value_or(self0.sizes()), Layout::kContiguous);
       out = dest.view;
     }
     auto r = launch(out, u.tensors);
@@ -122,9 +122,10 @@ class GpuIndexOps : public GpuTest {
     Tensor copy = d.host_layout.contiguous_copy();  // same sizes; refilled below
     const size_t bytes = d.host_layout.storage()->nbytes();
     Tensor storage = Tensor::empty(DType::kUInt8, {static_cast<int64_t>(bytes)});
-    if (cudaMemcpy(storage.raw_data(), static_cast<char*>(d.view.data) -
-                                           d.host_layout.offset() * dtype_size(want.dtype()),
-                   bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (cudaMemcpy(
+            storage.raw_data(),
+            static_cast<char*>(d.view.data) - d.host_layout.offset() * dtype_size(want.dtype()),
+            bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
       return "copy back failed";
     const Tensor got = Tensor(want.dtype(), d.host_layout.sizes(), d.host_layout.strides(),
                               d.host_layout.offset(), storage.storage())
@@ -169,27 +170,26 @@ TEST_F(GpuIndexOps, SelectEmbeddingGather) {
   for (DType dtype : kAllDTypes) {
     const std::string tag(dtype_name(dtype));
     const Tensor x = random(dtype, {5, 7, 6}, Layout::kTransposed);
-    for (auto [dim, values] : {std::pair{0, std::vector<int64_t>{4, 0, 4, 2}},
-                               std::pair{1, std::vector<int64_t>{6, 1}},
-                               std::pair{-1, std::vector<int64_t>{}},
-                               std::pair{1, std::vector<int64_t>{7}},
-                               std::pair{2, std::vector<int64_t>{-1}}}) {
+    for (auto [dim, values] :
+         {std::pair{0, std::vector<int64_t>{4, 0, 4, 2}}, std::pair{1, std::vector<int64_t>{6, 1}},
+          std::pair{-1, std::vector<int64_t>{}}, std::pair{1, std::vector<int64_t>{7}},
+          std::pair{2, std::vector<int64_t>{-1}}}) {
       for (DType idx_dtype : {DType::kInt64, DType::kInt32, DType::kInt16}) {
         const Tensor idx = ints(idx_dtype, {static_cast<int64_t>(values.size())}, values);
         Shape shape = x.sizes();
         shape[dim < 0 ? dim + 3 : dim] = static_cast<int64_t>(values.size());
-        compare(log, fmt::format("index_select {} dim {} {}", tag, dim, dtype_name(idx_dtype)),
-                "aten.index_select.default", {x, int64_t{dim}, idx},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return index_select(o, *t[0], dim, *t[1], ctx_);
-                },
-                false, shape);
+        compare(
+            log, fmt::format("index_select {} dim {} {}", tag, dim, dtype_name(idx_dtype)),
+            "aten.index_select.default", {x, int64_t{dim}, idx},
+            [&](const DeviceTensor& o, const auto& t) {
+              return index_select(o, *t[0], dim, *t[1], ctx_);
+            },
+            false, shape);
       }
     }
     const Tensor scalar_idx = ints(DType::kInt64, {}, {3});
     compare(log, "index_select 0-d index " + tag, "aten.index_select.default",
-            {x, int64_t{1}, scalar_idx},
-            [&](const DeviceTensor& o, const auto& t) {
+            {x, int64_t{1}, scalar_idx}, [&](const DeviceTensor& o, const auto& t) {
               return index_select(o, *t[0], 1, *t[1], ctx_);
             });
     for (int64_t d : {3, 64, 67}) {
@@ -198,28 +198,32 @@ TEST_F(GpuIndexOps, SelectEmbeddingGather) {
         std::vector<int64_t> v;
         for (int64_t i = 0; i < shape_numel(shape); ++i) v.push_back((i * 5 + 3) % 9);
         const Tensor idx = ints(DType::kInt64, shape, v);
-        compare(log, fmt::format("embedding {} D={} {}", tag, d, shape_string(shape)),
-                "aten.embedding.default", {w, idx, int64_t{-1}, false, false},
-                [&](const DeviceTensor& o, const auto& t) { return embedding(o, *t[0], *t[1], ctx_); });
+        compare(
+            log, fmt::format("embedding {} D={} {}", tag, d, shape_string(shape)),
+            "aten.embedding.default", {w, idx, int64_t{-1}, false, false},
+            [&](const DeviceTensor& o, const auto& t) { return embedding(o, *t[0], *t[1], ctx_); });
       }
       const Tensor bad = ints(DType::kInt32, {3}, {1, 9, 2});
-      compare(log, "embedding out of range " + tag, "aten.embedding.default",
-              {w, bad, int64_t{-1}, false, false},
-              [&](const DeviceTensor& o, const auto& t) { return embedding(o, *t[0], *t[1], ctx_); },
-              false, Shape{3, d});
+      compare(
+          log, "embedding out of range " + tag, "aten.embedding.default",
+          {w, bad, int64_t{-1}, false, false},
+          [&](const DeviceTensor& o, const auto& t) { return embedding(o, *t[0], *t[1], ctx_); },
+          false, Shape{3, d});
     }
     for (int64_t dim : {0, 1, 2}) {
       Shape ishape = {4, 5, 3};
       std::vector<int64_t> v;
       for (int64_t i = 0; i < 60; ++i) v.push_back((i * 7) % x.size(dim));
-      compare(log, fmt::format("gather {} dim {}", tag, dim), "aten.gather.default",
-              {x, dim, ints(DType::kInt64, ishape, v), false},
-              [&](const DeviceTensor& o, const auto& t) { return gather(o, *t[0], dim, *t[1], ctx_); });
+      compare(
+          log, fmt::format("gather {} dim {}", tag, dim), "aten.gather.default",
+          {x, dim, ints(DType::kInt64, ishape, v), false},
+          [&](const DeviceTensor& o, const auto& t) { return gather(o, *t[0], dim, *t[1], ctx_); });
       v[17] = -1;
-      compare(log, fmt::format("gather bad {} dim {}", tag, dim), "aten.gather.default",
-              {x, dim, ints(DType::kInt64, ishape, v), false},
-              [&](const DeviceTensor& o, const auto& t) { return gather(o, *t[0], dim, *t[1], ctx_); },
-              false, ishape);
+      compare(
+          log, fmt::format("gather bad {} dim {}", tag, dim), "aten.gather.default",
+          {x, dim, ints(DType::kInt64, ishape, v), false},
+          [&](const DeviceTensor& o, const auto& t) { return gather(o, *t[0], dim, *t[1], ctx_); },
+          false, ishape);
     }
   }
   log.report("index_select / embedding / gather");
@@ -258,17 +262,18 @@ TEST_F(GpuIndexOps, AdvancedIndexRead) {
         {"too many", {i0, i0, i0, i0}},
     };
     for (const Case& c : cases) {
-      compare(log, "index " + c.name + " " + tag, "aten.index.Tensor", {x, c.indices},
-              [&](const DeviceTensor& o, const auto& t) -> Result<void> {
-                std::vector<std::optional<DeviceTensor>> idx(t.begin() + 1, t.end());
-                SPLICE_ASSIGN_OR_RETURN(
-                    ResolvedIndex r,
-                    resolve_indices("aten.index.Tensor", *t[0], idx, IndexPurpose::kRead, ctx_));
-                // The test's destination has the CPU's shape; a mismatch is reported by the
-                // launcher.
-                return index_tensor(o, *t[0], r, ctx_);
-              },
-              false, c.error_shape);
+      compare(
+          log, "index " + c.name + " " + tag, "aten.index.Tensor", {x, c.indices},
+          [&](const DeviceTensor& o, const auto& t) -> Result<void> {
+            std::vector<std::optional<DeviceTensor>> idx(t.begin() + 1, t.end());
+            SPLICE_ASSIGN_OR_RETURN(
+                ResolvedIndex r,
+                resolve_indices("aten.index.Tensor", *t[0], idx, IndexPurpose::kRead, ctx_));
+            // The test's destination has the CPU's shape; a mismatch is reported by the
+            // launcher.
+            return index_tensor(o, *t[0], r, ctx_);
+          },
+          false, c.error_shape);
     }
   }
   log.report("index.Tensor");
@@ -285,45 +290,49 @@ TEST_F(GpuIndexOps, Writes) {
       const Tensor dup = ints(DType::kInt64, {5}, {1, 3, 1, -1, 3});
       for (bool accumulate : {false, true}) {
         const Tensor values = random(dtype, {5, 4, 5});
-        compare(log, fmt::format("index_put dup acc={} {}{}", accumulate, tag, how),
-                "aten.index_put.default",
-                {self.contiguous_copy(), std::vector<OptTensor>{dup}, values, accumulate},
-                [&](const DeviceTensor& o, const auto& t) {
-                  std::vector<std::optional<DeviceTensor>> idx = {t[1]};
-                  return index_put(o, *t[0], idx, *t[2], accumulate, ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("index_put dup acc={} {}{}", accumulate, tag, how),
+            "aten.index_put.default",
+            {self.contiguous_copy(), std::vector<OptTensor>{dup}, values, accumulate},
+            [&](const DeviceTensor& o, const auto& t) {
+              std::vector<std::optional<DeviceTensor>> idx = {t[1]};
+              return index_put(o, *t[0], idx, *t[2], accumulate, ctx_);
+            },
+            in_place);
         const Tensor row = random(dtype, {5});
         const Tensor j = ints(DType::kInt32, {2, 1}, {0, 3});
-        compare(log, fmt::format("index_put [dup, j] broadcast acc={} {}{}", accumulate, tag, how),
-                "aten.index_put.default",
-                {self.contiguous_copy(), std::vector<OptTensor>{dup, j}, row, accumulate},
-                [&](const DeviceTensor& o, const auto& t) {
-                  std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2]};
-                  return index_put(o, *t[0], idx, *t[3], accumulate, ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("index_put [dup, j] broadcast acc={} {}{}", accumulate, tag, how),
+            "aten.index_put.default",
+            {self.contiguous_copy(), std::vector<OptTensor>{dup, j}, row, accumulate},
+            [&](const DeviceTensor& o, const auto& t) {
+              std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2]};
+              return index_put(o, *t[0], idx, *t[3], accumulate, ctx_);
+            },
+            in_place);
         Tensor mask = Tensor::empty(DType::kBool, {6, 4});
         for (int i = 0; i < 24; ++i) mask.data<bool>()[i] = i % 5 == 1;
         const Tensor one = random(DType::kFloat64, {});
-        compare(log, fmt::format("index_put mask acc={} {}{}", accumulate, tag, how),
-                "aten.index_put.default",
-                {self.contiguous_copy(), std::vector<OptTensor>{mask}, one, accumulate},
-                [&](const DeviceTensor& o, const auto& t) {
-                  std::vector<std::optional<DeviceTensor>> idx = {t[1]};
-                  return index_put(o, *t[0], idx, *t[2], accumulate, ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("index_put mask acc={} {}{}", accumulate, tag, how),
+            "aten.index_put.default",
+            {self.contiguous_copy(), std::vector<OptTensor>{mask}, one, accumulate},
+            [&](const DeviceTensor& o, const auto& t) {
+              std::vector<std::optional<DeviceTensor>> idx = {t[1]};
+              return index_put(o, *t[0], idx, *t[2], accumulate, ctx_);
+            },
+            in_place);
         const Tensor bad = ints(DType::kInt64, {3}, {0, 6, 1});
-        compare(log, fmt::format("index_put bad acc={} {}{}", accumulate, tag, how),
-                "aten.index_put.default",
-                {self.contiguous_copy(), std::vector<OptTensor>{std::nullopt, std::nullopt, bad},
-                 random(dtype, {3}), accumulate},
-                [&](const DeviceTensor& o, const auto& t) {
-                  std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2], t[3]};
-                  return index_put(o, *t[0], idx, *t[4], accumulate, ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("index_put bad acc={} {}{}", accumulate, tag, how),
+            "aten.index_put.default",
+            {self.contiguous_copy(), std::vector<OptTensor>{std::nullopt, std::nullopt, bad},
+             random(dtype, {3}), accumulate},
+            [&](const DeviceTensor& o, const auto& t) {
+              std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2], t[3]};
+              return index_put(o, *t[0], idx, *t[4], accumulate, ctx_);
+            },
+            in_place);
       }
       // index_copy / index_add along each dim, with duplicates and a bad index.
       for (int64_t dim : {0, 1, 2}) {
@@ -332,36 +341,39 @@ TEST_F(GpuIndexOps, Writes) {
         Shape sshape = self.sizes();
         sshape[dim] = 3;
         const Tensor source = random(dtype, sshape, Layout::kTransposed);
-        compare(log, fmt::format("index_copy dim {} {}{}", dim, tag, how),
-                "aten.index_copy.default", {self.contiguous_copy(), dim, idx, source},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("index_copy dim {} {}{}", dim, tag, how), "aten.index_copy.default",
+            {self.contiguous_copy(), dim, idx, source},
+            [&](const DeviceTensor& o, const auto& t) {
+              return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
+            },
+            in_place);
         for (Scalar alpha : {Scalar(int64_t{1}), Scalar(int64_t{-2}), Scalar(0.5)}) {
           cpu::KernelArg a = alpha.is_double() ? cpu::KernelArg(alpha.to_double())
                                                : cpu::KernelArg(alpha.to_int());
-          compare(log, fmt::format("index_add dim {} alpha {} {}{}", dim, alpha.to_double(), tag,
-                                   how),
-                  "aten.index_add.default", {self.contiguous_copy(), dim, idx, source, a},
-                  [&](const DeviceTensor& o, const auto& t) {
-                    return index_add(o, *t[0], dim, *t[1], *t[2], alpha, ctx_);
-                  },
-                  in_place);
+          compare(
+              log, fmt::format("index_add dim {} alpha {} {}{}", dim, alpha.to_double(), tag, how),
+              "aten.index_add.default", {self.contiguous_copy(), dim, idx, source, a},
+              [&](const DeviceTensor& o, const auto& t) {
+                return index_add(o, *t[0], dim, *t[1], *t[2], alpha, ctx_);
+              },
+              in_place);
         }
         const Tensor bad = ints(DType::kInt32, {3}, {0, n, 1});
-        compare(log, fmt::format("index_copy bad dim {} {}{}", dim, tag, how),
-                "aten.index_copy.default", {self.contiguous_copy(), dim, bad, source},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
-                },
-                in_place);
-        compare(log, fmt::format("index_add bad dim {} {}{}", dim, tag, how),
-                "aten.index_add.default", {self.contiguous_copy(), dim, bad, source, int64_t{1}},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return index_add(o, *t[0], dim, *t[1], *t[2], Scalar(int64_t{1}), ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("index_copy bad dim {} {}{}", dim, tag, how),
+            "aten.index_copy.default", {self.contiguous_copy(), dim, bad, source},
+            [&](const DeviceTensor& o, const auto& t) {
+              return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
+            },
+            in_place);
+        compare(
+            log, fmt::format("index_add bad dim {} {}{}", dim, tag, how), "aten.index_add.default",
+            {self.contiguous_copy(), dim, bad, source, int64_t{1}},
+            [&](const DeviceTensor& o, const auto& t) {
+              return index_add(o, *t[0], dim, *t[1], *t[2], Scalar(int64_t{1}), ctx_);
+            },
+            in_place);
         // scatter with duplicates along dim: the last in row-major order wins.
         Shape ishape = {3, 4, 5};
         ishape[dim] = 4;
@@ -369,25 +381,28 @@ TEST_F(GpuIndexOps, Writes) {
         for (int64_t i = 0; i < shape_numel(ishape); ++i) v.push_back((i * 3) % n);
         const Tensor sidx = ints(DType::kInt64, ishape, v);
         const Tensor src = random(dtype, ishape);
-        compare(log, fmt::format("scatter.src dim {} {}{}", dim, tag, how), "aten.scatter.src",
-                {self.contiguous_copy(), dim, sidx, src},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return scatter(o, *t[0], dim, *t[1], &*t[2], Scalar(), ctx_);
-                },
-                in_place);
-        compare(log, fmt::format("scatter.value dim {} {}{}", dim, tag, how),
-                "aten.scatter.value", {self.contiguous_copy(), dim, sidx, 2.5},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return scatter(o, *t[0], dim, *t[1], nullptr, Scalar(2.5), ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("scatter.src dim {} {}{}", dim, tag, how), "aten.scatter.src",
+            {self.contiguous_copy(), dim, sidx, src},
+            [&](const DeviceTensor& o, const auto& t) {
+              return scatter(o, *t[0], dim, *t[1], &*t[2], Scalar(), ctx_);
+            },
+            in_place);
+        compare(
+            log, fmt::format("scatter.value dim {} {}{}", dim, tag, how), "aten.scatter.value",
+            {self.contiguous_copy(), dim, sidx, 2.5},
+            [&](const DeviceTensor& o, const auto& t) {
+              return scatter(o, *t[0], dim, *t[1], nullptr, Scalar(2.5), ctx_);
+            },
+            in_place);
         v[5] = n;
-        compare(log, fmt::format("scatter bad dim {} {}{}", dim, tag, how), "aten.scatter.src",
-                {self.contiguous_copy(), dim, ints(DType::kInt64, ishape, v), src},
-                [&](const DeviceTensor& o, const auto& t) {
-                  return scatter(o, *t[0], dim, *t[1], &*t[2], Scalar(), ctx_);
-                },
-                in_place);
+        compare(
+            log, fmt::format("scatter bad dim {} {}{}", dim, tag, how), "aten.scatter.src",
+            {self.contiguous_copy(), dim, ints(DType::kInt64, ishape, v), src},
+            [&](const DeviceTensor& o, const auto& t) {
+              return scatter(o, *t[0], dim, *t[1], &*t[2], Scalar(), ctx_);
+            },
+            in_place);
       }
     }
   }
@@ -404,13 +419,11 @@ TEST_F(GpuIndexOps, RepeatInterleaveByTensor) {
       std::optional<int64_t> dim;
       DType rdtype;
     };
-    for (const Case& c : {Case{{2, 0, 1}, {3}, 0, DType::kInt64},
-                          Case{{1, 2, 0, 3}, {4}, -1, DType::kInt32},
-                          Case{{2}, {}, std::nullopt, DType::kInt64},
-                          Case{{3}, {1}, 1, DType::kInt32},
-                          Case{{1, -1, 2}, {3}, 0, DType::kInt64},
-                          Case{{1, 2}, {2}, 0, DType::kInt64},
-                          Case{{0, 0, 0}, {3}, 0, DType::kInt64}}) {
+    for (const Case& c :
+         {Case{{2, 0, 1}, {3}, 0, DType::kInt64}, Case{{1, 2, 0, 3}, {4}, -1, DType::kInt32},
+          Case{{2}, {}, std::nullopt, DType::kInt64}, Case{{3}, {1}, 1, DType::kInt32},
+          Case{{1, -1, 2}, {3}, 0, DType::kInt64}, Case{{1, 2}, {2}, 0, DType::kInt64},
+          Case{{0, 0, 0}, {3}, 0, DType::kInt64}}) {
       const Tensor reps = ints(c.rdtype, c.shape, c.counts);
       const cpu::KernelArg dim = c.dim ? cpu::KernelArg(*c.dim) : cpu::KernelArg(std::monostate{});
       compare(log,
@@ -418,8 +431,8 @@ TEST_F(GpuIndexOps, RepeatInterleaveByTensor) {
                           shape_string(c.counts), c.dim.value_or(99)),
               "aten.repeat_interleave.self_Tensor", {self, reps, dim, std::monostate{}},
               [&](const DeviceTensor& o, const auto& t) -> Result<void> {
-                SPLICE_ASSIGN_OR_RETURN(auto plan, plan_repeat_interleave(&*t[0], *t[1], c.dim,
-                                                                          std::nullopt, ctx_));
+                SPLICE_ASSIGN_OR_RETURN(
+                    auto plan, plan_repeat_interleave(&*t[0], *t[1], c.dim, std::nullopt, ctx_));
                 return repeat_interleave_tensor(o, *t[1], plan, ctx_);
               });
     }
@@ -429,8 +442,9 @@ TEST_F(GpuIndexOps, RepeatInterleaveByTensor) {
     compare(log, fmt::format("repeat_interleave.Tensor {}", dtype_name(rdtype)),
             "aten.repeat_interleave.Tensor", {reps, std::monostate{}},
             [&](const DeviceTensor& o, const auto& t) -> Result<void> {
-              SPLICE_ASSIGN_OR_RETURN(auto plan, plan_repeat_interleave(nullptr, *t[0], std::nullopt,
-                                                                        std::nullopt, ctx_));
+              SPLICE_ASSIGN_OR_RETURN(
+                  auto plan,
+                  plan_repeat_interleave(nullptr, *t[0], std::nullopt, std::nullopt, ctx_));
               return repeat_interleave_tensor(o, *t[0], plan, ctx_);
             });
   }

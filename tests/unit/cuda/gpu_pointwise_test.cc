@@ -66,9 +66,9 @@ TEST_F(GpuPointwise, EveryCaseMatchesTheCpuKernels) {
           const Layout in_layout = dims.n * dims.m > 100000 ? Layout::kTransposed : kLayouts[li];
           const Layout out_layout = kLayouts[(li + 1) % std::size(kLayouts)];
           log.ran();
-          const std::string where = fmt::format("{} N={} M={} in {} out {}", case_name(c, dtype),
-                                                dims.n, dims.m, layout_name(in_layout),
-                                                layout_name(out_layout));
+          const std::string where =
+              fmt::format("{} N={} M={} in {} out {}", case_name(c, dtype), dims.n, dims.m,
+                          layout_name(in_layout), layout_name(out_layout));
           std::vector<std::optional<Tensor>> tensors;
           auto args = cpu_args(c, dtype, dims.n, dims.m, in_layout, rng, tensors);
           auto expected = cpu::find_kernel(c.target)(args);
@@ -131,8 +131,10 @@ TEST_F(GpuPointwise, RotaryHalvesInOneLaunch) {
     auto node = [&](PointwiseFn fn, PointwiseRef l, PointwiseRef r) {
       return p.add_node(fn, {l, r}, dtype, ir::opmath_dtype(dtype));
     };
-    p.add_output(node(PointwiseFn::kSub, node(PointwiseFn::kMul, a, c), node(PointwiseFn::kMul, b, s)));
-    p.add_output(node(PointwiseFn::kAdd, node(PointwiseFn::kMul, b, c), node(PointwiseFn::kMul, a, s)));
+    p.add_output(
+        node(PointwiseFn::kSub, node(PointwiseFn::kMul, a, c), node(PointwiseFn::kMul, b, s)));
+    p.add_output(
+        node(PointwiseFn::kAdd, node(PointwiseFn::kMul, b, c), node(PointwiseFn::kMul, a, s)));
     DeviceCopy dx = upload(x), dc = upload(cs), ds = upload(sn);
     DeviceTensor dx1 = dx.view, dx2 = dx.view;
     dx1.sizes[1] = dx2.sizes[1] = h;
@@ -181,8 +183,7 @@ TEST_F(GpuPointwise, DevicePositionMovesTheDestination) {
   Tensor want = Tensor::empty(DType::kFloat32, {heads, len, dim});
   std::vector<float> host(heads * len * dim);
   for (int64_t position : {int64_t{0}, int64_t{5}, int64_t{8}}) {
-    ASSERT_EQ(cudaMemcpy(pos_buf->data(), &position,
-                         sizeof(position), cudaMemcpyHostToDevice),
+    ASSERT_EQ(cudaMemcpy(pos_buf->data(), &position, sizeof(position), cudaMemcpyHostToDevice),
               cudaSuccess);
     const PointwiseOperand ins[] = {{dsrc.view, nullptr}};
     const PointwiseOperand outs[] = {{window, &pos}};
@@ -249,10 +250,10 @@ TEST_F(GpuPointwise, InPlaceUpdateOfAStridedView) {
   view.sizes[1] = 4;
   view.strides[1] = 2;
   view.data = static_cast<char*>(dbase.view.data) + 4;
-  auto lowered = lower_pointwise_op(
-      "aten.add.Tensor", std::vector<OpArg>{OpArg::tensor(DType::kInt32, 2),
-                                            OpArg::tensor(DType::kInt32, 1),
-                                            OpArg::number(Scalar(int64_t{1}))});
+  auto lowered =
+      lower_pointwise_op("aten.add.Tensor", std::vector<OpArg>{OpArg::tensor(DType::kInt32, 2),
+                                                               OpArg::tensor(DType::kInt32, 1),
+                                                               OpArg::number(Scalar(int64_t{1}))});
   ASSERT_TRUE(lowered.ok());
   const DeviceTensor ins[] = {view, dy.view};
   const DeviceTensor outs[] = {view};
@@ -275,9 +276,9 @@ TEST_F(GpuPointwise, IntegerDivisionByZeroFailsLikeTheCpu) {
   }
   auto cpu = cpu::find_kernel("aten.remainder.Tensor")(std::vector<cpu::KernelArg>{a, b});
   ASSERT_FALSE(cpu.ok());
-  auto lowered = lower_pointwise_op("aten.remainder.Tensor",
-                                    std::vector<OpArg>{OpArg::tensor(DType::kInt64, 1),
-                                                       OpArg::tensor(DType::kInt64, 1)});
+  auto lowered = lower_pointwise_op(
+      "aten.remainder.Tensor",
+      std::vector<OpArg>{OpArg::tensor(DType::kInt64, 1), OpArg::tensor(DType::kInt64, 1)});
   ASSERT_TRUE(lowered.ok());
   DeviceCopy da = upload(a), db = upload(b);
   Destination out = make_destination(DType::kInt64, {6}, Layout::kContiguous);
@@ -301,8 +302,8 @@ TEST_F(GpuPointwise, CacheCompilesOnceAcrossThreadsAndLaunchesAllocateNothing) {
   PointwiseProgram p;
   const PointwiseRef x = p.add_input(DType::kFloat64);
   // A program no other test builds: its first use compiles.
-  p.add_output(p.add_node(PointwiseFn::kHardswish, {p.add_node(PointwiseFn::kExp2, {x},
-                                                               DType::kFloat64, DType::kFloat64)},
+  p.add_output(p.add_node(PointwiseFn::kHardswish,
+                          {p.add_node(PointwiseFn::kExp2, {x}, DType::kFloat64, DType::kFloat64)},
                           DType::kFloat64, DType::kFloat64));
   const int64_t before = nvrtc_compile_count();
   std::vector<std::thread> threads;

@@ -26,8 +26,7 @@ std::vector<std::vector<int64_t>> all_offsets(const StridedIteration& it) {
   return out;
 }
 
-StridedIteration iteration(std::vector<int64_t> sizes,
-                           std::vector<std::vector<int64_t>> strides) {
+StridedIteration iteration(std::vector<int64_t> sizes, std::vector<std::vector<int64_t>> strides) {
   StridedIteration it;
   it.rank = static_cast<int>(sizes.size());
   for (int d = 0; d < it.rank; ++d) it.sizes[d] = sizes[d];

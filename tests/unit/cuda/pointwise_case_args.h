@@ -65,8 +65,8 @@ inline std::vector<OpArg> op_args(const PointwiseCase& c, DType dtype) {
   for (const ArgSpec& a : c.args) {
     switch (a.kind) {
       case ArgSpec::Kind::kTensor:
-        args.push_back(OpArg::tensor(a.dtype.value_or(dtype),
-                                     static_cast<int64_t>(a.shape.size())));
+        args.push_back(
+            OpArg::tensor(a.dtype.value_or(dtype), static_cast<int64_t>(a.shape.size())));
         break;
       case ArgSpec::Kind::kNumber:
         args.push_back(OpArg::number(a.number));
@@ -96,7 +96,7 @@ inline std::string case_name(const PointwiseCase& c, DType dtype) {
         s += std::string(dtype_name(a.dtype.value_or(dtype))) + shape_string(a.shape);
         break;
       case ArgSpec::Kind::kNumber:
-        s += a.number.is_double()  ? fmt::format("{}", a.number.to_double())
+        s += a.number.is_double() ? fmt::format("{}", a.number.to_double())
              : a.number.is_bool() ? (a.number.to_bool() ? "True" : "False")
                                   : fmt::format("{}", a.number.to_int());
         break;

@@ -26,8 +26,8 @@ enum class Values {
 struct ArgSpec {
   enum class Kind { kTensor, kNumber, kString, kNone, kDType, kIntList };
   Kind kind = Kind::kNone;
-  std::vector<int64_t> shape;   // kTensor / kIntList; -1 = N, -2 = M
-  std::optional<DType> dtype;   // kTensor / kDType: nullopt = the case's dtype
+  std::vector<int64_t> shape;  // kTensor / kIntList; -1 = N, -2 = M
+  std::optional<DType> dtype;  // kTensor / kDType: nullopt = the case's dtype
   Scalar number;
   std::string text;
   Values values = Values::kAny;
@@ -40,9 +40,7 @@ inline ArgSpec Tof(DType d, std::vector<int64_t> shape, Values v = Values::kAny)
   return {ArgSpec::Kind::kTensor, std::move(shape), d, {}, {}, v};
 }
 inline ArgSpec num(double v) { return {ArgSpec::Kind::kNumber, {}, std::nullopt, Scalar(v), {}}; }
-inline ArgSpec inum(int64_t v) {
-  return {ArgSpec::Kind::kNumber, {}, std::nullopt, Scalar(v), {}};
-}
+inline ArgSpec inum(int64_t v) { return {ArgSpec::Kind::kNumber, {}, std::nullopt, Scalar(v), {}}; }
 inline ArgSpec bnum(bool v) { return {ArgSpec::Kind::kNumber, {}, std::nullopt, Scalar(v), {}}; }
 inline ArgSpec str(std::string s) {
   return {ArgSpec::Kind::kString, {}, std::nullopt, {}, std::move(s)};
@@ -140,7 +138,8 @@ inline std::vector<PointwiseCase> pointwise_cases() {
       {"aten.where.Scalar", {Tof(DType::kBool, {-1, -2}), inum(1), num(0.5)}},
       {"aten.masked_fill.Scalar", {T({-1, -2}), Tof(DType::kBool, {-2}), num(1.5)}},
       {"aten.masked_fill.Scalar", {T({-1, -2}), Tof(DType::kBool, {-1, -2}), inum(300)}},
-      {"aten.masked_fill.Tensor", {T({-1, -2}), Tof(DType::kBool, {-1, 1}), Tof(DType::kFloat64, {})}},
+      {"aten.masked_fill.Tensor",
+       {T({-1, -2}), Tof(DType::kBool, {-1, 1}), Tof(DType::kFloat64, {})}},
       {"aten.masked_fill.Scalar", {T({-1, -2}), Tof(DType::kInt8, {-2}), num(1.5)}},
       // Comparisons.
       {"aten.eq.Tensor", {T({-1, -2}), T({-2})}},
@@ -227,11 +226,13 @@ inline std::vector<PointwiseCase> pointwise_cases() {
       {"aten.full.default", {ints({-1, -2}), num(-2.75), dt(), none(), none(), none()}},
       {"aten.full.default", {ints({-1, -2}), inum(7), none(), none(), none(), none()}},
       {"aten.zeros_like.default", {T({-1, -2}), none(), none(), none(), none(), none()}},
-      {"aten.ones_like.default", {T({-1, -2}), dt(DType::kFloat16), none(), none(), none(), none()}},
+      {"aten.ones_like.default",
+       {T({-1, -2}), dt(DType::kFloat16), none(), none(), none(), none()}},
       {"aten.full_like.default", {T({-1, -2}), inum(-3), none(), none(), none(), none(), none()}},
       {"aten.new_zeros.default", {T({-1}), ints({-1, -2}), none(), none(), none(), none()}},
       {"aten.new_ones.default", {T({-1}), ints({-2}), dt(DType::kInt8), none(), none(), none()}},
-      {"aten.new_full.default", {T({-1}), ints({-1, -2}), num(1.5), none(), none(), none(), none()}},
+      {"aten.new_full.default",
+       {T({-1}), ints({-1, -2}), num(1.5), none(), none(), none(), none()}},
       {"aten.scalar_tensor.default", {num(2.5), dt(), none(), none(), none()}},
       {"aten.arange.default", {inum(10), dt(), none(), none(), none()}},
       {"aten.arange.start", {num(-1.5), inum(7), dt(), none(), none(), none()}},

@@ -88,11 +88,11 @@ TEST(CudaPointwiseCodegenCasts, MultipleOutputsLinearIndexAndPositions) {
   const PointwiseRef x = p.add_input(DType::kFloat16);
   const PointwiseRef idx = p.add_node(PointwiseFn::kCopy, {PointwiseRef::linear_index()},
                                       DType::kFloat64, DType::kFloat64);
-  const PointwiseRef scaled = p.add_node(
-      PointwiseFn::kMul, {idx, p.add_constant(Scalar(0.5), DType::kFloat64)}, DType::kFloat64,
-      DType::kFloat64);
-  const PointwiseRef sum = p.add_node(PointwiseFn::kAdd, {scaled, x}, DType::kFloat32,
-                                      DType::kFloat32);
+  const PointwiseRef scaled =
+      p.add_node(PointwiseFn::kMul, {idx, p.add_constant(Scalar(0.5), DType::kFloat64)},
+                 DType::kFloat64, DType::kFloat64);
+  const PointwiseRef sum =
+      p.add_node(PointwiseFn::kAdd, {scaled, x}, DType::kFloat32, DType::kFloat32);
   p.add_output(sum);
   p.add_output(p.add_node(PointwiseFn::kCopy, {sum}, DType::kFloat16, DType::kFloat32));
   PointwiseVariant variant;
@@ -108,9 +108,8 @@ TEST(CudaPointwiseCodegenCasts, ConstantValuesAreNotInTheSource) {
   auto program = [](double value) {
     PointwiseProgram p;
     const PointwiseRef x = p.add_input(DType::kFloat32);
-    p.add_output(p.add_node(PointwiseFn::kMul,
-                            {x, p.add_constant(Scalar(value), DType::kFloat32)}, DType::kFloat32,
-                            DType::kFloat32));
+    p.add_output(p.add_node(PointwiseFn::kMul, {x, p.add_constant(Scalar(value), DType::kFloat32)},
+                            DType::kFloat32, DType::kFloat32));
     return p;
   };
   auto a = generate_pointwise_source(program(2.5), {});
@@ -120,8 +119,9 @@ TEST(CudaPointwiseCodegenCasts, ConstantValuesAreNotInTheSource) {
   // A different Python kind (int instead of float) is structure: it converts differently.
   PointwiseProgram c;
   const PointwiseRef x = c.add_input(DType::kFloat32);
-  c.add_output(c.add_node(PointwiseFn::kMul, {x, c.add_constant(Scalar(int64_t{2}), DType::kFloat32)},
-                          DType::kFloat32, DType::kFloat32));
+  c.add_output(c.add_node(PointwiseFn::kMul,
+                          {x, c.add_constant(Scalar(int64_t{2}), DType::kFloat32)}, DType::kFloat32,
+                          DType::kFloat32));
   auto cs = generate_pointwise_source(c, {});
   ASSERT_TRUE(cs.ok());
   EXPECT_NE(*a, *cs);
@@ -161,8 +161,8 @@ TEST(CudaPointwiseProgram, ValidateNamesTheProblem) {
 
   PointwiseProgram forward;
   forward.add_input(DType::kInt32);
-  forward.nodes.push_back({PointwiseFn::kNeg, {PointwiseRef::node(0)}, DType::kInt32,
-                           DType::kInt32});
+  forward.nodes.push_back(
+      {PointwiseFn::kNeg, {PointwiseRef::node(0)}, DType::kInt32, DType::kInt32});
   forward.outputs.push_back({0, DType::kInt32});
   r = ir::validate(forward);
   ASSERT_FALSE(r.ok());

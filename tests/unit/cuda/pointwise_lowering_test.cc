@@ -121,10 +121,9 @@ TEST(CudaPointwiseLowering, EveryTargetHasACase) {
   for (const PointwiseCase& c : pointwise_cases()) covered.insert(c.target);
   for (std::string_view target : pointwise_lowering_targets()) {
     const bool in_cases = covered.count(std::string(target)) > 0;
-    const bool extra = target == "aten.bitwise_and.Scalar_Tensor" ||
-                       target == "aten.bitwise_or.Scalar_Tensor" ||
-                       target == "aten.bitwise_xor.Scalar_Tensor" ||
-                       target == "aten.floor_divide.Scalar";
+    const bool extra =
+        target == "aten.bitwise_and.Scalar_Tensor" || target == "aten.bitwise_or.Scalar_Tensor" ||
+        target == "aten.bitwise_xor.Scalar_Tensor" || target == "aten.floor_divide.Scalar";
     EXPECT_TRUE(in_cases || extra) << target << " has no test case";
     EXPECT_NE(cpu::find_kernel(target), nullptr) << target << " has no CPU kernel";
   }
@@ -137,9 +136,10 @@ TEST(CudaPointwiseLowering, UnknownTargetsAndArgumentErrors) {
   EXPECT_EQ(r.error().kind(), ErrorKind::kUnsupportedOp);
   r = lower_pointwise_op("aten.add.Tensor", std::vector<OpArg>{x});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message(), "aten.add.Tensor: argument 1 (Scalar) is missing (got 1 arguments)");
-  r = lower_pointwise_op("aten.add.Tensor",
-                         std::vector<OpArg>{OpArg::number(Scalar(1.0)), OpArg::number(Scalar(2.0))});
+  EXPECT_EQ(r.error().message(),
+            "aten.add.Tensor: argument 1 (Scalar) is missing (got 1 arguments)");
+  r = lower_pointwise_op("aten.add.Tensor", std::vector<OpArg>{OpArg::number(Scalar(1.0)),
+                                                               OpArg::number(Scalar(2.0))});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(), "aten.add.Tensor: expects a tensor operand, got two numbers");
 }
@@ -148,14 +148,14 @@ TEST(CudaPointwiseLowering, HalfOperandsAreRoundedFirst) {
   // add(f16 tensor, f32 0-d tensor): PyTorch rounds the f32 value to f16 first (result_type is
   // f16); mul keeps it (PyTorch's mul/div kernels read a 0-d second operand in float).
   const std::vector<OpArg> args = {OpArg::tensor(DType::kFloat16, 2),
-                                   OpArg::tensor(DType::kFloat32, 0), OpArg::number(Scalar(int64_t{1}))};
+                                   OpArg::tensor(DType::kFloat32, 0),
+                                   OpArg::number(Scalar(int64_t{1}))};
   auto add = lower_pointwise_op("aten.add.Tensor", args);
   ASSERT_TRUE(add.ok()) << add.error().message();
   EXPECT_EQ(ir::to_string(add->program),
             "in0 : f16\nin1 : f32\nn0 = copy(in1) : f16 via f32\nn1 = add(in0, n0) : f16 via "
             "f32\nout0 = n1 : f16\n");
-  auto mul = lower_pointwise_op("aten.mul.Tensor",
-                                std::vector<OpArg>{args[0], args[1]});
+  auto mul = lower_pointwise_op("aten.mul.Tensor", std::vector<OpArg>{args[0], args[1]});
   ASSERT_TRUE(mul.ok()) << mul.error().message();
   EXPECT_EQ(ir::to_string(mul->program),
             "in0 : f16\nin1 : f32\nn0 = mul(in0, in1) : f16 via f32\nout0 = n0 : f16\n");
