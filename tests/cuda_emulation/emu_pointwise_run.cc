@@ -1,12 +1,16 @@
 // Host emulation, step 2: runs every generated pointwise kernel (emu_kernels.inc) over the same
 // cases, shapes and layouts as the GPU test, with plan_pointwise_launch's parameter block and
 // every block and thread of its grid, and compares with the CPU kernels bit for bit.
+// The emulation header must come before the generated kernels (order matters: keep the blocks).
+#include "emu_pointwise.h"
+
+#include "emu_kernels.inc"
+
 #include <cstdio>
 #include <functional>
+
 #include "backends/cuda/pointwise_launch.h"
 #include "backends/cuda/pointwise_lowering.h"
-#include "emu_kernels.inc"
-#include "emu_pointwise.h"
 #include "pointwise_case_args.h"
 using namespace splice;
 using namespace splice::cuda;
