@@ -1,0 +1,42 @@
+// Host emulation of the CUDA built-ins the generated pointwise kernels use (one thread at a
+// time: they need no barriers).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include "tensor/half.h"
+struct EmuDim {
+  unsigned x = 0, y = 0, z = 0;
+};
+inline EmuDim blockIdx, threadIdx, blockDim, gridDim;
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __launch_bounds__(x)
+#define __align__(n) alignas(n)
+inline float __int_as_float(int i) {
+  float f;
+  std::memcpy(&f, &i, 4);
+  return f;
+}
+inline float __uint_as_float(unsigned i) {
+  float f;
+  std::memcpy(&f, &i, 4);
+  return f;
+}
+inline double __longlong_as_double(long long i) {
+  double f;
+  std::memcpy(&f, &i, 8);
+  return f;
+}
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp,
+                                    unsigned long long v) {
+  const unsigned long long old = *p;
+  if (old == cmp) *p = v;
+  return old;
+}
+inline float erfinvf(float) { return 0; }
+inline double erfinv(double) { return 0; }
+using std::isfinite;
+using std::isinf;
+using std::isnan;

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Host emulation of splice's CUDA kernels, for checking their logic on a machine without a GPU
+# (a developer tool, not part of CI). It runs
+#  1. every generated pointwise kernel of tests/unit/cuda/pointwise_cases.h (the generated CUDA
+#     source compiled as host C++, PTX conversions replaced by splice's own) against the CPU
+#     kernels, every case x dtype x shape x layout, bit for bit (host libm on both sides);
+#  2. the GPU tests of the index, shape and copy ops (tests/unit/cuda/gpu_*_ops_test.cc) with
+#     the .cu kernels rewritten to host C++ (prepare_cu.py; each block's threads are threads,
+#     so __syncthreads and shared memory work), the CUDA runtime calls served from host memory
+#     (emu_stubs.cc) and the generated copy kernels replaced by a host interpreter.
+# What it cannot check: PTX, the GPU's math functions, real memory and launch behaviour.
+# Usage: tests/cuda_emulation/run.sh [BUILD_DIR=build-cuda]  (needs the built splice libraries)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-cuda}
+work=$(mktemp -d)
+case "$work" in /tmp/*) ;; *) echo "unexpected scratch dir $work"; exit 1 ;; esac
+trap 'rm -rf -- "$work"' EXIT
+here=$root/tests/cuda_emulation
+src=$root/src/backends/cuda
+inc="-I$root/src -I$root/include -I$root/tests/unit/cuda -I/usr/local/cuda/include -I$here -I$work"
+libs="-L$build/lib -lsplice_cuda -lsplice_ir -lsplice_cpu -lsplice_tensor -lsplice_support -lfmt -lopenblas -lpthread"
+cuda_libs="-L/usr/local/cuda/lib64 -lcudart -lnvrtc"
+
+echo "== generated pointwise kernels"
+g++ -std=c++20 -O1 -w $inc "$here/emu_pointwise_gen.cc" $libs $cuda_libs -lgtest -o "$work/gen"
+(cd "$work" && LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./gen)
+g++ -std=c++20 -O1 -w $inc -I"$work" "$here/emu_pointwise_run.cc" $libs $cuda_libs -lgtest \
+  -o "$work/run"
+(cd "$work" && LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./run | tail -25)
+
+echo "== index, shape and copy ops"
+python3 "$here/prepare_cu.py" "$src/remap_kernel.cu" "$work/remap_kernel_emu.cc"
+python3 "$here/prepare_cu.py" "$src/index_kernels.cu" "$work/index_kernels_emu.cc"
+g++ -std=c++20 -O1 -w $inc "$here/emu_stubs.cc" "$work/remap_kernel_emu.cc" \
+  "$work/index_kernels_emu.cc" "$src/index_ops.cc" "$src/shape_ops.cc" "$src/copy_ops.cc" \
+  "$src/repeat_interleave.cc" "$src/device_info.cc" "$src/device_memory.cc" \
+  "$src/error_word.cc" "$src/cuda_check.cc" "$src/indexing.cc" \
+  "$root/tests/unit/cuda/gpu_index_ops_test.cc" "$root/tests/unit/cuda/gpu_shape_ops_test.cc" \
+  -L"$build/lib" -lsplice_ir -lsplice_cpu -lsplice_tensor -lsplice_support -lfmt -lopenblas \
+  -lgtest_main -lgtest -lpthread -o "$work/emu_tests"
+"$work/emu_tests" | tail -15
