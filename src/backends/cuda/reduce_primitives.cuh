@@ -58,6 +58,32 @@ __device__ __forceinline__ T shfl_any(T v, int src_lane, int width = kWarpSize) 
   return out;
 }
 
+template <typename T>
+__device__ __forceinline__ T shfl_up_any(T v, int delta, int width = kWarpSize) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 4 == 0,
+                "shuffled accumulators must be trivially copyable and 4-byte multiples");
+  constexpr int kWords = sizeof(T) / 4;
+  uint32_t words[kWords];
+  memcpy(words, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) words[i] = __shfl_up_sync(0xffffffffu, words[i], delta, width);
+  T out;
+  memcpy(&out, words, sizeof(T));
+  return out;
+}
+
+// Inclusive scan of v over the warp (lane i gets v_0 + ... + v_i under `combine`).
+template <typename T, typename Combine>
+__device__ __forceinline__ T warp_inclusive_scan(T v, Combine combine) {
+  const int lane = threadIdx.x % kWarpSize;
+#pragma unroll
+  for (int offset = 1; offset < kWarpSize; offset *= 2) {
+    const T up = shfl_up_any(v, offset);
+    if (lane >= offset) v = combine(up, v);
+  }
+  return v;
+}
+
 // Reduces v over each aligned segment of `width` lanes (a power of two <= 32); the segment's
 // first lane holds the result (other lanes hold partial values).
 template <typename T, typename Combine>
