@@ -44,9 +44,9 @@ struct AttentionArgs {
   const DeviceTensor* mask = nullptr;  // bool or float, broadcast to batch + (L, S)
   double dropout_p = 0.0;              // must be 0 (inference)
   bool causal = false;
-  std::optional<double> scale;         // nullopt: 1 / sqrt(E)
-  bool gqa = false;                    // enable_gqa (always true for the fused forms)
-  DeviceTensor out;                    // batch + (L, Ev), q's dtype
+  std::optional<double> scale;  // nullopt: 1 / sqrt(E)
+  bool gqa = false;             // enable_gqa (always true for the fused forms)
+  DeviceTensor out;             // batch + (L, Ev), q's dtype
   // Optional float32 logsumexp, batch + (W) with W >= L: row i at i, +inf at i >= L (the
   // efficient form's padding); a (..., L, 1) output is passed as its (..., L) view.
   const DeviceTensor* lse = nullptr;

@@ -45,8 +45,7 @@ __device__ __forceinline__ AttnRow attn_row(const AttnParams& p, const int64_t (
                                             int64_t r) {
   const int64_t g = r / p.L, l = r % p.L;
   return {off[kAttnQ] + g * p.q_hs + l * p.q_ls, off[kAttnMask] + g * p.m_hs + l * p.m_ls,
-          off[kAttnOut] + g * p.o_hs + l * p.o_ls, off[kAttnLse] + g * p.lse_hs + l * p.lse_ls,
-          l};
+          off[kAttnOut] + g * p.o_hs + l * p.o_ls, off[kAttnLse] + g * p.lse_hs + l * p.lse_ls, l};
 }
 
 }  // namespace splice::cuda

@@ -83,8 +83,8 @@ __global__ void __launch_bounds__(128) attention_mma_kernel(AttnParams p) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   extern __shared__ __align__(16) unsigned char attn_mma_smem[];
   T* qs = reinterpret_cast<T*>(attn_mma_smem);  // kRows x kStride
-  T* ks = qs + kRows * kStride;                  // kKeys x kStride
-  T* vs = ks + kKeys * kStride;                  // kKeys x kStride
+  T* ks = qs + kRows * kStride;                 // kKeys x kStride
+  T* vs = ks + kKeys * kStride;                 // kKeys x kStride
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane >> 2, t = lane & 3;

@@ -82,15 +82,14 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
                          op, args.dropout_p);
   const int64_t L = q.sizes[q.rank - 2], E = q.sizes[q.rank - 1];
   const int64_t S = k.sizes[k.rank - 2], Ev = v.sizes[v.rank - 1];
-  SPLICE_CHECK_OR_RETURN(k.sizes[k.rank - 1] == E && v.sizes[v.rank - 2] == S,
-                         ErrorKind::kShapeMismatch,
-                         "{}: key {} and value {} do not fit query {} (key needs last dim {}, "
-                         "value {} rows)",
-                         op, shape_string(shape_of(k)), shape_string(shape_of(v)),
-                         shape_string(shape_of(q)), E, S);
+  SPLICE_CHECK_OR_RETURN(
+      k.sizes[k.rank - 1] == E && v.sizes[v.rank - 2] == S, ErrorKind::kShapeMismatch,
+      "{}: key {} and value {} do not fit query {} (key needs last dim {}, "
+      "value {} rows)",
+      op, shape_string(shape_of(k)), shape_string(shape_of(v)), shape_string(shape_of(q)), E, S);
   SPLICE_CHECK_OR_RETURN(E <= kMaxHeadDim && Ev <= kMaxHeadDim, ErrorKind::kUnsupportedOp,
-                         "{}: head dims E={} and Ev={} exceed the CUDA kernel's limit of {}", op,
-                         E, Ev, kMaxHeadDim);
+                         "{}: head dims E={} and Ev={} exceed the CUDA kernel's limit of {}", op, E,
+                         Ev, kMaxHeadDim);
   // Batch dims, with grouped KV heads widened to q's head count for broadcasting.
   Shape qb(q.sizes.begin(), q.sizes.begin() + q.rank - 2);
   Shape kb(k.sizes.begin(), k.sizes.begin() + k.rank - 2);
@@ -110,8 +109,8 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
   auto batch_opt = broadcast(qb, kb);
   if (batch_opt) batch_opt = broadcast(*batch_opt, vb);
   SPLICE_CHECK_OR_RETURN(batch_opt.has_value(), ErrorKind::kShapeMismatch,
-                         "{}: the batch dims of query {}, key {} and value {} do not broadcast",
-                         op, shape_string(shape_of(q)), shape_string(shape_of(k)),
+                         "{}: the batch dims of query {}, key {} and value {} do not broadcast", op,
+                         shape_string(shape_of(q)), shape_string(shape_of(k)),
                          shape_string(shape_of(v)));
   const Shape batch = *batch_opt;
   const int nb = static_cast<int>(batch.size());
@@ -149,11 +148,10 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
     const DeviceTensor& l = *args.lse;
     Shape lse_batch(l.sizes.begin(), l.sizes.begin() + std::max(l.rank - 1, 0));
     lse_width = l.rank >= 1 ? l.sizes[l.rank - 1] : 0;
-    SPLICE_CHECK_OR_RETURN(l.dtype == DType::kFloat32 && l.rank == nb + 1 && lse_batch == batch &&
-                               lse_width >= L,
-                           ErrorKind::kShapeMismatch,
-                           "{}: logsumexp output is {} {}, expected f32 {} + [W >= {}]", op,
-                           dtype_name(l.dtype), shape_string(shape_of(l)), shape_string(batch), L);
+    SPLICE_CHECK_OR_RETURN(
+        l.dtype == DType::kFloat32 && l.rank == nb + 1 && lse_batch == batch && lse_width >= L,
+        ErrorKind::kShapeMismatch, "{}: logsumexp output is {} {}, expected f32 {} + [W >= {}]", op,
+        dtype_name(l.dtype), shape_string(shape_of(l)), shape_string(batch), L);
   }
   SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> qs,
                           batch_strides_of(op, "query", q, q.rank - 2, batch, false));
@@ -226,8 +224,8 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
     return true;
   };
   bool mma = (p.dtype == DType::kFloat16 || p.dtype == DType::kBFloat16) && E == Ev &&
-             (E == 32 || E == 64 || E == 80 || E == 96 || E == 128) && p.q_es == 1 &&
-             p.k_es == 1 && p.v_es == 1 && p.R >= 16;
+             (E == 32 || E == 64 || E == 80 || E == 96 || E == 128) && p.q_es == 1 && p.k_es == 1 &&
+             p.v_es == 1 && p.R >= 16;
   if (mma) {
     std::initializer_list<int64_t> q_strides = {p.q_ls, p.q_hs};
     std::initializer_list<int64_t> k_strides = {p.k_ss};

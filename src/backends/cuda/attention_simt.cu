@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(kSimtWarps * 32)
   constexpr A kNegInf = -std::numeric_limits<A>::infinity();
   extern __shared__ __align__(16) unsigned char attn_simt_smem[];
   T* ks = reinterpret_cast<T*>(attn_simt_smem);  // key_tile x E
-  T* vs = ks + key_tile * p.E;                    // key_tile x Ev
+  T* vs = ks + key_tile * p.E;                   // key_tile x Ev
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t unit = blockIdx.x / p.tiles_per_unit;
   const int64_t tile = blockIdx.x % p.tiles_per_unit;

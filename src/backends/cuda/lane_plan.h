@@ -15,8 +15,8 @@
 namespace splice::cuda {
 
 struct LanePlan {
-  int64_t lanes = 1;   // product of the other dims
-  int64_t length = 1;  // size of the dim (1 for a 0-d tensor)
+  int64_t lanes = 1;                  // product of the other dims
+  int64_t length = 1;                 // size of the dim (1 for a 0-d tensor)
   std::vector<int64_t> elem_strides;  // per operand: stride along the dim
   // The other dims (outermost first, merged): sizes and, per operand, strides.
   std::vector<int64_t> lane_sizes;

@@ -19,11 +19,11 @@ Error cublas_error(cublasStatus_t status, const char* call) {
                     cublasLtGetStatusName(status), cublasLtGetStatusString(status));
 }
 
-#define SPLICE_CUBLAS_CHECK(call)                                                \
-  do {                                                                           \
-    const cublasStatus_t splice_cublas_status_ = (call);                         \
-    if (splice_cublas_status_ != CUBLAS_STATUS_SUCCESS)                          \
-      return cublas_error(splice_cublas_status_, #call);                         \
+#define SPLICE_CUBLAS_CHECK(call)                        \
+  do {                                                   \
+    const cublasStatus_t splice_cublas_status_ = (call); \
+    if (splice_cublas_status_ != CUBLAS_STATUS_SUCCESS)  \
+      return cublas_error(splice_cublas_status_, #call); \
   } while (0)
 
 cudaDataType_t blas_type(DType dtype) {
@@ -66,13 +66,12 @@ struct CachedGemm {
 Result<cublasLtMatrixLayout_t> make_layout(DType dtype, int64_t rows, int64_t cols, int64_t ld,
                                            int64_t batch, int64_t stride) {
   cublasLtMatrixLayout_t layout = nullptr;
-  SPLICE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, blas_type(dtype),
-                                                 static_cast<uint64_t>(rows),
-                                                 static_cast<uint64_t>(cols), ld));
+  SPLICE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(
+      &layout, blas_type(dtype), static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
-    cublasStatus_t s = cublasLtMatrixLayoutSetAttribute(
-        layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+    cublasStatus_t s = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                        &count, sizeof(count));
     if (s == CUBLAS_STATUS_SUCCESS)
       s = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                                            &stride, sizeof(stride));
@@ -98,10 +97,25 @@ struct MatmulRunner::Impl {
   }
 
   Result<CachedGemm*> configure(const BlasCall& c) {
-    const std::vector<int64_t> key = {
-        static_cast<int64_t>(c.dtype), c.trans_a, c.trans_b, c.m, c.n, c.k, c.batch, c.lda,
-        c.ldb, c.ldd, c.stride_a, c.stride_b, c.stride_d, c.bias != nullptr, alignment_of(c.a),
-        alignment_of(c.b), alignment_of(c.d), alignment_of(c.bias), c.beta != 0.0};
+    const std::vector<int64_t> key = {static_cast<int64_t>(c.dtype),
+                                      c.trans_a,
+                                      c.trans_b,
+                                      c.m,
+                                      c.n,
+                                      c.k,
+                                      c.batch,
+                                      c.lda,
+                                      c.ldb,
+                                      c.ldd,
+                                      c.stride_a,
+                                      c.stride_b,
+                                      c.stride_d,
+                                      c.bias != nullptr,
+                                      alignment_of(c.a),
+                                      alignment_of(c.b),
+                                      alignment_of(c.d),
+                                      alignment_of(c.bias),
+                                      c.beta != 0.0};
     auto it = cache.find(key);
     if (it != cache.end()) return &it->second;
     CachedGemm entry;
@@ -126,26 +140,26 @@ struct MatmulRunner::Impl {
     SPLICE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&entry.desc, compute, scale));
     const cublasOperation_t ta = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                       &ta, sizeof(ta)));
-    SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                       &tb, sizeof(tb)));
+    SPLICE_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    SPLICE_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     if (c.bias) {
       const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
       const int32_t bias_type = blas_type(c.dtype);
-      SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-          entry.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+      SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                         &epilogue, sizeof(epilogue)));
       SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
           entry.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
       SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
           entry.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.bias, sizeof(c.bias)));
     }
-    SPLICE_ASSIGN_OR_RETURN(entry.a, make_layout(c.dtype, c.trans_a ? c.k : c.m,
-                                                 c.trans_a ? c.m : c.k, c.lda, c.batch,
-                                                 c.stride_a));
-    SPLICE_ASSIGN_OR_RETURN(entry.b, make_layout(c.dtype, c.trans_b ? c.n : c.k,
-                                                 c.trans_b ? c.k : c.n, c.ldb, c.batch,
-                                                 c.stride_b));
+    SPLICE_ASSIGN_OR_RETURN(
+        entry.a, make_layout(c.dtype, c.trans_a ? c.k : c.m, c.trans_a ? c.m : c.k, c.lda, c.batch,
+                             c.stride_a));
+    SPLICE_ASSIGN_OR_RETURN(
+        entry.b, make_layout(c.dtype, c.trans_b ? c.n : c.k, c.trans_b ? c.k : c.n, c.ldb, c.batch,
+                             c.stride_b));
     SPLICE_ASSIGN_OR_RETURN(entry.d, make_layout(c.dtype, c.m, c.n, c.ldd, c.batch, c.stride_d));
     cublasLtMatmulPreference_t pref = nullptr;
     SPLICE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -177,8 +191,8 @@ struct MatmulRunner::Impl {
     }
     cublasLtMatmulHeuristicResult_t result{};
     int returned = 0;
-    s = cublasLtMatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d,
-                                       pref, 1, &result, &returned);
+    s = cublasLtMatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d, pref,
+                                       1, &result, &returned);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s == CUBLAS_STATUS_SUCCESS && returned > 0) {
       entry.algo = result.algo;
@@ -279,9 +293,8 @@ Result<size_t> MatmulRunner::scratch_bytes(const MatmulArgs& args) {
 
 size_t MatmulRunner::cached_algorithms() const { return impl_->cache.size(); }
 
-Result<void> MatmulRunner::mm(const DeviceTensor& a, const DeviceTensor& b,
-                              const DeviceTensor& out, const KernelScratch& scratch,
-                              cudaStream_t stream) {
+Result<void> MatmulRunner::mm(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& out,
+                              const KernelScratch& scratch, cudaStream_t stream) {
   MatmulArgs args;
   args.kind = MatmulKind::kMm;
   args.a = a;

@@ -67,8 +67,7 @@ class MatmulRunner {
   // baddbmm(self, batch1 [B,m,k], batch2 [B,k,n], beta, alpha); self broadcasts to [B,m,n].
   Result<void> baddbmm(const DeviceTensor& self, const DeviceTensor& batch1,
                        const DeviceTensor& batch2, double beta, double alpha,
-                       const DeviceTensor& out, const KernelScratch& scratch,
-                       cudaStream_t stream);
+                       const DeviceTensor& out, const KernelScratch& scratch, cudaStream_t stream);
 
   // The general entry all of the above use.
   Result<void> run(const MatmulArgs& args, const KernelScratch& scratch, cudaStream_t stream);

@@ -125,22 +125,20 @@ Result<MatmulExec> describe_matmul(std::string_view op, const MatmulArgs& args) 
                            args.kind == MatmulKind::kLinear ? "bias" : "self",
                            dtype_name(args.c->dtype), dtype_name(x.dtype));
   }
-  const auto two_d = [&](int rank) {
-    return x.rank == rank && y.rank == rank;
-  };
+  const auto two_d = [&](int rank) { return x.rank == rank && y.rank == rank; };
   Shape ys_eff = ys, yt_eff = strides_of(y);  // the right operand of the product
   switch (args.kind) {
     case MatmulKind::kMm:
     case MatmulKind::kAddmm:
       SPLICE_CHECK_OR_RETURN(two_d(2), ErrorKind::kShapeMismatch,
-                             "{}: expects 2-D tensors, got shapes {} and {}", op,
-                             shape_string(xs), shape_string(ys));
+                             "{}: expects 2-D tensors, got shapes {} and {}", op, shape_string(xs),
+                             shape_string(ys));
       break;
     case MatmulKind::kBmm:
     case MatmulKind::kBaddbmm:
       SPLICE_CHECK_OR_RETURN(two_d(3), ErrorKind::kShapeMismatch,
-                             "{}: expects 3-D tensors, got shapes {} and {}", op,
-                             shape_string(xs), shape_string(ys));
+                             "{}: expects 3-D tensors, got shapes {} and {}", op, shape_string(xs),
+                             shape_string(ys));
       SPLICE_CHECK_OR_RETURN(xs[0] == ys[0] && xs[2] == ys[1], ErrorKind::kShapeMismatch,
                              "{}: shapes {} and {} cannot be batch-multiplied", op,
                              shape_string(xs), shape_string(ys));
@@ -233,8 +231,8 @@ Result<MatmulExec> describe_matmul(std::string_view op, const MatmulArgs& args) 
   exec.plan = plan_gemm(p);
   // A [n] bias along the output's last dim, added by cuBLASLt (one rounding, no extra pass).
   if (exec.use_c && exec.beta == 1.0 && ys_eff.size() > 1 && is_reduced_or_single(x.dtype) &&
-      (args.kind == MatmulKind::kLinear || args.kind == MatmulKind::kAddmm) &&
-      exec.plan.swapped && !exec.plan.copied[2]) {
+      (args.kind == MatmulKind::kLinear || args.kind == MatmulKind::kAddmm) && exec.plan.swapped &&
+      !exec.plan.copied[2]) {
     const Shape cb = strides_of(exec.c_broadcast);
     bool vector = cb.back() == 1 || os.back() == 1;
     for (size_t i = 0; i + 1 < cb.size(); ++i) vector = vector && cb[i] == 0;
@@ -274,16 +272,17 @@ Result<void> execute_matmul(const MatmulExec& exec, const KernelScratch& scratch
     return steps.int_gemm(args);
   }
   const GemmPlan& plan = exec.plan;
-  SPLICE_CHECK_OR_RETURN(plan.scratch_bytes == 0 ||
-                             (scratch.data != nullptr && scratch.bytes >= plan.scratch_bytes),
-                         ErrorKind::kBackend,
-                         "{}: needs {} bytes of scratch for contiguous copies of operands whose "
-                         "layout cuBLASLt cannot read, got {}",
-                         exec.op, plan.scratch_bytes, scratch.data ? scratch.bytes : 0);
+  SPLICE_CHECK_OR_RETURN(
+      plan.scratch_bytes == 0 || (scratch.data != nullptr && scratch.bytes >= plan.scratch_bytes),
+      ErrorKind::kBackend,
+      "{}: needs {} bytes of scratch for contiguous copies of operands whose "
+      "layout cuBLASLt cannot read, got {}",
+      exec.op, plan.scratch_bytes, scratch.data ? scratch.bytes : 0);
   char* base = static_cast<char*>(scratch.data);
   for (int w = 0; w < 2; ++w) {
     if (plan.copied[w])
-      SPLICE_TRY(steps.copy(exec.copy_view(w, base + plan.scratch_offset[w]), exec.operand_view(w)));
+      SPLICE_TRY(
+          steps.copy(exec.copy_view(w, base + plan.scratch_offset[w]), exec.operand_view(w)));
   }
   if (plan.copied[2] && exec.use_c)  // C is in the output already: bring it into the temporary
     SPLICE_TRY(steps.copy(exec.copy_view(2, base + plan.scratch_offset[2]), exec.operand_view(2)));
@@ -323,8 +322,8 @@ Result<void> execute_matmul(const MatmulExec& exec, const KernelScratch& scratch
       // No algorithm with the bias epilogue: add the bias as C instead (first call only; every
       // call has the same configuration).
       SPLICE_CHECK_OR_RETURN(bias != nullptr && call == 0, ErrorKind::kBackend,
-                             "{}: cuBLASLt found no algorithm for m={} n={} k={} batch={}",
-                             exec.op, c.m, c.n, c.k, c.batch);
+                             "{}: cuBLASLt found no algorithm for m={} n={} k={} batch={}", exec.op,
+                             c.m, c.n, c.k, c.batch);
       SPLICE_TRY(steps.copy(exec.out, exec.c_broadcast));
       bias = nullptr;
       beta = exec.beta;

@@ -24,12 +24,12 @@ enum class MatmulKind { kMm, kBmm, kMatmul, kLinear, kAddmm, kBaddbmm };
 // An op's operands as the kernel table passes them.
 struct MatmulArgs {
   MatmulKind kind = MatmulKind::kMm;
-  DeviceTensor a;               // mm/bmm/matmul/addmm/baddbmm: the left operand; linear: input
-  DeviceTensor b;               // the right operand; linear: weight ([n, k] or [k])
+  DeviceTensor a;                   // mm/bmm/matmul/addmm/baddbmm: the left operand; linear: input
+  DeviceTensor b;                   // the right operand; linear: weight ([n, k] or [k])
   const DeviceTensor* c = nullptr;  // addmm/baddbmm: self; linear: bias (nullptr: none)
-  double alpha = 1.0;           // addmm/baddbmm (integers: truncated to int64)
+  double alpha = 1.0;               // addmm/baddbmm (integers: truncated to int64)
   double beta = 1.0;
-  DeviceTensor out;             // the result, of the op's output shape and dtype
+  DeviceTensor out;  // the result, of the op's output shape and dtype
 };
 
 // One strided batched column-major GEMM: D = alpha · op(A) · op(B) + beta · D (+ bias[row]).
@@ -56,7 +56,7 @@ struct MatmulExec {
   const void* a_data = nullptr;
   const void* b_data = nullptr;
   void* d_data = nullptr;
-  GemmPlan plan;  // float types only
+  GemmPlan plan;               // float types only
   DeviceTensor out;            // as given
   bool use_c = false;          // C is added (beta != 0 and a C operand)
   DeviceTensor c_broadcast;    // C broadcast to out's shape (stride 0 on broadcast dims)
@@ -82,7 +82,6 @@ class GemmSteps {
   virtual Result<void> int_gemm(const IntGemmArgs& args) = 0;
 };
 
-Result<void> execute_matmul(const MatmulExec& exec, const KernelScratch& scratch,
-                            GemmSteps& steps);
+Result<void> execute_matmul(const MatmulExec& exec, const KernelScratch& scratch, GemmSteps& steps);
 
 }  // namespace splice::cuda

@@ -73,8 +73,8 @@ GemmPlan plan_gemm(const GemmProblem& problem) {
   std::vector<int64_t> strides[3] = {problem.a.batch_strides, problem.b.batch_strides,
                                      problem.d.batch_strides};
   // Fold A's and D's batch dims into their rows when B is shared by every batch.
-  const bool b_shared = std::all_of(strides[1].begin(), strides[1].end(),
-                                    [](int64_t s) { return s == 0; });
+  const bool b_shared =
+      std::all_of(strides[1].begin(), strides[1].end(), [](int64_t s) { return s == 0; });
   if (!sizes.empty() && b_shared) {
     std::vector<int64_t> fold_sizes = sizes;
     fold_sizes.push_back(plan.rows[0]);
@@ -125,8 +125,7 @@ GemmPlan plan_gemm(const GemmProblem& problem) {
 
   // D: row-major (swapped) if possible, else column-major, else a contiguous temporary.
   const int64_t m = plan.rows[2], n = plan.cols[2], k = plan.cols[0];
-  std::optional<BlasOperand> out =
-      as_operand(n, m, plan.col_stride[2], plan.row_stride[2]);  // D^T
+  std::optional<BlasOperand> out = as_operand(n, m, plan.col_stride[2], plan.row_stride[2]);  // D^T
   plan.swapped = true;
   if (!out || out->transpose) {
     out = as_operand(m, n, plan.row_stride[2], plan.col_stride[2]);

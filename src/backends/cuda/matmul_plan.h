@@ -38,14 +38,14 @@ struct GemmProblem {
 
 // How cuBLASLt reads or writes one operand.
 struct BlasOperand {
-  int which = 0;           // the problem operand: 0 = a, 1 = b, 2 = d
-  bool transpose = false;  // CUBLAS_OP_T (never for d)
+  int which = 0;                       // the problem operand: 0 = a, 1 = b, 2 = d
+  bool transpose = false;              // CUBLAS_OP_T (never for d)
   int64_t rows = 0, cols = 0, ld = 1;  // the stored column-major matrix
   int64_t batch_stride = 0;            // elements between the matrices of the strided batch
 };
 
 struct GemmPlan {
-  bool swapped = true;  // cuBLAS's first operand is the problem's b (D^T = B^T A^T)
+  bool swapped = true;          // cuBLAS's first operand is the problem's b (D^T = B^T A^T)
   int64_t m = 0, n = 0, k = 0;  // cuBLAS's dims: its D is m x n column-major
   int64_t batch_count = 1;
   BlasOperand first, second, out;  // cuBLAS A, B, D

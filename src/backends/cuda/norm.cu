@@ -266,16 +266,15 @@ Result<int64_t> check_normalized(std::string_view op, const DeviceTensor& input,
                                  const DeviceTensor& out) {
   SPLICE_TRY(check_rank(op, "input", input));
   SPLICE_CHECK_OR_RETURN(is_floating(input.dtype), ErrorKind::kBadInput,
-                         "{}: expects a floating point input, got {}", op,
-                         dtype_name(input.dtype));
+                         "{}: expects a floating point input, got {}", op, dtype_name(input.dtype));
   const Shape norm(normalized_shape.begin(), normalized_shape.end());
   const int64_t nd = static_cast<int64_t>(norm.size());
   const int64_t axis = input.rank - nd;
   const Shape in_shape = shape_of(input);
-  SPLICE_CHECK_OR_RETURN(nd >= 1 && axis >= 0 && Shape(in_shape.begin() + axis, in_shape.end()) == norm,
-                         ErrorKind::kShapeMismatch,
-                         "{}: normalized_shape {} does not match the trailing dims of {}", op,
-                         shape_string(norm), shape_string(in_shape));
+  SPLICE_CHECK_OR_RETURN(
+      nd >= 1 && axis >= 0 && Shape(in_shape.begin() + axis, in_shape.end()) == norm,
+      ErrorKind::kShapeMismatch, "{}: normalized_shape {} does not match the trailing dims of {}",
+      op, shape_string(norm), shape_string(in_shape));
   SPLICE_TRY(check_shape(op, "out", out, in_shape));
   SPLICE_CHECK_OR_RETURN(out.dtype == input.dtype, ErrorKind::kBadInput,
                          "{}: out dtype {} must be the input's {}", op, dtype_name(out.dtype),
@@ -287,8 +286,8 @@ Result<int64_t> check_normalized(std::string_view op, const DeviceTensor& input,
 
 Result<void> layer_norm(const DeviceTensor& input, std::span<const int64_t> normalized_shape,
                         const DeviceTensor* weight, const DeviceTensor* bias, double eps,
-                        const DeviceTensor& out, const DeviceTensor* mean,
-                        const DeviceTensor* rstd, cudaStream_t stream) {
+                        const DeviceTensor& out, const DeviceTensor* mean, const DeviceTensor* rstd,
+                        cudaStream_t stream) {
   constexpr std::string_view op = "native_layer_norm";
   SPLICE_ASSIGN_OR_RETURN(int64_t axis, check_normalized(op, input, normalized_shape, out));
   const Shape norm(normalized_shape.begin(), normalized_shape.end());
@@ -333,16 +332,16 @@ Result<void> rms_norm(const DeviceTensor& input, std::span<const int64_t> normal
                            "{}: rstd must be floating point, got {}", op, dtype_name(rstd->dtype));
   }
   const double e = eps ? *eps
-                       : input.dtype == DType::kFloat64
-                             ? std::numeric_limits<double>::epsilon()
-                             : static_cast<double>(std::numeric_limits<float>::epsilon());
+                   : input.dtype == DType::kFloat64
+                       ? std::numeric_limits<double>::epsilon()
+                       : static_cast<double>(std::numeric_limits<float>::epsilon());
   return launch_row_norm(input, axis, weight, nullptr, e, true, out, nullptr, rstd, stream);
 }
 
 Result<void> group_norm(const DeviceTensor& input, const DeviceTensor* weight,
-                        const DeviceTensor* bias, int64_t n, int64_t c, int64_t hxw,
-                        int64_t groups, double eps, const DeviceTensor& out,
-                        const DeviceTensor* mean, const DeviceTensor* rstd, cudaStream_t stream) {
+                        const DeviceTensor* bias, int64_t n, int64_t c, int64_t hxw, int64_t groups,
+                        double eps, const DeviceTensor& out, const DeviceTensor* mean,
+                        const DeviceTensor* rstd, cudaStream_t stream) {
   constexpr std::string_view op = "native_group_norm";
   SPLICE_TRY(check_rank(op, "input", input));
   SPLICE_CHECK_OR_RETURN(is_floating(input.dtype), ErrorKind::kBadInput,
@@ -353,10 +352,10 @@ Result<void> group_norm(const DeviceTensor& input, const DeviceTensor* weight,
                          "{}: expected number of channels in input to be divisible by num_groups, "
                          "but got input of shape {} and num_groups={}",
                          op, shape_string(in_shape), groups);
-  const bool counts_fit = n >= 0 && c >= 0 && hxw >= 0 &&
-                          (n == 0 || c == 0 || hxw == 0 ||
-                           (c <= INT64_MAX / n && hxw <= INT64_MAX / (n * c))) &&
-                          n * c * hxw == shape_numel(in_shape);
+  const bool counts_fit =
+      n >= 0 && c >= 0 && hxw >= 0 &&
+      (n == 0 || c == 0 || hxw == 0 || (c <= INT64_MAX / n && hxw <= INT64_MAX / (n * c))) &&
+      n * c * hxw == shape_numel(in_shape);
   SPLICE_CHECK_OR_RETURN(counts_fit, ErrorKind::kShapeMismatch,
                          "{}: N={} C={} HxW={} do not match an input of shape {}", op, n, c, hxw,
                          shape_string(in_shape));

@@ -25,8 +25,8 @@ namespace splice::cuda {
 // eps) with the biased variance; y = x * rstd - mean * rstd, times weight, plus bias.
 Result<void> layer_norm(const DeviceTensor& input, std::span<const int64_t> normalized_shape,
                         const DeviceTensor* weight, const DeviceTensor* bias, double eps,
-                        const DeviceTensor& out, const DeviceTensor* mean,
-                        const DeviceTensor* rstd, cudaStream_t stream);
+                        const DeviceTensor& out, const DeviceTensor* mean, const DeviceTensor* rstd,
+                        cudaStream_t stream);
 
 // rms_norm(input, normalized_shape, weight?, eps?) and _fused_rms_norm (-> out, rstd): y = x *
 // rsqrt(mean(x^2) + eps) * weight over the trailing normalized dims; eps nullopt is the
@@ -41,8 +41,8 @@ Result<void> rms_norm(const DeviceTensor& input, std::span<const int64_t> normal
 // group_norm (mean, rstd null): input holds N x C x HxW elements in row-major order of its own
 // shape ([N, C, *]); weight and bias have C elements; mean and rstd are [N, group].
 Result<void> group_norm(const DeviceTensor& input, const DeviceTensor* weight,
-                        const DeviceTensor* bias, int64_t n, int64_t c, int64_t hxw,
-                        int64_t groups, double eps, const DeviceTensor& out,
-                        const DeviceTensor* mean, const DeviceTensor* rstd, cudaStream_t stream);
+                        const DeviceTensor* bias, int64_t n, int64_t c, int64_t hxw, int64_t groups,
+                        double eps, const DeviceTensor& out, const DeviceTensor* mean,
+                        const DeviceTensor* rstd, cudaStream_t stream);
 
 }  // namespace splice::cuda

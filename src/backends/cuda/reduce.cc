@@ -98,12 +98,12 @@ Result<void> reduce_extreme(const DeviceTensor& self, const DimList& dims, bool 
   return launch_extreme(layout, self, out, is_max, scratch, stream);
 }
 
-Result<void> reduce_arg_extreme(const DeviceTensor& self, std::optional<int64_t> dim,
-                                bool keepdim, bool is_max, const DeviceTensor* values,
+Result<void> reduce_arg_extreme(const DeviceTensor& self, std::optional<int64_t> dim, bool keepdim,
+                                bool is_max, const DeviceTensor* values,
                                 const DeviceTensor& indices, const KernelScratch& scratch,
                                 cudaStream_t stream) {
-  const std::string_view op = values ? (is_max ? "max.dim" : "min.dim")
-                                     : (is_max ? "argmax" : "argmin");
+  const std::string_view op =
+      values ? (is_max ? "max.dim" : "min.dim") : (is_max ? "argmax" : "argmin");
   SPLICE_TRY(check_dtype(op, "indices", indices.dtype, DType::kInt64));
   if (values) {
     SPLICE_TRY(check_dtype(op, "the values' dtype", values->dtype, self.dtype));
@@ -113,15 +113,13 @@ Result<void> reduce_arg_extreme(const DeviceTensor& self, std::optional<int64_t>
   }
   std::vector<bool> reduced;
   if (!dim) {
-    SPLICE_CHECK_OR_RETURN(values == nullptr, ErrorKind::kInternal,
-                           "{}: values need a dim", op);
+    SPLICE_CHECK_OR_RETURN(values == nullptr, ErrorKind::kInternal, "{}: values need a dim", op);
     SPLICE_CHECK_OR_RETURN(self.numel() != 0, ErrorKind::kShapeMismatch,
                            "{}: expected a reduction dim to be given for an empty input (sizes {})",
                            op, shape_string(shape_of(self)));
     reduced.assign(static_cast<size_t>(self.rank), true);
   } else {
-    SPLICE_ASSIGN_OR_RETURN(reduced,
-                            reduced_dims(op, self.rank, std::vector<int64_t>{*dim}, true));
+    SPLICE_ASSIGN_OR_RETURN(reduced, reduced_dims(op, self.rank, std::vector<int64_t>{*dim}, true));
     SPLICE_TRY(check_nonempty_reduced(op, self, reduced));
   }
   const DeviceTensor* with_values[] = {values, &indices};

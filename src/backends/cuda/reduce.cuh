@@ -142,7 +142,9 @@ struct SumOp {
   Load load;
   bool mean;
   __device__ __forceinline__ acc_t identity() const { return acc_t(0); }
-  __device__ __forceinline__ acc_t reduce(acc_t a, acc_t v, int64_t) const { return wrap_add(a, v); }
+  __device__ __forceinline__ acc_t reduce(acc_t a, acc_t v, int64_t) const {
+    return wrap_add(a, v);
+  }
   __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const { return wrap_add(a, b); }
   __device__ __forceinline__ void finalize(acc_t a, int64_t count, const ReduceParams& p,
                                            const int64_t (&off)[3]) const {
@@ -162,7 +164,9 @@ struct ProdOp {
   using acc_t = typename Load::value_t;
   Load load;
   __device__ __forceinline__ acc_t identity() const { return acc_t(1); }
-  __device__ __forceinline__ acc_t reduce(acc_t a, acc_t v, int64_t) const { return wrap_mul(a, v); }
+  __device__ __forceinline__ acc_t reduce(acc_t a, acc_t v, int64_t) const {
+    return wrap_mul(a, v);
+  }
   __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const { return wrap_mul(a, b); }
   __device__ __forceinline__ void finalize(acc_t a, int64_t, const ReduceParams& p,
                                            const int64_t (&off)[3]) const {
@@ -252,7 +256,9 @@ struct AnyAllOp {
   __device__ __forceinline__ acc_t reduce(acc_t a, bool v, int64_t) const {
     return all ? (a & static_cast<int32_t>(v)) : (a | static_cast<int32_t>(v));
   }
-  __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const { return all ? (a & b) : (a | b); }
+  __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const {
+    return all ? (a & b) : (a | b);
+  }
   __device__ __forceinline__ void finalize(acc_t a, int64_t, const ReduceParams& p,
                                            const int64_t (&off)[3]) const {
     store_as(p.out[0], off[1], p.out_dtype[0], a != 0);

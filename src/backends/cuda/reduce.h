@@ -38,8 +38,7 @@ using DimList = std::optional<std::vector<int64_t>>;
 // else int64 for integer and bool inputs, else self's); self is converted to it element by
 // element first (as PyTorch does when a dtype is given), then summed.
 Result<void> reduce_sum(const DeviceTensor& self, const DimList& dims, bool keepdim,
-                        const DeviceTensor& out, const KernelScratch& scratch,
-                        cudaStream_t stream);
+                        const DeviceTensor& out, const KernelScratch& scratch, cudaStream_t stream);
 
 // mean.default / mean.dim: out's dtype must be floating (the dtype argument or self's); the
 // sum rounded to out's dtype, divided by the count (NaN for an empty reduction).
@@ -68,8 +67,8 @@ Result<void> reduce_extreme(const DeviceTensor& self, const DimList& dims, bool 
 // max.dim / min.dim (values given: self's dtype) and argmax / argmin (values nullptr; dim
 // nullopt = the index into the flattened tensor; bool inputs refused as by PyTorch): indices
 // is int64; the first extreme (the first NaN if any) is reported.
-Result<void> reduce_arg_extreme(const DeviceTensor& self, std::optional<int64_t> dim,
-                                bool keepdim, bool is_max, const DeviceTensor* values,
+Result<void> reduce_arg_extreme(const DeviceTensor& self, std::optional<int64_t> dim, bool keepdim,
+                                bool is_max, const DeviceTensor* values,
                                 const DeviceTensor& indices, const KernelScratch& scratch,
                                 cudaStream_t stream);
 

@@ -43,8 +43,8 @@ Result<void> launch_any_all(const ReduceLayout& layout, const DeviceTensor& self
   return dispatch_device_dtype(self.dtype, [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     using Load = TypedLoad<T, bool>;
-    return launch_reduce(layout, AnyAllOp<Load>{Load{static_cast<const T*>(self.data)}, all},
-                         outs, scratch, stream);
+    return launch_reduce(layout, AnyAllOp<Load>{Load{static_cast<const T*>(self.data)}, all}, outs,
+                         scratch, stream);
   });
 }
 

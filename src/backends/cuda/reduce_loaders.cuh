@@ -19,10 +19,10 @@ Result<void> dispatch_accumulator(DType out, F&& f) {
 }
 
 template <typename T, typename V>
-inline constexpr bool natural_load_v =
-    (std::is_same_v<V, float> && (is_reduced_float_v<T> || std::is_same_v<T, float>)) ||
-    (std::is_same_v<V, double> && std::is_same_v<T, double>) ||
-    (std::is_same_v<V, int64_t> && std::is_integral_v<T>);
+inline constexpr bool natural_load_v = (std::is_same_v<V, float> &&
+                                        (is_reduced_float_v<T> || std::is_same_v<T, float>)) ||
+                                       (std::is_same_v<V, double> && std::is_same_v<T, double>) ||
+                                       (std::is_same_v<V, int64_t> && std::is_integral_v<T>);
 
 // Calls f(loader) where loader reads `self`'s elements converted to `via` and then to V.
 template <typename V, typename F>

@@ -118,14 +118,15 @@ Result<ReduceLayout> plan_reduce_layout(std::string_view op, const DeviceTensor&
   for (const Dim& d : kept) {
     layout.kept_sizes.push_back(d.size);
     layout.kept_in_strides.push_back(d.in_stride);
-    for (int i = 0; i < kMaxReduceOutputs; ++i) layout.kept_out_strides[i].push_back(d.out_stride[i]);
+    for (int i = 0; i < kMaxReduceOutputs; ++i)
+      layout.kept_out_strides[i].push_back(d.out_stride[i]);
   }
   for (const Dim& d : red) {
     layout.red_sizes.push_back(d.size);
     layout.red_in_strides.push_back(d.in_stride);
   }
-  merge_dims(layout.kept_sizes, {&layout.kept_in_strides, &layout.kept_out_strides[0],
-                                 &layout.kept_out_strides[1]});
+  merge_dims(layout.kept_sizes,
+             {&layout.kept_in_strides, &layout.kept_out_strides[0], &layout.kept_out_strides[1]});
   merge_dims(layout.red_sizes, {&layout.red_in_strides});
   if (layout.count == 0) {  // nothing is read: no reduced dims to walk
     layout.red_sizes.clear();
@@ -172,7 +173,8 @@ ReduceSchedule plan_reduce_schedule(const ReduceLayout& layout, int sm_count, si
   s.output_blocks = ceil_div(outputs, s.outputs_per_block);
   int64_t splits = 1;
   if (s.output_blocks < target_blocks && count > step * kMinPerThread) {
-    splits = std::min(ceil_div(target_blocks, s.output_blocks), ceil_div(count, step * kMinPerThread));
+    splits =
+        std::min(ceil_div(target_blocks, s.output_blocks), ceil_div(count, step * kMinPerThread));
     splits = std::min<int64_t>(splits, 65535);
     const size_t per_split = static_cast<size_t>(outputs) * acc_bytes;
     const int64_t fit = per_split == 0 ? 0 : static_cast<int64_t>(scratch_bytes / per_split);

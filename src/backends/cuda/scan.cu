@@ -113,7 +113,8 @@ __global__ void scan_kernel(ScanParams p) {
         A warp_prefix = A(0);
         for (int w = 0; w < warp; ++w) warp_prefix = add(warp_prefix, warp_totals[w]);
         chunk_total = A(0);
-        for (int w = 0; w < kThreads / kWarpSize; ++w) chunk_total = add(chunk_total, warp_totals[w]);
+        for (int w = 0; w < kThreads / kWarpSize; ++w)
+          chunk_total = add(chunk_total, warp_totals[w]);
         A within = shfl_up_any(inclusive, 1);
         if (lane_id == 0) within = A(0);
         prefix = add(warp_prefix, within);

@@ -51,17 +51,16 @@ Shape shape_of(const DeviceTensor& t) { return Shape(t.sizes.begin(), t.sizes.be
 }  // namespace
 
 Result<void> strided_copy(const DeviceTensor& dst, const DeviceTensor& src, cudaStream_t stream) {
-  SPLICE_CHECK_OR_RETURN(dst.rank >= 0 && dst.rank <= kMaxDims && src.rank == dst.rank &&
-                             src.dtype == dst.dtype,
-                         ErrorKind::kInternal, "strided_copy: src {} {} does not fit dst {} {}",
-                         dtype_name(src.dtype), shape_string(shape_of(src)),
-                         dtype_name(dst.dtype), shape_string(shape_of(dst)));
+  SPLICE_CHECK_OR_RETURN(
+      dst.rank >= 0 && dst.rank <= kMaxDims && src.rank == dst.rank && src.dtype == dst.dtype,
+      ErrorKind::kInternal, "strided_copy: src {} {} does not fit dst {} {}", dtype_name(src.dtype),
+      shape_string(shape_of(src)), dtype_name(dst.dtype), shape_string(shape_of(dst)));
   Shape sizes = shape_of(dst);
   std::vector<int64_t> sd(dst.strides.begin(), dst.strides.begin() + dst.rank);
   std::vector<int64_t> ss(src.strides.begin(), src.strides.begin() + src.rank);
   for (int d = 0; d < dst.rank; ++d) {
-    SPLICE_CHECK_OR_RETURN(src.sizes[d] == dst.sizes[d] || src.sizes[d] == 1,
-                           ErrorKind::kInternal, "strided_copy: src {} does not broadcast to {}",
+    SPLICE_CHECK_OR_RETURN(src.sizes[d] == dst.sizes[d] || src.sizes[d] == 1, ErrorKind::kInternal,
+                           "strided_copy: src {} does not broadcast to {}",
                            shape_string(shape_of(src)), shape_string(sizes));
     if (src.sizes[d] == 1) ss[d] = 0;
   }
@@ -81,16 +80,16 @@ Result<void> strided_copy(const DeviceTensor& dst, const DeviceTensor& src, cuda
                                                      static_cast<const uint8_t*>(src.data), it, n);
       break;
     case 2:
-      copy_kernel<<<blocks_for(n), 256, 0, stream>>>(
-          static_cast<uint16_t*>(dst.data), static_cast<const uint16_t*>(src.data), it, n);
+      copy_kernel<<<blocks_for(n), 256, 0, stream>>>(static_cast<uint16_t*>(dst.data),
+                                                     static_cast<const uint16_t*>(src.data), it, n);
       break;
     case 4:
-      copy_kernel<<<blocks_for(n), 256, 0, stream>>>(
-          static_cast<uint32_t*>(dst.data), static_cast<const uint32_t*>(src.data), it, n);
+      copy_kernel<<<blocks_for(n), 256, 0, stream>>>(static_cast<uint32_t*>(dst.data),
+                                                     static_cast<const uint32_t*>(src.data), it, n);
       break;
     default:
-      copy_kernel<<<blocks_for(n), 256, 0, stream>>>(
-          static_cast<uint64_t*>(dst.data), static_cast<const uint64_t*>(src.data), it, n);
+      copy_kernel<<<blocks_for(n), 256, 0, stream>>>(static_cast<uint64_t*>(dst.data),
+                                                     static_cast<const uint64_t*>(src.data), it, n);
       break;
   }
   SPLICE_CUDA_CHECK(cudaGetLastError());

@@ -23,13 +23,13 @@ enum class MaskKind { kNone, kBoolLS, kFloatB1LS, kFloatPerHead };
 struct AttnCase {
   std::string name;
   int64_t B = 2, Hq = 4, Hk = 4, Hv = -1, L = 16, S = 16, E = 64, Ev = -1;
-  bool no_batch = false;       // q/k/v are [H, L, E]
-  bool kv_batch1 = false;      // k/v have batch 1 (broadcast)
-  bool interleaved = false;    // q/k/v as [B, L, H, E].transpose(1, 2)
-  int64_t kv_capacity = 0;     // > S: k/v are the first S positions of a longer cache
-  bool transposed_q = false;   // q stored [.., E, L]: no unit stride along E
+  bool no_batch = false;      // q/k/v are [H, L, E]
+  bool kv_batch1 = false;     // k/v have batch 1 (broadcast)
+  bool interleaved = false;   // q/k/v as [B, L, H, E].transpose(1, 2)
+  int64_t kv_capacity = 0;    // > S: k/v are the first S positions of a longer cache
+  bool transposed_q = false;  // q stored [.., E, L]: no unit stride along E
   MaskKind mask = MaskKind::kNone;
-  bool masked_rows = false;    // some query rows see no key at all
+  bool masked_rows = false;  // some query rows see no key at all
   bool causal = false;
   std::optional<double> scale;
   bool gqa = false;
@@ -229,8 +229,8 @@ inline std::vector<AttnCase> attention_cases() {
 
 // A [B?, H, T, D] tensor in the case's layout (interleaved heads, a cache of `capacity`
 // positions, or T and D swapped in memory).
-inline Tensor make_attn_tensor(DType dt, bool no_batch, int64_t B, int64_t H, int64_t T,
-                               int64_t D, bool interleaved, int64_t capacity, bool transposed,
+inline Tensor make_attn_tensor(DType dt, bool no_batch, int64_t B, int64_t H, int64_t T, int64_t D,
+                               bool interleaved, int64_t capacity, bool transposed,
                                std::mt19937& gen) {
   const int64_t cap = std::max(capacity, T);
   Tensor base;
@@ -263,8 +263,8 @@ struct AttnInputs {
 inline AttnInputs make_attn_inputs(const AttnCase& c, DType dt, std::mt19937& gen) {
   AttnInputs in;
   const int64_t kb = c.kv_batch1 ? 1 : c.B;
-  in.q = make_attn_tensor(dt, c.no_batch, c.B, c.Hq, c.L, c.E, c.interleaved, 0, c.transposed_q,
-                          gen);
+  in.q =
+      make_attn_tensor(dt, c.no_batch, c.B, c.Hq, c.L, c.E, c.interleaved, 0, c.transposed_q, gen);
   in.k = make_attn_tensor(dt, c.no_batch, kb, c.Hk, c.S, c.E, c.interleaved, c.kv_capacity, false,
                           gen);
   in.v = make_attn_tensor(dt, c.no_batch, kb, c.hv(), c.S, c.ev(), c.interleaved, c.kv_capacity,
@@ -275,8 +275,8 @@ inline AttnInputs make_attn_inputs(const AttnCase& c, DType dt, std::mt19937& ge
     in.mask = Tensor::empty(DType::kBool, {c.L, c.S});
     for (int64_t i = 0; i < c.L * c.S; ++i) set_double(*in.mask, i, keep(gen) ? 1 : 0);
   } else if (c.mask != MaskKind::kNone) {
-    const Shape ms = c.mask == MaskKind::kFloatB1LS ? Shape{c.B, 1, c.L, c.S}
-                                                    : Shape{c.B, c.Hq, c.L, c.S};
+    const Shape ms =
+        c.mask == MaskKind::kFloatB1LS ? Shape{c.B, 1, c.L, c.S} : Shape{c.B, c.Hq, c.L, c.S};
     in.mask = random_tensor(dt, ms, Layout::kContiguous, gen, -2, 1);
     for (int64_t i = 0; i < in.mask->numel(); ++i)
       if (!keep(gen)) set_double(*in.mask, i, -inf);

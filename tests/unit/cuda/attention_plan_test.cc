@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "backends/cuda/attention_plan.h"
 #include "attention_cases.h"
+#include "backends/cuda/attention_plan.h"
 
 namespace splice::cuda {
 namespace {
@@ -182,8 +182,8 @@ TEST(CudaAttentionPlan, EveryCaseAddressedLikeTheCpuBackend) {
   std::printf("[ summary  ] %s\n", log.summary().c_str());
 }
 
-AttentionArgs args_for(const AttnInputs& in, const Tensor& out, DeviceTensor& dq,
-                       DeviceTensor& dk, DeviceTensor& dv) {
+AttentionArgs args_for(const AttnInputs& in, const Tensor& out, DeviceTensor& dq, DeviceTensor& dk,
+                       DeviceTensor& dv) {
   dq = host_view(in.q);
   dk = host_view(in.k);
   dv = host_view(in.v);

@@ -131,8 +131,7 @@ inline double get_double(const Tensor& t, int64_t linear) {
 
 // Exact integer read (int64 values beyond 2^53 stay exact).
 inline int64_t get_int(const Tensor& t, int64_t linear) {
-  if (t.dtype() == DType::kInt64)
-    return t.data<int64_t>()[element_offset(t, linear)];
+  if (t.dtype() == DType::kInt64) return t.data<int64_t>()[element_offset(t, linear)];
   return static_cast<int64_t>(get_double(t, linear));
 }
 
@@ -180,8 +179,10 @@ inline void fill_random(const Tensor& t, std::mt19937& gen, double lo = -1.0, do
   const int64_t n = t.numel();
   for (int64_t i = 0; i < n; ++i) {
     double v = dist(gen);
-    if (t.dtype() == DType::kBool) v = v > (lo + hi) / 2 ? 1 : 0;
-    else if (!is_floating(t.dtype())) v = std::round(v);
+    if (t.dtype() == DType::kBool)
+      v = v > (lo + hi) / 2 ? 1 : 0;
+    else if (!is_floating(t.dtype()))
+      v = std::round(v);
     set_double(t, i, v);
   }
 }
@@ -409,8 +410,8 @@ inline std::string check_against_cpu(
   std::string all;
   for (size_t i = 0; i < want.size(); ++i) {
     arena.to_host(got[i]);
-    const Tolerance tol = tols.empty() ? tolerance_for(want[i].dtype())
-                                       : tols[std::min(i, tols.size() - 1)];
+    const Tolerance tol =
+        tols.empty() ? tolerance_for(want[i].dtype()) : tols[std::min(i, tols.size() - 1)];
     const std::string c = compare(got[i], want[i], tol);
     if (!c.empty()) all += " output " + std::to_string(i) + ": " + c;
     const std::string u = check_outside_untouched(got[i]);

@@ -86,12 +86,14 @@ inline std::vector<MatmulCase> matmul_cases() {
       make_case(MatmulKind::kAddmm, {{5, 7}, C}, {{7, 3}, T}, OperandSpec{{5, 3}, T}, 0.5, 2.0),
       make_case(MatmulKind::kAddmm, {{5, 7}, C}, {{7, 3}, C}, OperandSpec{{5, 1}, C}, 1, 1, true),
       make_case(MatmulKind::kAddmm, {{5, 7}, C}, {{7, 3}, C}, OperandSpec{{}, C}, -1.5, 0.25),
-      make_case(MatmulKind::kAddmm, {{5, 7}, C}, {{7, 3}, C}, OperandSpec{{5, 3}, C}, 0.0, 1.0, false, true),
+      make_case(MatmulKind::kAddmm, {{5, 7}, C}, {{7, 3}, C}, OperandSpec{{5, 3}, C}, 0.0, 1.0,
+                false, true),
       make_case(MatmulKind::kAddmm, {{4, 0}, C}, {{0, 3}, C}, OperandSpec{{3}, C}, 2.0, 1.0),
-      make_case(MatmulKind::kBaddbmm, {{3, 5, 7}, C}, {{3, 7, 2}, C}, OperandSpec{{3, 5, 2}, C}, 0.5, 1.5),
+      make_case(MatmulKind::kBaddbmm, {{3, 5, 7}, C}, {{3, 7, 2}, C}, OperandSpec{{3, 5, 2}, C},
+                0.5, 1.5),
       make_case(MatmulKind::kBaddbmm, {{3, 5, 7}, T}, {{3, 7, 2}, C}, OperandSpec{{2}, C}),
-      make_case(MatmulKind::kBaddbmm, {{2, 4, 6}, C}, {{2, 6, 3}, S}, OperandSpec{{2, 4, 3}, C}, 0.0, 1.0,
-       true, true),
+      make_case(MatmulKind::kBaddbmm, {{2, 4, 6}, C}, {{2, 6, 3}, S}, OperandSpec{{2, 4, 3}, C},
+                0.0, 1.0, true, true),
   };
   return v;
 }
@@ -183,8 +185,6 @@ inline Tolerance matmul_tolerance(DType dtype, int64_t k) {
   }
 }
 
-inline int64_t case_k(const MatmulCase& mc) {
-  return mc.a.shape.empty() ? 0 : mc.a.shape.back();
-}
+inline int64_t case_k(const MatmulCase& mc) { return mc.a.shape.empty() ? 0 : mc.a.shape.back(); }
 
 }  // namespace splice::cuda::testing

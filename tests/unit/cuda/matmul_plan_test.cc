@@ -107,7 +107,7 @@ class HostGemmSteps final : public GemmSteps {
         const int64_t es = dtype_size(dst.dtype);
         int64_t v = 0;
         std::memcpy(&v, static_cast<char*>(dst.data) + off * es, es);  // little endian
-        if (es < 8 && dst.dtype != DType::kUInt8)  // sign-extend
+        if (es < 8 && dst.dtype != DType::kUInt8)                      // sign-extend
           v = (v << (64 - 8 * es)) >> (64 - 8 * es);
         const uint64_t r = beta == 0 ? 0
                                      : static_cast<uint64_t>(static_cast<int64_t>(beta)) *
@@ -169,8 +169,8 @@ class HostGemmSteps final : public GemmSteps {
           for (int64_t p = 0; p < a.k; ++p)
             acc += static_cast<uint64_t>(static_cast<int64_t>(
                        read_elem(a.a, ao + i * a.a_rs + p * a.a_cs, a.dtype))) *
-                   static_cast<uint64_t>(static_cast<int64_t>(
-                       read_elem(a.b, bo + p * a.b_rs + j * a.b_cs, a.dtype)));
+                   static_cast<uint64_t>(
+                       static_cast<int64_t>(read_elem(a.b, bo + p * a.b_rs + j * a.b_cs, a.dtype)));
           const int64_t o = doff + i * a.d_rs + j * a.d_cs;
           uint64_t r = static_cast<uint64_t>(a.alpha) * acc;
           if (a.beta != 0)
@@ -248,9 +248,9 @@ TEST(CudaMatmulPlan, FoldsBatchIntoRowsForASharedWeight) {
 TEST(CudaMatmulPlan, EveryCaseMatchesTheCpuBackend) {
   std::mt19937 gen(99);
   CaseLog log;
-  const DType dtypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                          DType::kInt32,   DType::kInt64,   DType::kUInt8,   DType::kInt16,
-                          DType::kInt8};
+  const DType dtypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
+                          DType::kBFloat16, DType::kInt32,   DType::kInt64,
+                          DType::kUInt8,    DType::kInt16,   DType::kInt8};
   int variant = 0;
   for (const MatmulCase& mc : matmul_cases()) {
     for (DType dt : dtypes) {

@@ -47,13 +47,12 @@ class GpuMatmul : public ::testing::Test {
     args.alpha = is_floating(dt) ? mc.alpha : std::trunc(mc.alpha);
     args.beta = is_floating(dt) ? mc.beta : std::trunc(mc.beta);
     log_.record(case_label(mc, dt) + extra,
-                check_against_cpu(
-                    arena_, kind_target(mc.kind), in.args,
-                    [&](const std::vector<DeviceTensor>& o) {
-                      args.out = o[0];
-                      return launch_problem(runner_->run(args, scratch, nullptr));
-                    },
-                    mc.strided_out, {matmul_tolerance(dt, case_k(mc))}));
+                check_against_cpu(arena_, kind_target(mc.kind), in.args,
+                                  [&](const std::vector<DeviceTensor>& o) {
+                                    args.out = o[0];
+                                    return launch_problem(runner_->run(args, scratch, nullptr));
+                                  },
+                                  mc.strided_out, {matmul_tolerance(dt, case_k(mc))}));
   }
 
   static constexpr size_t kWorkspace = 32 << 20;
@@ -66,9 +65,9 @@ class GpuMatmul : public ::testing::Test {
 
 TEST_F(GpuMatmul, EveryCaseEveryDtype) {
   const KernelScratch scratch = arena_.scratch(8 << 20);
-  const DType dtypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                          DType::kInt32,   DType::kInt64,   DType::kUInt8,   DType::kInt16,
-                          DType::kInt8};
+  const DType dtypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
+                          DType::kBFloat16, DType::kInt32,   DType::kInt64,
+                          DType::kUInt8,    DType::kInt16,   DType::kInt8};
   for (const MatmulCase& mc : matmul_cases())
     for (DType dt : dtypes) run_case(mc, dt, scratch);
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
@@ -85,8 +84,7 @@ TEST_F(GpuMatmul, LargeAndSplitKShapes) {
       make_case(MatmulKind::kMatmul, {{1, 4096}, L::kContiguous}, {{4096, 4096}, L::kTransposed}),
   };
   for (const MatmulCase& mc : cases)
-    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32})
-      run_case(mc, dt, scratch);
+    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) run_case(mc, dt, scratch);
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 

@@ -102,10 +102,9 @@ struct SoftmaxShape {
 
 TEST_F(GpuNorm, SoftmaxEveryForm) {
   const SoftmaxShape shapes[] = {
-      {{7}, 0},          {{}, 0},          {{33, 17}, 1},    {{33, 17}, 0},
-      {{4, 5, 6}, 1},    {{2, 3, 1000}, 2}, {{3, 5000}, 1},  {{3, 5000}, -2},
-      {{70001, 5}, 1},   {{16, 64, 1024}, 1}, {{0, 5}, 1},   {{5, 0}, 1},
-      {{2, 1, 3}, 1},
+      {{7}, 0},          {{}, 0},        {{33, 17}, 1},   {{33, 17}, 0},   {{4, 5, 6}, 1},
+      {{2, 3, 1000}, 2}, {{3, 5000}, 1}, {{3, 5000}, -2}, {{70001, 5}, 1}, {{16, 64, 1024}, 1},
+      {{0, 5}, 1},       {{5, 0}, 1},    {{2, 1, 3}, 1},
   };
   int variant = 0;
   for (DType dt : kFloats) {
@@ -116,24 +115,21 @@ TEST_F(GpuNorm, SoftmaxEveryForm) {
         ++variant;
         const Tensor x = random_tensor(dt, s.shape, layout, gen_, -4, 4);
         const DeviceTensor dx = arena_.to_device(x);
-        const std::string name = std::string(log ? "log_softmax " : "softmax ") + dname(dt) +
-                                 " " + shape_string(s.shape) + " dim=" + std::to_string(s.dim) +
-                                 " " + layout_name(layout);
+        const std::string name = std::string(log ? "log_softmax " : "softmax ") + dname(dt) + " " +
+                                 shape_string(s.shape) + " dim=" + std::to_string(s.dim) + " " +
+                                 layout_name(layout);
         const auto launch = [&](const std::vector<DeviceTensor>& o) {
           return launch_problem(softmax(dx, s.dim, log, o[0], nullptr));
         };
-        log_.record(name, check_against_cpu(arena_,
-                                            log ? "aten._log_softmax.default"
-                                                : "aten._softmax.default",
-                                            {x, s.dim, false}, launch, strided_out,
-                                            {norm_tolerance(dt)}));
+        log_.record(name, check_against_cpu(
+                              arena_, log ? "aten._log_softmax.default" : "aten._softmax.default",
+                              {x, s.dim, false}, launch, strided_out, {norm_tolerance(dt)}));
         if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
-          log_.record(name + " half_to_float",
-                      check_against_cpu(arena_,
-                                        log ? "aten._log_softmax.default"
-                                            : "aten._softmax.default",
-                                        {x, s.dim, true}, launch, strided_out,
-                                        {norm_tolerance(DType::kFloat32)}));
+          log_.record(
+              name + " half_to_float",
+              check_against_cpu(arena_, log ? "aten._log_softmax.default" : "aten._softmax.default",
+                                {x, s.dim, true}, launch, strided_out,
+                                {norm_tolerance(DType::kFloat32)}));
         }
       }
     }
@@ -149,13 +145,12 @@ TEST_F(GpuNorm, SoftmaxEveryForm) {
     for (bool log : {false, true}) {
       log_.record(std::string(log ? "log_softmax.int " : "softmax.int ") + dname(in_dt) + " -> " +
                       dname(out_dt),
-                  check_against_cpu(
-                      arena_, log ? "aten.log_softmax.int" : "aten.softmax.int",
-                      {x, int64_t{1}, out_dt},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(softmax(dx, 1, log, o[0], nullptr));
-                      },
-                      false, {norm_tolerance(out_dt)}));
+                  check_against_cpu(arena_, log ? "aten.log_softmax.int" : "aten.softmax.int",
+                                    {x, int64_t{1}, out_dt},
+                                    [&](const std::vector<DeviceTensor>& o) {
+                                      return launch_problem(softmax(dx, 1, log, o[0], nullptr));
+                                    },
+                                    false, {norm_tolerance(out_dt)}));
     }
   }
   // Special lanes: all -inf, one +inf, a NaN, some -inf (masked keys), large values.
@@ -170,15 +165,15 @@ TEST_F(GpuNorm, SoftmaxEveryForm) {
       for (int64_t j = 0; j < length; ++j) set_double(x, 4 * length + j, 1000.0 + j % 7);
       const DeviceTensor dx = arena_.to_device(x);
       for (bool log : {false, true}) {
-        log_.record(std::string(log ? "log_softmax" : "softmax") + " special lanes " + dname(dt) +
-                        " length " + std::to_string(length),
-                    check_against_cpu(
-                        arena_, log ? "aten._log_softmax.default" : "aten._softmax.default",
-                        {x, int64_t{1}, false},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(softmax(dx, 1, log, o[0], nullptr));
-                        },
-                        false, {norm_tolerance(dt)}));
+        log_.record(
+            std::string(log ? "log_softmax" : "softmax") + " special lanes " + dname(dt) +
+                " length " + std::to_string(length),
+            check_against_cpu(arena_, log ? "aten._log_softmax.default" : "aten._softmax.default",
+                              {x, int64_t{1}, false},
+                              [&](const std::vector<DeviceTensor>& o) {
+                                return launch_problem(softmax(dx, 1, log, o[0], nullptr));
+                              },
+                              false, {norm_tolerance(dt)}));
       }
     }
   }
@@ -192,8 +187,8 @@ struct NormShape {
 
 TEST_F(GpuNorm, LayerNormAndRmsNorm) {
   const NormShape shapes[] = {
-      {{4, 7}, {7}},       {{2, 3, 8}, {3, 8}}, {{70001, 16}, {16}}, {{3, 5000}, {5000}},
-      {{5}, {5}},          {{0, 6}, {6}},        {{2, 2, 1100}, {1100}},
+      {{4, 7}, {7}}, {{2, 3, 8}, {3, 8}}, {{70001, 16}, {16}},    {{3, 5000}, {5000}},
+      {{5}, {5}},    {{0, 6}, {6}},       {{2, 2, 1100}, {1100}},
   };
   int variant = 0;
   for (DType dt : kFloats) {
@@ -214,15 +209,13 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
       const DeviceTensor* wp = params != 1 ? &dw : nullptr;
       const DeviceTensor* bp = params == 0 ? &db : nullptr;
       const std::string name = std::string(dname(dt)) + " " + shape_string(s.shape) + " norm " +
-                               shape_string(s.normalized) + " " + layout_name(layout) +
-                               " weight " + (wp ? dname(wdt) : "none") +
-                               (bp ? " bias" : "");
+                               shape_string(s.normalized) + " " + layout_name(layout) + " weight " +
+                               (wp ? dname(wdt) : "none") + (bp ? " bias" : "");
       const double eps = 1e-5;
       const Tolerance tol = norm_tolerance(dt);
       log_.record("native_layer_norm " + name,
                   check_against_cpu(
-                      arena_, "aten.native_layer_norm.default",
-                      {x, s.normalized, warg, barg, eps},
+                      arena_, "aten.native_layer_norm.default", {x, s.normalized, warg, barg, eps},
                       [&](const std::vector<DeviceTensor>& o) {
                         return launch_problem(
                             layer_norm(dx, s.normalized, wp, bp, eps, o[0], &o[1], &o[2], nullptr));
@@ -230,8 +223,7 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
                       strided_out, {tol}));
       log_.record("layer_norm " + name,
                   check_against_cpu(
-                      arena_, "aten.layer_norm.default",
-                      {x, s.normalized, warg, barg, eps, true},
+                      arena_, "aten.layer_norm.default", {x, s.normalized, warg, barg, eps, true},
                       [&](const std::vector<DeviceTensor>& o) {
                         return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps, o[0],
                                                          nullptr, nullptr, nullptr));
@@ -240,24 +232,23 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
       for (std::optional<double> e : {std::optional<double>(), std::optional<double>(1e-6)}) {
         const KernelArg earg = e ? KernelArg{*e} : KernelArg{std::monostate{}};
         const std::string en = e ? " eps=1e-6" : " eps=None";
-        log_.record("rms_norm " + name + en,
-                    check_against_cpu(
-                        arena_, "aten.rms_norm.default", {x, s.normalized, warg, earg},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(
-                              rms_norm(dx, s.normalized, wp, e, o[0], nullptr, nullptr));
-                        },
-                        strided_out, {tol}));
-        log_.record("_fused_rms_norm " + name + en,
-                    check_against_cpu(
-                        arena_, "aten._fused_rms_norm.default", {x, s.normalized, warg, earg},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(
-                              rms_norm(dx, s.normalized, wp, e, o[0], &o[1], nullptr));
-                        },
-                        strided_out, {tol, norm_tolerance(dt == DType::kFloat64
-                                                              ? DType::kFloat64
-                                                              : DType::kFloat32)}));
+        log_.record(
+            "rms_norm " + name + en,
+            check_against_cpu(arena_, "aten.rms_norm.default", {x, s.normalized, warg, earg},
+                              [&](const std::vector<DeviceTensor>& o) {
+                                return launch_problem(
+                                    rms_norm(dx, s.normalized, wp, e, o[0], nullptr, nullptr));
+                              },
+                              strided_out, {tol}));
+        log_.record(
+            "_fused_rms_norm " + name + en,
+            check_against_cpu(
+                arena_, "aten._fused_rms_norm.default", {x, s.normalized, warg, earg},
+                [&](const std::vector<DeviceTensor>& o) {
+                  return launch_problem(rms_norm(dx, s.normalized, wp, e, o[0], &o[1], nullptr));
+                },
+                strided_out,
+                {tol, norm_tolerance(dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32)}));
       }
     }
   }
@@ -270,9 +261,8 @@ struct GroupShape {
 };
 
 TEST_F(GpuNorm, GroupNorm) {
-  const GroupShape shapes[] = {{{2, 6, 5}, 3},        {{2, 4, 8, 8}, 2}, {{3, 32, 40, 40}, 8},
-                               {{1, 4}, 2},           {{0, 4, 3}, 2},    {{2, 6, 7}, 6},
-                               {{1, 2, 3000}, 1}};
+  const GroupShape shapes[] = {{{2, 6, 5}, 3}, {{2, 4, 8, 8}, 2}, {{3, 32, 40, 40}, 8}, {{1, 4}, 2},
+                               {{0, 4, 3}, 2}, {{2, 6, 7}, 6},    {{1, 2, 3000}, 1}};
   int variant = 0;
   for (DType dt : kFloats) {
     for (const GroupShape& s : shapes) {
@@ -295,15 +285,15 @@ TEST_F(GpuNorm, GroupNorm) {
       const std::string name = std::string(dname(dt)) + " " + shape_string(s.shape) +
                                " groups=" + std::to_string(s.groups) + " " + layout_name(layout) +
                                (affine ? " affine" : "");
-      log_.record("native_group_norm " + name,
-                  check_against_cpu(
-                      arena_, "aten.native_group_norm.default",
-                      {x, warg, barg, n, c, hxw, s.groups, 1e-5},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(group_norm(dx, wp, bp, n, c, hxw, s.groups, 1e-5,
-                                                         o[0], &o[1], &o[2], nullptr));
-                      },
-                      strided_out, {norm_tolerance(dt)}));
+      log_.record(
+          "native_group_norm " + name,
+          check_against_cpu(arena_, "aten.native_group_norm.default",
+                            {x, warg, barg, n, c, hxw, s.groups, 1e-5},
+                            [&](const std::vector<DeviceTensor>& o) {
+                              return launch_problem(group_norm(dx, wp, bp, n, c, hxw, s.groups,
+                                                               1e-5, o[0], &o[1], &o[2], nullptr));
+                            },
+                            strided_out, {norm_tolerance(dt)}));
       log_.record("group_norm " + name,
                   check_against_cpu(
                       arena_, "aten.group_norm.default", {x, s.groups, warg, barg, 1e-5, true},

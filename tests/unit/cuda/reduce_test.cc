@@ -182,22 +182,14 @@ struct Shaped {
 
 const std::vector<Shaped>& shapes() {
   static const std::vector<Shaped> kShapes = {
-      {{7}, std::vector<int64_t>{0}},
-      {{1}, std::nullopt},
-      {{0}, std::vector<int64_t>{0}},
-      {{3, 0}, std::vector<int64_t>{1}},
-      {{0, 5}, std::vector<int64_t>{1}},
-      {{33, 17}, std::vector<int64_t>{1}},
-      {{33, 17}, std::vector<int64_t>{0}},
-      {{33, 17}, std::nullopt},
-      {{4, 5, 6}, std::vector<int64_t>{0, 2}},
-      {{4, 5, 6}, std::vector<int64_t>{-2}},
-      {{4, 5, 6}, std::vector<int64_t>{}},
-      {{2, 3, 4, 5}, std::vector<int64_t>{1, 3}},
-      {{1, 9, 1}, std::vector<int64_t>{2}},
-      {{70001, 3}, std::vector<int64_t>{1}},
-      {{3, 100003}, std::vector<int64_t>{1}},
-      {{257, 513}, std::vector<int64_t>{0}},
+      {{7}, std::vector<int64_t>{0}},          {{1}, std::nullopt},
+      {{0}, std::vector<int64_t>{0}},          {{3, 0}, std::vector<int64_t>{1}},
+      {{0, 5}, std::vector<int64_t>{1}},       {{33, 17}, std::vector<int64_t>{1}},
+      {{33, 17}, std::vector<int64_t>{0}},     {{33, 17}, std::nullopt},
+      {{4, 5, 6}, std::vector<int64_t>{0, 2}}, {{4, 5, 6}, std::vector<int64_t>{-2}},
+      {{4, 5, 6}, std::vector<int64_t>{}},     {{2, 3, 4, 5}, std::vector<int64_t>{1, 3}},
+      {{1, 9, 1}, std::vector<int64_t>{2}},    {{70001, 3}, std::vector<int64_t>{1}},
+      {{3, 100003}, std::vector<int64_t>{1}},  {{257, 513}, std::vector<int64_t>{0}},
   };
   return kShapes;
 }
@@ -218,7 +210,8 @@ Tolerance sum_tolerance(DType out, int64_t count, bool mean) {
   Tolerance t = tolerance_for(out);
   if (!is_floating(out)) return t;
   double atol = 2e-6 * std::sqrt(static_cast<double>(std::max<int64_t>(count, 1))) + t.atol;
-  if (out == DType::kFloat64) atol = 1e-10 * std::sqrt(static_cast<double>(std::max<int64_t>(count, 1)));
+  if (out == DType::kFloat64)
+    atol = 1e-10 * std::sqrt(static_cast<double>(std::max<int64_t>(count, 1)));
   if (mean) atol /= static_cast<double>(std::max<int64_t>(count, 1));
   return {atol, t.rtol};
 }
@@ -250,23 +243,23 @@ TEST_F(GpuReduce, SumMeanProdEveryDtype) {
       const DeviceTensor dx = arena_.to_device(x);
       const int64_t count = reduced_count(s.shape, s.dims);
       const DType sum_dt = is_floating(dt) ? dt : DType::kInt64;
-      log_.record(label("sum", dt, s, layout, keepdim),
-                  check_against_cpu(
-                      arena_, "aten.sum.dim_IntList",
-                      {x, dims_arg(s.dims), keepdim, std::monostate{}},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(reduce_sum(dx, s.dims, keepdim, o[0], sc, nullptr));
-                      },
-                      strided_out, {sum_tolerance(sum_dt, count, false)}));
+      log_.record(
+          label("sum", dt, s, layout, keepdim),
+          check_against_cpu(
+              arena_, "aten.sum.dim_IntList", {x, dims_arg(s.dims), keepdim, std::monostate{}},
+              [&](const std::vector<DeviceTensor>& o) {
+                return launch_problem(reduce_sum(dx, s.dims, keepdim, o[0], sc, nullptr));
+              },
+              strided_out, {sum_tolerance(sum_dt, count, false)}));
       if (is_floating(dt)) {
-        log_.record(label("mean", dt, s, layout, keepdim),
-                    check_against_cpu(
-                        arena_, "aten.mean.dim", {x, dims_arg(s.dims), keepdim, std::monostate{}},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(
-                              reduce_mean(dx, s.dims, keepdim, o[0], sc, nullptr));
-                        },
-                        strided_out, {sum_tolerance(dt, count, true)}));
+        log_.record(
+            label("mean", dt, s, layout, keepdim),
+            check_against_cpu(
+                arena_, "aten.mean.dim", {x, dims_arg(s.dims), keepdim, std::monostate{}},
+                [&](const std::vector<DeviceTensor>& o) {
+                  return launch_problem(reduce_mean(dx, s.dims, keepdim, o[0], sc, nullptr));
+                },
+                strided_out, {sum_tolerance(dt, count, true)}));
       }
       // prod over one dim of at most ~40 elements (values near 1 keep the product finite).
       if (s.dims && s.dims->size() == 1 && count <= 40) {
@@ -274,14 +267,14 @@ TEST_F(GpuReduce, SumMeanProdEveryDtype) {
                                         is_floating(dt) ? 1.5 : 3);
         const DeviceTensor dpx = arena_.to_device(px);
         const int64_t dim = (*s.dims)[0];
-        log_.record(label("prod", dt, s, layout, keepdim),
-                    check_against_cpu(
-                        arena_, "aten.prod.dim_int", {px, dim, keepdim, std::monostate{}},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(reduce_prod(dpx, std::vector<int64_t>{dim},
-                                                            keepdim, o[0], sc, nullptr));
-                        },
-                        strided_out, {Tolerance{1e-5, 4 * tolerance_for(sum_dt).rtol}}));
+        log_.record(
+            label("prod", dt, s, layout, keepdim),
+            check_against_cpu(arena_, "aten.prod.dim_int", {px, dim, keepdim, std::monostate{}},
+                              [&](const std::vector<DeviceTensor>& o) {
+                                return launch_problem(reduce_prod(dpx, std::vector<int64_t>{dim},
+                                                                  keepdim, o[0], sc, nullptr));
+                              },
+                              strided_out, {Tolerance{1e-5, 4 * tolerance_for(sum_dt).rtol}}));
       }
     }
   }
@@ -301,35 +294,33 @@ TEST_F(GpuReduce, SumMeanProdEveryDtype) {
     const Tensor x = random_tensor(c.in, s.shape, Layout::kTransposed, gen_, -5, 5);
     const DeviceTensor dx = arena_.to_device(x);
     log_.record(label("sum dtype=", c.in, s, Layout::kTransposed, false) + " -> " + dname(c.out),
-                check_against_cpu(
-                    arena_, "aten.sum.dim_IntList", {x, s.dims.value(), false, c.out},
-                    [&](const std::vector<DeviceTensor>& o) {
-                      return launch_problem(reduce_sum(dx, s.dims, false, o[0], scratch, nullptr));
-                    },
-                    false, {sum_tolerance(c.out, 129, false)}));
+                check_against_cpu(arena_, "aten.sum.dim_IntList", {x, s.dims.value(), false, c.out},
+                                  [&](const std::vector<DeviceTensor>& o) {
+                                    return launch_problem(
+                                        reduce_sum(dx, s.dims, false, o[0], scratch, nullptr));
+                                  },
+                                  false, {sum_tolerance(c.out, 129, false)}));
     const Tensor px = random_tensor(c.in, {5, 3}, Layout::kContiguous, gen_, 1, 2);
     const DeviceTensor dpx = arena_.to_device(px);
     log_.record(std::string("prod.default dtype=") + dname(c.in) + " -> " + dname(c.out),
-                check_against_cpu(
-                    arena_, "aten.prod.default", {px, c.out},
-                    [&](const std::vector<DeviceTensor>& o) {
-                      return launch_problem(
-                          reduce_prod(dpx, std::nullopt, false, o[0], scratch, nullptr));
-                    },
-                    false, {Tolerance{1e-5, 4 * tolerance_for(c.out).rtol}}));
+                check_against_cpu(arena_, "aten.prod.default", {px, c.out},
+                                  [&](const std::vector<DeviceTensor>& o) {
+                                    return launch_problem(reduce_prod(dpx, std::nullopt, false,
+                                                                      o[0], scratch, nullptr));
+                                  },
+                                  false, {Tolerance{1e-5, 4 * tolerance_for(c.out).rtol}}));
   }
   // A mean over 10^6 elements (split across blocks) and the same without scratch.
   const Tensor big = random_tensor(DType::kFloat32, {1 << 20}, Layout::kContiguous, gen_);
   const DeviceTensor dbig = arena_.to_device(big);
   for (const KernelScratch& sc : {scratch, KernelScratch{}}) {
     log_.record(std::string("mean f32 [2^20] scratch=") + std::to_string(sc.bytes),
-                check_against_cpu(
-                    arena_, "aten.mean.default", {big, std::monostate{}},
-                    [&](const std::vector<DeviceTensor>& o) {
-                      return launch_problem(
-                          reduce_mean(dbig, std::nullopt, false, o[0], sc, nullptr));
-                    },
-                    false, {sum_tolerance(DType::kFloat32, 1 << 20, true)}));
+                check_against_cpu(arena_, "aten.mean.default", {big, std::monostate{}},
+                                  [&](const std::vector<DeviceTensor>& o) {
+                                    return launch_problem(
+                                        reduce_mean(dbig, std::nullopt, false, o[0], sc, nullptr));
+                                  },
+                                  false, {sum_tolerance(DType::kFloat32, 1 << 20, true)}));
   }
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
@@ -365,55 +356,54 @@ TEST_F(GpuReduce, ExtremaAndIndices) {
         const char* name = is_max ? "amax" : "amin";
         if (has_empty) {
           const Tensor out = make_output(dt, {1}, false);
-          const auto r = reduce_extreme(dx, s.dims, keepdim, is_max, arena_.to_device(out),
-                                        scratch, nullptr);
+          const auto r =
+              reduce_extreme(dx, s.dims, keepdim, is_max, arena_.to_device(out), scratch, nullptr);
           log_.record(label(name, dt, s, layout, keepdim) + " (empty: error)",
                       r.ok() ? "expected an error for an empty reduction" : "");
           continue;
         }
         const std::vector<int64_t> list = s.dims.value_or(std::vector<int64_t>{});
         log_.record(label(name, dt, s, layout, keepdim) + tag,
-                    check_against_cpu(
-                        arena_, is_max ? "aten.amax.default" : "aten.amin.default",
-                        {x, list, keepdim},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(
-                              reduce_extreme(dx, list, keepdim, is_max, o[0], scratch, nullptr));
-                        },
-                        strided_out, {Tolerance{}}));
+                    check_against_cpu(arena_, is_max ? "aten.amax.default" : "aten.amin.default",
+                                      {x, list, keepdim},
+                                      [&](const std::vector<DeviceTensor>& o) {
+                                        return launch_problem(reduce_extreme(
+                                            dx, list, keepdim, is_max, o[0], scratch, nullptr));
+                                      },
+                                      strided_out, {Tolerance{}}));
         if (s.dims && s.dims->size() == 1) {
           const int64_t dim = (*s.dims)[0];
-          log_.record(label(is_max ? "max.dim" : "min.dim", dt, s, layout, keepdim) + tag,
-                      check_against_cpu(
-                          arena_, is_max ? "aten.max.dim" : "aten.min.dim", {x, dim, keepdim},
-                          [&](const std::vector<DeviceTensor>& o) {
-                            return launch_problem(reduce_arg_extreme(
-                                dx, dim, keepdim, is_max, &o[0], o[1], scratch, nullptr));
-                          },
-                          strided_out, {Tolerance{}}));
+          log_.record(
+              label(is_max ? "max.dim" : "min.dim", dt, s, layout, keepdim) + tag,
+              check_against_cpu(arena_, is_max ? "aten.max.dim" : "aten.min.dim", {x, dim, keepdim},
+                                [&](const std::vector<DeviceTensor>& o) {
+                                  return launch_problem(reduce_arg_extreme(
+                                      dx, dim, keepdim, is_max, &o[0], o[1], scratch, nullptr));
+                                },
+                                strided_out, {Tolerance{}}));
           if (dt != DType::kBool) {
-            log_.record(label(is_max ? "argmax" : "argmin", dt, s, layout, keepdim) + tag,
-                        check_against_cpu(
-                            arena_, is_max ? "aten.argmax.default" : "aten.argmin.default",
-                            {x, dim, keepdim},
-                            [&](const std::vector<DeviceTensor>& o) {
-                              return launch_problem(reduce_arg_extreme(
-                                  dx, dim, keepdim, is_max, nullptr, o[0], scratch, nullptr));
-                            },
-                            strided_out, {Tolerance{}}));
+            log_.record(
+                label(is_max ? "argmax" : "argmin", dt, s, layout, keepdim) + tag,
+                check_against_cpu(arena_, is_max ? "aten.argmax.default" : "aten.argmin.default",
+                                  {x, dim, keepdim},
+                                  [&](const std::vector<DeviceTensor>& o) {
+                                    return launch_problem(reduce_arg_extreme(
+                                        dx, dim, keepdim, is_max, nullptr, o[0], scratch, nullptr));
+                                  },
+                                  strided_out, {Tolerance{}}));
           }
         }
         if (!s.dims && dt != DType::kBool) {
-          log_.record(label(is_max ? "argmax flat" : "argmin flat", dt, s, layout, keepdim) + tag,
-                      check_against_cpu(
-                          arena_, is_max ? "aten.argmax.default" : "aten.argmin.default",
-                          {x, std::monostate{}, keepdim},
-                          [&](const std::vector<DeviceTensor>& o) {
-                            return launch_problem(reduce_arg_extreme(
-                                dx, std::nullopt, keepdim, is_max, nullptr, o[0], scratch,
-                                nullptr));
-                          },
-                          strided_out, {Tolerance{}}));
+          log_.record(
+              label(is_max ? "argmax flat" : "argmin flat", dt, s, layout, keepdim) + tag,
+              check_against_cpu(arena_, is_max ? "aten.argmax.default" : "aten.argmin.default",
+                                {x, std::monostate{}, keepdim},
+                                [&](const std::vector<DeviceTensor>& o) {
+                                  return launch_problem(reduce_arg_extreme(dx, std::nullopt,
+                                                                           keepdim, is_max, nullptr,
+                                                                           o[0], scratch, nullptr));
+                                },
+                                strided_out, {Tolerance{}}));
         }
       }
       // any / all (.dims with the list; [] reduces nothing; None reduces everything).
@@ -421,14 +411,13 @@ TEST_F(GpuReduce, ExtremaAndIndices) {
         const Tensor bx = random_tensor(dt, s.shape, layout, gen_, all ? 0.2 : -0.2, all ? 3 : 0.6);
         const DeviceTensor dbx = arena_.to_device(bx);
         log_.record(label(all ? "all" : "any", dt, s, layout, keepdim),
-                    check_against_cpu(
-                        arena_, all ? "aten.all.dims" : "aten.any.dims",
-                        {bx, dims_arg(s.dims), keepdim},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(
-                              reduce_any_all(dbx, s.dims, keepdim, all, o[0], scratch, nullptr));
-                        },
-                        strided_out, {Tolerance{}}));
+                    check_against_cpu(arena_, all ? "aten.all.dims" : "aten.any.dims",
+                                      {bx, dims_arg(s.dims), keepdim},
+                                      [&](const std::vector<DeviceTensor>& o) {
+                                        return launch_problem(reduce_any_all(
+                                            dbx, s.dims, keepdim, all, o[0], scratch, nullptr));
+                                      },
+                                      strided_out, {Tolerance{}}));
       }
     }
   }
@@ -436,26 +425,26 @@ TEST_F(GpuReduce, ExtremaAndIndices) {
   const Tensor row = random_tensor(DType::kFloat32, {1, 1000003}, Layout::kContiguous, gen_);
   set_double(row, 1000002, 5.0);
   const DeviceTensor drow = arena_.to_device(row);
-  log_.record("argmax f32 [1, 1000003] last",
-              check_against_cpu(
-                  arena_, "aten.max.dim", {row, int64_t{1}, false},
-                  [&](const std::vector<DeviceTensor>& o) {
-                    return launch_problem(reduce_arg_extreme(drow, int64_t{1}, false, true, &o[0],
-                                                             o[1], scratch, nullptr));
-                  },
-                  false, {Tolerance{}}));
+  log_.record(
+      "argmax f32 [1, 1000003] last",
+      check_against_cpu(arena_, "aten.max.dim", {row, int64_t{1}, false},
+                        [&](const std::vector<DeviceTensor>& o) {
+                          return launch_problem(reduce_arg_extreme(drow, int64_t{1}, false, true,
+                                                                   &o[0], o[1], scratch, nullptr));
+                        },
+                        false, {Tolerance{}}));
   const Tensor nanrow = random_tensor(DType::kBFloat16, {1000003}, Layout::kContiguous, gen_);
   set_double(nanrow, 777777, std::nan(""));
   set_double(nanrow, 900000, std::nan(""));
   const DeviceTensor dnan = arena_.to_device(nanrow);
-  log_.record("argmin bf16 [1000003] with NaN",
-              check_against_cpu(
-                  arena_, "aten.argmin.default", {nanrow, std::monostate{}, false},
-                  [&](const std::vector<DeviceTensor>& o) {
-                    return launch_problem(reduce_arg_extreme(dnan, std::nullopt, false, false,
-                                                             nullptr, o[0], scratch, nullptr));
-                  },
-                  false, {Tolerance{}}));
+  log_.record(
+      "argmin bf16 [1000003] with NaN",
+      check_against_cpu(arena_, "aten.argmin.default", {nanrow, std::monostate{}, false},
+                        [&](const std::vector<DeviceTensor>& o) {
+                          return launch_problem(reduce_arg_extreme(
+                              dnan, std::nullopt, false, false, nullptr, o[0], scratch, nullptr));
+                        },
+                        false, {Tolerance{}}));
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
@@ -477,39 +466,38 @@ TEST_F(GpuReduce, VarStdNorm) {
         const std::string c = " correction=" + std::to_string(correction);
         log_.record(label("var", dt, s, layout, keepdim) + c,
                     check_against_cpu(
-                        arena_, "aten.var.correction",
-                        {x, dims_arg(s.dims), correction, keepdim},
+                        arena_, "aten.var.correction", {x, dims_arg(s.dims), correction, keepdim},
                         [&](const std::vector<DeviceTensor>& o) {
                           return launch_problem(reduce_var(dx, s.dims, keepdim, correction, false,
                                                            o[0], nullptr, scratch, nullptr));
                         },
                         strided_out, {tol}));
       }
-      log_.record(label("var_mean", dt, s, layout, keepdim),
-                  check_against_cpu(
-                      arena_, "aten.var_mean.correction",
-                      {x, dims_arg(s.dims), std::monostate{}, keepdim},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(reduce_var(dx, s.dims, keepdim, 1.0, false, o[0],
-                                                         &o[1], scratch, nullptr));
-                      },
-                      strided_out, {tol, sum_tolerance(dt, count, true)}));
-      log_.record(label("std_mean", dt, s, layout, keepdim),
-                  check_against_cpu(
-                      arena_, "aten.std_mean.correction",
-                      {x, dims_arg(s.dims), std::monostate{}, keepdim},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(reduce_var(dx, s.dims, keepdim, 1.0, true, o[0],
-                                                         &o[1], scratch, nullptr));
-                      },
-                      strided_out, {tol, sum_tolerance(dt, count, true)}));
+      log_.record(
+          label("var_mean", dt, s, layout, keepdim),
+          check_against_cpu(arena_, "aten.var_mean.correction",
+                            {x, dims_arg(s.dims), std::monostate{}, keepdim},
+                            [&](const std::vector<DeviceTensor>& o) {
+                              return launch_problem(reduce_var(dx, s.dims, keepdim, 1.0, false,
+                                                               o[0], &o[1], scratch, nullptr));
+                            },
+                            strided_out, {tol, sum_tolerance(dt, count, true)}));
+      log_.record(
+          label("std_mean", dt, s, layout, keepdim),
+          check_against_cpu(arena_, "aten.std_mean.correction",
+                            {x, dims_arg(s.dims), std::monostate{}, keepdim},
+                            [&](const std::vector<DeviceTensor>& o) {
+                              return launch_problem(reduce_var(dx, s.dims, keepdim, 1.0, true, o[0],
+                                                               &o[1], scratch, nullptr));
+                            },
+                            strided_out, {tol, sum_tolerance(dt, count, true)}));
       for (double ord : {2.0, 1.0, 0.0, 3.5, -1.5, std::numeric_limits<double>::infinity(),
                          -std::numeric_limits<double>::infinity()}) {
         const std::string o_label = " ord=" + std::to_string(ord);
         if (count == 0 && (ord < 0 || std::isinf(ord))) {
           const Tensor out = make_output(dt, {1}, false);
-          const auto r = reduce_norm(dx, ord, s.dims, keepdim, arena_.to_device(out), scratch,
-                                     nullptr);
+          const auto r =
+              reduce_norm(dx, ord, s.dims, keepdim, arena_.to_device(out), scratch, nullptr);
           log_.record(label("norm", dt, s, layout, keepdim) + o_label + " (empty: error)",
                       r.ok() ? "expected an error" : "");
           continue;
@@ -517,29 +505,28 @@ TEST_F(GpuReduce, VarStdNorm) {
         Tolerance ntol = tol;
         if (ord == 0.0 || ord == 1.0) ntol = sum_tolerance(dt, count, false);
         log_.record(label("norm", dt, s, layout, keepdim) + o_label,
-                    check_against_cpu(
-                        arena_, "aten.linalg_vector_norm.default",
-                        {x, ord, dims_arg(s.dims), keepdim, std::monostate{}},
-                        [&](const std::vector<DeviceTensor>& o) {
-                          return launch_problem(
-                              reduce_norm(dx, ord, s.dims, keepdim, o[0], scratch, nullptr));
-                        },
-                        strided_out, {ntol}));
+                    check_against_cpu(arena_, "aten.linalg_vector_norm.default",
+                                      {x, ord, dims_arg(s.dims), keepdim, std::monostate{}},
+                                      [&](const std::vector<DeviceTensor>& o) {
+                                        return launch_problem(reduce_norm(dx, ord, s.dims, keepdim,
+                                                                          o[0], scratch, nullptr));
+                                      },
+                                      strided_out, {ntol}));
       }
     }
   }
   // A norm with a dtype argument (the input converted first).
   const Tensor h = random_tensor(DType::kFloat16, {9, 300}, Layout::kSliced, gen_);
   const DeviceTensor dh = arena_.to_device(h);
-  log_.record("norm f16 -> f32",
-              check_against_cpu(
-                  arena_, "aten.linalg_vector_norm.default",
-                  {h, 2.0, std::vector<int64_t>{1}, false, DType::kFloat32},
-                  [&](const std::vector<DeviceTensor>& o) {
-                    return launch_problem(reduce_norm(dh, 2.0, std::vector<int64_t>{1}, false,
-                                                      o[0], scratch, nullptr));
-                  },
-                  false, {Tolerance{1e-5, 1e-5}}));
+  log_.record(
+      "norm f16 -> f32",
+      check_against_cpu(arena_, "aten.linalg_vector_norm.default",
+                        {h, 2.0, std::vector<int64_t>{1}, false, DType::kFloat32},
+                        [&](const std::vector<DeviceTensor>& o) {
+                          return launch_problem(reduce_norm(dh, 2.0, std::vector<int64_t>{1}, false,
+                                                            o[0], scratch, nullptr));
+                        },
+                        false, {Tolerance{1e-5, 1e-5}}));
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
@@ -554,8 +541,8 @@ TEST_F(GpuReduce, ErrorsNameTheProblem) {
             "sum: output 0 has shape [4, 5], expected [4] (input [4, 5], keepdim=false)");
   const Tensor ix = random_tensor(DType::kInt32, {4}, Layout::kContiguous, gen_);
   const Tensor iout = make_output(DType::kInt64, {}, false);
-  auto m = reduce_mean(arena_.to_device(ix), std::nullopt, false, arena_.to_device(iout), {},
-                       nullptr);
+  auto m =
+      reduce_mean(arena_.to_device(ix), std::nullopt, false, arena_.to_device(iout), {}, nullptr);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().message(), "mean: needs a floating point dtype, got i64");
   const Tensor bx = random_tensor(DType::kBool, {4}, Layout::kContiguous, gen_);
@@ -563,8 +550,8 @@ TEST_F(GpuReduce, ErrorsNameTheProblem) {
                               arena_.to_device(iout), {}, nullptr);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.error().message(), "argmax: not implemented for bool tensors");
-  auto v = reduce_var(arena_.to_device(ix), std::nullopt, false, 1.0, false,
-                      arena_.to_device(iout), nullptr, {}, nullptr);
+  auto v = reduce_var(arena_.to_device(ix), std::nullopt, false, 1.0, false, arena_.to_device(iout),
+                      nullptr, {}, nullptr);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().message(), "var: std and var only support floating point dtypes, got i32");
 }

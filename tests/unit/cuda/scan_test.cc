@@ -50,9 +50,12 @@ TEST_F(GpuScan, CumsumEveryDtypeAndLayout) {
     int64_t dim;
   };
   const ScanShape shapes[] = {
-      {{7}, 0},        {{}, 0},           {{33, 17}, 1},      {{33, 17}, 0},
-      {{4, 5, 6}, 1},  {{3, 5000}, 1},    {{3, 100003}, -1},  {{70001, 3}, 0},
-      {{70001, 3}, 1}, {{16, 100, 1024}, 1}, {{0, 3}, 1},     {{16, 600, 16}, 1},
+      {{7}, 0},          {{}, 0},
+      {{33, 17}, 1},     {{33, 17}, 0},
+      {{4, 5, 6}, 1},    {{3, 5000}, 1},
+      {{3, 100003}, -1}, {{70001, 3}, 0},
+      {{70001, 3}, 1},   {{16, 100, 1024}, 1},
+      {{0, 3}, 1},       {{16, 600, 16}, 1},
   };
   const Layout layouts[] = {Layout::kContiguous, Layout::kTransposed, Layout::kSliced,
                             Layout::kPermuted};
@@ -67,12 +70,11 @@ TEST_F(GpuScan, CumsumEveryDtypeAndLayout) {
       const DType out_dt = is_floating(dt) ? dt : DType::kInt64;
       log_.record(std::string("cumsum ") + dname(dt) + " " + shape_string(s.shape) +
                       " dim=" + std::to_string(s.dim) + " " + layout_name(layout),
-                  check_against_cpu(
-                      arena_, "aten.cumsum.default", {x, s.dim, std::monostate{}},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(cumsum(dx, s.dim, o[0], nullptr));
-                      },
-                      strided_out, {scan_tolerance(out_dt)}));
+                  check_against_cpu(arena_, "aten.cumsum.default", {x, s.dim, std::monostate{}},
+                                    [&](const std::vector<DeviceTensor>& o) {
+                                      return launch_problem(cumsum(dx, s.dim, o[0], nullptr));
+                                    },
+                                    strided_out, {scan_tolerance(out_dt)}));
     }
   }
   const std::pair<DType, DType> conversions[] = {
@@ -83,12 +85,11 @@ TEST_F(GpuScan, CumsumEveryDtypeAndLayout) {
     const Tensor x = random_tensor(in_dt, {5, 3000}, Layout::kContiguous, gen_, -4, 4);
     const DeviceTensor dx = arena_.to_device(x);
     log_.record(std::string("cumsum ") + dname(in_dt) + " dtype=" + dname(out_dt),
-                check_against_cpu(
-                    arena_, "aten.cumsum.default", {x, int64_t{1}, out_dt},
-                    [&](const std::vector<DeviceTensor>& o) {
-                      return launch_problem(cumsum(dx, 1, o[0], nullptr));
-                    },
-                    false, {scan_tolerance(out_dt)}));
+                check_against_cpu(arena_, "aten.cumsum.default", {x, int64_t{1}, out_dt},
+                                  [&](const std::vector<DeviceTensor>& o) {
+                                    return launch_problem(cumsum(dx, 1, o[0], nullptr));
+                                  },
+                                  false, {scan_tolerance(out_dt)}));
   }
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
