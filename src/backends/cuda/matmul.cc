@@ -193,6 +193,16 @@ struct MatmulRunner::Impl {
     int returned = 0;
     s = cublasLtMatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d, pref,
                                        1, &result, &returned);
+    if (s == CUBLAS_STATUS_SUCCESS && returned == 0) {
+      // Nothing with compute-type split-K sums: allow every reduction scheme (PyTorch's default,
+      // allow_fp16/bf16_reduced_precision_reduction = True) rather than fail.
+      const uint32_t any = CUBLASLT_REDUCTION_SCHEME_MASK;
+      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                               &any, sizeof(any));
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d,
+                                           pref, 1, &result, &returned);
+    }
     cublasLtMatmulPreferenceDestroy(pref);
     if (s == CUBLAS_STATUS_SUCCESS && returned > 0) {
       entry.algo = result.algo;

@@ -5,7 +5,8 @@
 // Numerics, as PyTorch's CUDA defaults: float32 in full float32 (CUBLAS_COMPUTE_32F, no TF32,
 // as torch.backends.cuda.matmul.allow_tf32 = False); float16 and bfloat16 with float32
 // accumulation and scale (CUBLAS_COMPUTE_32F), split-K partial sums kept in float32 (reduction
-// scheme COMPUTE_TYPE only); float64 in CUBLAS_COMPUTE_64F. The result is rounded once (a
+// scheme COMPUTE_TYPE; only when no such algorithm exists any scheme, which is PyTorch's
+// default); float64 in CUBLAS_COMPUTE_64F. The result is rounded once (a
 // bias or beta·self is added inside the GEMM). Integer dtypes — which PyTorch's CUDA refuses —
 // run a simple correct kernel with the CPU backend's wraparound (matmul_int.h); bool is
 // refused (kBadInput), as on the CPU. Agreement with the CPU backend (which multiplies 16-bit
