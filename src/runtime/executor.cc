@@ -21,6 +21,7 @@
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
+#include "runtime/node_exec.h"
 
 namespace splice::runtime {
 
@@ -52,7 +53,15 @@ class Call {
   Call(const detail::ModelImpl& m, detail::SessionState& state, CallStats* stats)
       : m_(m), state_(state), stats_(stats), per_call_(m.plan.buffers.size()) {
     state_.workspace.resize(m.plan.buffers.size());
+    f_.slots.resize(m.slot_value.size());
+    f_.slot_of = &m.slot_of;
     f_.device = DeviceAccess{m.backend, state.backend_session.get()};
+    // The session's argument copies, made on its first call.
+    if (state_.args.size() != m.exec.size()) {
+      state_.args.clear();
+      for (const auto& e : m.exec) state_.args.push_back(e.args);
+      state_.destination.assign(m.exec.size(), Tensor());
+    }
   }
 
   Frame& frame() { return f_; }
@@ -77,7 +86,7 @@ class Call {
       } else {
         SPLICE_TRY(run_kernel(pos));
       }
-      for (const Value* v : m_.release_after[pos]) f_.values.erase(v);
+      for (int32_t slot : m_.exec[pos].release) f_.slots[slot] = std::monostate{};
     }
     return ok_result();
   }
@@ -88,7 +97,7 @@ class Call {
       stats_->steps.push_back({node.name(), kind, bytes, into.storage().get()});
   }
 
-  void bind(const Value* v, Tensor t) { f_.values[v] = std::move(t); }
+  void bind(const Value* v, Tensor t) { f_.at(v) = std::move(t); }
 
   backend::SessionContext* session() const { return state_.backend_session.get(); }
 
@@ -194,31 +203,73 @@ class Call {
     return dest;
   }
 
+  // Drops a node's tensor arguments when its step ends, however it ends: an argument dies
+  // with its value, and the session keeps none of the caller's tensors.
+  struct ArgsRelease {
+    const detail::NodeExec& exec;
+    std::vector<backend::KernelArg>& args;
+    ~ArgsRelease() { release_args(exec, args); }
+  };
+
+  // The whole-buffer destination of node `pos`'s output (value v in `slot`) in plan buffer b,
+  // or nullptr when there is none (sizes not known yet, or no memory: the kernel allocates).
+  // A static-shaped value in a buffer the session keeps reuses the view made on an earlier
+  // call; anything else is built into `holder`.
+  const Tensor* buffer_destination(int pos, const Value& v, int32_t slot, int b, Tensor& holder) {
+    const auto& shape = m_.static_shape[slot];
+    const auto& planned = m_.static_buffer_bytes[b];
+    if (shape && planned && !m_.plan.buffers[b].per_call) {
+      auto& storage = state_.workspace[b];
+      const auto bytes = static_cast<size_t>(std::max(*planned, shape->nbytes));
+      if (!storage || storage->nbytes() < bytes) {
+        auto fresh = m_.backend->allocate(bytes);
+        if (!fresh.ok()) return nullptr;
+        storage = std::move(*fresh);
+      }
+      Tensor& cached = state_.destination[pos];
+      if (cached.storage() != storage)
+        cached = Tensor(v.type().dtype, shape->sizes, shape->strides, 0, storage);
+      return &cached;
+    }
+    auto t = whole_view(v, b);
+    if (!t) return nullptr;
+    holder = std::move(*t);
+    return &holder;
+  }
+
+  // check_output, without evaluating anything for a value of static shape that matches.
+  Result<void> check_value(const Node& node, int32_t slot, const Value& v, const Tensor& t) {
+    const auto& shape = m_.static_shape[slot];
+    if (shape && t.dtype() == v.type().dtype && t.sizes() == shape->sizes) return ok_result();
+    return check_output(node, v, t, f_.symbols);
+  }
+
   Result<void> run_kernel(int pos) {
     const Node& node = *m_.program.graph.nodes()[pos];
-    SPLICE_ASSIGN_OR_RETURN(auto args, resolve_args(f_, node));
-    std::optional<Tensor> dest;
+    const detail::NodeExec& e = m_.exec[pos];
+    auto& args = state_.args[pos];
+    ArgsRelease release{e, args};
+    SPLICE_TRY(fill_args(m_, e, f_, args));
+    const Tensor* dest = nullptr;
+    Tensor holder;
     const Value* out0 = node.outputs().size() == 1 ? node.output(0) : nullptr;
-    if (out0 != nullptr) {
-      auto it = m_.placement.find(out0);
-      if (it != m_.placement.end()) {
-        if (it->second->kind == PlacementKind::kRegion) {
-          SPLICE_ASSIGN_OR_RETURN(Tensor t,
-                                  region_destination(it->second->write, it->second->squeeze_dim));
-          dest = t;
-        } else {
-          dest = whole_view(*out0, it->second->buffer);
-        }
+    if (out0 != nullptr && e.placement != nullptr) {
+      if (e.placement->kind == PlacementKind::kRegion) {
+        SPLICE_ASSIGN_OR_RETURN(holder,
+                                region_destination(e.placement->write, e.placement->squeeze_dim));
+        dest = &holder;
+      } else {
+        dest = buffer_destination(pos, *out0, e.outputs[0], e.placement->buffer, holder);
       }
     }
     // Never store into memory splice may not write (a plan naming a read-only input or
     // weight as a destination): the kernel allocates instead and nothing else changes.
-    if (dest && !dest->storage()->writable()) dest.reset();
-    if (dest && node.op().is_empty_factory()) {
-      bind(out0, *dest);  // contents undefined, as PyTorch's: nothing to run
+    if (dest != nullptr && !dest->storage()->writable()) dest = nullptr;
+    if (dest != nullptr && node.op().is_empty_factory()) {
+      f_.slots[e.outputs[0]] = *dest;  // contents undefined, as PyTorch's: nothing to run
       return ok_result();
     }
-    const backend::KernelCall call{session(), dest ? &*dest : nullptr, false};
+    const backend::KernelCall call{session(), dest, false};
     auto results = m_.kernels[pos]->fn(call, args);
     if (!results.ok()) return results.error().with_context(node_label(node));
     auto& outs = *results;
@@ -230,16 +281,17 @@ class Call {
     for (size_t i = 0; i < node.outputs().size(); ++i) {
       const Value* v = node.output(i);
       if (v == nullptr) continue;
-      Tensor t = outs[i];
+      const int32_t slot = e.outputs[i];
+      Tensor& t = outs[i];
       if (!v->is_tensor()) {
         // A SymInt result of a tensor op (e.g. attention's max_q) comes back as a 0-d tensor.
         SPLICE_ASSIGN_OR_RETURN(Tensor host, f_.device.to_host(t));
         SPLICE_ASSIGN_OR_RETURN(Tensor i64, convert(host, DType::kInt64));
-        f_.values[v] = Scalar{*i64.data<int64_t>()};
+        f_.slots[slot] = Scalar{*i64.data<int64_t>()};
         continue;
       }
-      SPLICE_TRY(check_output(node, *v, t, f_.symbols));
-      if (i == 0 && dest && !same_view(t, *dest)) {
+      SPLICE_TRY(check_value(node, slot, *v, t));
+      if (i == 0 && dest != nullptr && !same_view(t, *dest)) {
         // The kernel kept its own output: move it where the plan wants it.
         SPLICE_TRY(copy_into(*dest, t));
         record(node, "copy", static_cast<int64_t>(t.nbytes()), *dest);
@@ -250,12 +302,13 @@ class Call {
         SPLICE_ASSIGN_OR_RETURN(t, copy_of(t));
       }
       if (!view) written += static_cast<int64_t>(t.nbytes());
-      bind(v, std::move(t));
+      f_.slots[slot] = std::move(t);
     }
-    if (!view && out0 != nullptr && out0->is_tensor())
+    if (stats_ == nullptr || view) return ok_result();
+    if (out0 != nullptr && out0->is_tensor())
       record(node, node.op().is_copy() ? "copy" : "kernel", written,
-             std::get<Tensor>(f_.values[out0]));
-    else if (!view && stats_ != nullptr)
+             std::get<Tensor>(f_.slots[e.outputs[0]]));
+    else
       stats_->steps.push_back({node.name(), "kernel", written, nullptr});
     return ok_result();
   }
@@ -539,6 +592,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   if (std::any_of(seen.begin(), seen.end(), [](int n) { return n != 1; }))
     return make_error(ErrorKind::kBadArchive, "plan: the steps do not run every node once");
   SPLICE_TRY(resolve_plan(model));
+  SPLICE_TRY(resolve_node_exec(model));
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
   SPLICE_ASSIGN_OR_RETURN(model.backend_model, model.backend->open_model(backend_options));
@@ -597,7 +651,7 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
     // A caller's host tensor goes to the backend's device once per call.
     SPLICE_ASSIGN_OR_RETURN(Tensor t,
                             to_backend(*model.backend, state.backend_session.get(), tensor));
-    f.values[value] = std::move(t);
+    f.at(value) = std::move(t);
   }
   SPLICE_TRY(call.run_steps());
 

@@ -20,17 +20,19 @@ Result<Tensor> DeviceAccess::to_host(const Tensor& t) const {
 }
 
 Result<const Tensor*> tensor_of(const Frame& f, const Value* v) {
-  auto it = f.values.find(v);
-  if (it == f.values.end() || !std::holds_alternative<Tensor>(it->second))
+  auto it = f.slot_of->find(v);
+  const Tensor* t = it == f.slot_of->end() ? nullptr : std::get_if<Tensor>(&f.slots[it->second]);
+  if (t == nullptr)
     return make_error(ErrorKind::kInternal, "value '{}' has no tensor at run time", v->name());
-  return &std::get<Tensor>(it->second);
+  return t;
 }
 
 Result<Scalar> scalar_of(const Frame& f, const Value* v) {
-  auto it = f.values.find(v);
-  if (it == f.values.end() || !std::holds_alternative<Scalar>(it->second))
+  auto it = f.slot_of->find(v);
+  const Scalar* s = it == f.slot_of->end() ? nullptr : std::get_if<Scalar>(&f.slots[it->second]);
+  if (s == nullptr)
     return make_error(ErrorKind::kInternal, "value '{}' has no scalar at run time", v->name());
-  return std::get<Scalar>(it->second);
+  return *s;
 }
 
 Result<int64_t> int_of(const Frame& f, const Value* v) {

@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 #include <variant>
+#include <vector>
 
 #include "backends/backend.h"
 #include "ir/ops.h"
@@ -23,10 +24,18 @@ struct DeviceAccess {
   Result<Tensor> to_host(const Tensor& t) const;
 };
 
+// Values live in slots indexed by integer (ModelImpl::slot_of, assigned at load), so the steps
+// of a call reach their operands without hashing; lookups by value (host nodes, writes) go
+// through the model's slot map.
 struct Frame {
-  std::unordered_map<const ir::Value*, RtValue> values;
+  std::vector<RtValue> slots;
+  const std::unordered_map<const ir::Value*, int>* slot_of = nullptr;
   SymBindings symbols;
   DeviceAccess device;
+
+  // The slot of a graph value (every value of the program has one).
+  RtValue& at(const ir::Value* v) { return slots[slot_of->at(v)]; }
+  const RtValue& at(const ir::Value* v) const { return slots[slot_of->at(v)]; }
 };
 
 std::string node_label(const ir::Node& node);

@@ -75,7 +75,7 @@ Result<Scalar> read_item(const Node& node, const Value& out, const Tensor& t) {
 Result<void> run_host_node(const ir::Program& program, const Node& node, Frame& f) {
   const OpId op = node.op_id();
   auto out = [&](Scalar s) -> Result<void> {
-    if (!node.outputs().empty() && node.output(0) != nullptr) f.values[node.output(0)] = s;
+    if (!node.outputs().empty() && node.output(0) != nullptr) f.at(node.output(0)) = s;
     return ok_result();
   };
   auto arg_scalar = [&](size_t i) -> Result<Scalar> {

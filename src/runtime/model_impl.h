@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,42 @@
 #include "plan/plan.h"
 
 namespace splice::detail {
+
+// Where one kernel argument (or one element of a list argument) comes from at run time: a
+// value's slot. Resolved at load, so a call patches the argument in place without looking
+// anything up by name or hashing.
+struct ArgRef {
+  enum class Kind : uint8_t {
+    kTensor,         // args[arg] is the slot's tensor
+    kScalar,         // args[arg] is the slot's scalar (bool, int or float)
+    kIntElem,        // args[arg] is an int[]; element `elem` is the slot's int
+    kTensorElem,     // args[arg] is a Tensor[]; element `elem` is the slot's tensor
+    kOptTensorElem,  // args[arg] is a Tensor?[]; element `elem` is the slot's tensor
+  };
+  Kind kind = Kind::kTensor;
+  uint32_t arg = 0;
+  uint32_t elem = 0;
+  int32_t slot = -1;
+};
+
+// A value whose every dim is a constant: its sizes, contiguous strides and bytes, known at
+// load, so the steady state neither evaluates size expressions nor rebuilds shapes.
+struct StaticShape {
+  Shape sizes;
+  Shape strides;
+  int64_t nbytes = 0;
+};
+
+// What running one node needs, resolved at load (runtime/executor.cc, prepare).
+struct NodeExec {
+  // The node's kernel arguments in schema order, constants filled; the entries `refs` name
+  // hold placeholders of the right kind that each call overwrites.
+  std::vector<backend::KernelArg> args;
+  std::vector<ArgRef> refs;
+  std::vector<int32_t> outputs;  // slot per output; -1 where the output is unused (None)
+  std::vector<int32_t> release;  // slots whose value dies after this node
+  const plan::Placement* placement = nullptr;  // of output 0, when planned
+};
 
 struct ModelImpl {
   ir::Program program;
@@ -44,6 +81,16 @@ struct ModelImpl {
   std::set<std::string, std::less<>> state_written_in_place;
   // User inputs (by name) that writes update in place: the caller's memory is written.
   std::set<std::string, std::less<>> inputs_written_in_place;
+
+  // The run-time slot of every value of the graph (Frame::slots), and per slot the value and
+  // its static shape when every dim is constant.
+  std::unordered_map<const ir::Value*, int> slot_of;
+  std::vector<const ir::Value*> slot_value;
+  std::vector<std::optional<StaticShape>> static_shape;
+  // Per node position: what running it needs.
+  std::vector<NodeExec> exec;
+  // Per plan buffer: its byte count when constant.
+  std::vector<std::optional<int64_t>> static_buffer_bytes;
 };
 
 // The mutable state of one session.
@@ -53,6 +100,14 @@ struct SessionState {
   std::vector<std::shared_ptr<Storage>> workspace;
   // The session's execution context on the model's backend.
   std::unique_ptr<backend::SessionContext> backend_session;
+  // Per node position: its kernel arguments, copied from NodeExec::args once and patched in
+  // place by each call (tensor arguments reuse their shape vectors, so the steady state does not
+  // allocate). Tensors in them are released at the end of every call: a session never holds
+  // the caller's tensors between calls.
+  std::vector<std::vector<backend::KernelArg>> args;
+  // Per node position: the whole-buffer view of its planned output when that buffer is the
+  // session's own (kept between calls), rebuilt only when the buffer's storage changes.
+  std::vector<Tensor> destination;
 };
 
 }  // namespace splice::detail

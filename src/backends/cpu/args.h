@@ -35,6 +35,11 @@ class Args {
   size_t size() const { return args_.size(); }
   // Whether argument i is absent (past the end) or None.
   bool is_none(size_t i) const;
+  // Whether argument i is a defined tensor (checks nothing else, formats nothing).
+  bool is_tensor(size_t i) const {
+    const Tensor* t = i < args_.size() ? std::get_if<Tensor>(&args_[i]) : nullptr;
+    return t != nullptr && t->defined();
+  }
 
   Result<Tensor> tensor(size_t i) const;
   Result<int64_t> integer(size_t i) const;

@@ -45,7 +45,9 @@ struct Side {
 };
 
 Result<Side> read_side(const Args& a, size_t i, bool scalar_only) {
-  if (auto number = a.scalar(i); scalar_only || number.ok()) {
+  // A tensor argument is taken as one without trying it as a number first (which would format
+  // an error message on every call).
+  if (scalar_only || (!a.is_tensor(i) && a.scalar(i).ok())) {
     SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(i));
     return Side{std::nullopt, s};
   }

@@ -21,16 +21,28 @@ namespace {
 
 enum class BinOp { kAdd, kMul, kDiv, kDivTrunc, kDivFloor, kRem, kFmod, kPow };
 
-// A tensor or a Python number operand.
+// A tensor or a Python number operand. The tensor is the kernel's argument itself (or a local
+// of the caller that outlives the operand), not a copy: a kernel call copies no tensor it only
+// reads.
 struct Operand {
-  std::optional<Tensor> tensor;
+  const Tensor* tensor = nullptr;
   Scalar scalar;
 
   PromotionOperand promotion() const {
     return tensor ? promotion_operand(*tensor) : promotion_operand(scalar);
   }
   Tensor as(DType d) const { return tensor ? to_dtype(*tensor, d) : scalar_to_tensor(scalar, d); }
-  Shape shape() const { return tensor ? tensor->sizes() : Shape{}; }
+  // The operand in dtype d: the tensor itself when it has that dtype, else a converted copy
+  // kept in `holder`.
+  const Tensor& in(DType d, Tensor& holder) const {
+    if (tensor != nullptr && tensor->dtype() == d) return *tensor;
+    holder = as(d);
+    return holder;
+  }
+  const Shape& shape() const {
+    static const Shape kScalarShape;
+    return tensor ? tensor->sizes() : kScalarShape;
+  }
   bool is_zero_dim() const { return !tensor || tensor->dim() == 0; }
   double value() const { return tensor ? item_as_double(*tensor) : scalar.to_double(); }
 };
@@ -96,10 +108,16 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
   KCHECK(
       common != DType::kBool || kind == BinOp::kAdd || kind == BinOp::kMul || kind == BinOp::kDiv,
       ErrorKind::kBadInput, "not implemented for bool tensors");
-  SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, a.shape(), b.shape()));
+  // Equal shapes (the common case) need no broadcast shape of their own.
+  Shape broadcast;
+  if (a.shape() != b.shape()) {
+    SPLICE_ASSIGN_OR_RETURN(broadcast, broadcast_shapes(op, a.shape(), b.shape()));
+  }
+  const Shape& shape = a.shape() == b.shape() ? a.shape() : broadcast;
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, compute, shape));
-  const Tensor ta = a.as(compute);
-  const Tensor tb = b.as(compute);
+  Tensor a_holder, b_holder;
+  const Tensor& ta = a.in(compute, a_holder);
+  const Tensor& tb = b.in(compute, b_holder);
   const bool b_original = (kind == BinOp::kMul || kind == BinOp::kDiv) && b.is_zero_dim() &&
                           (compute == DType::kFloat16 || compute == DType::kBFloat16);
   const double b_value = b_original ? b.value() : 0.0;
@@ -208,15 +226,25 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
   return out;
 }
 
-Operand tensor_operand(Tensor t) { return Operand{std::move(t), Scalar()}; }
-Operand scalar_operand(Scalar s) { return Operand{std::nullopt, s}; }
+Operand tensor_operand(const Tensor& t) { return Operand{&t, Scalar()}; }
+Operand scalar_operand(Scalar s) { return Operand{nullptr, s}; }
+
+// The single output of a kernel, moved (an initializer list would copy it).
+Outputs single_output(Tensor t) {
+  Outputs out;
+  out.reserve(1);
+  out.push_back(std::move(t));
+  return out;
+}
 
 // A tensor operand, or a Python number export passed where a tensor is expected (a wrapped
 // number, `x * 2` → mul.Tensor(x, 2)), which promotes like a scalar.
-Result<Operand> read_operand(const Args& a, size_t i) {
+// The operand points into `args`, which outlive the kernel call.
+Result<Operand> read_operand(const Args& a, std::span<const KernelArg> args, size_t i) {
+  // Tensors first: trying a tensor as a number would format an error message on every call.
+  if (a.is_tensor(i)) return tensor_operand(std::get<Tensor>(args[i]));
   if (auto s = a.scalar(i); s.ok()) return scalar_operand(*s);
-  SPLICE_ASSIGN_OR_RETURN(Tensor t, a.tensor(i));
-  return tensor_operand(t);
+  return a.tensor(i).error();  // neither a tensor nor a number: "should be Tensor"
 }
 
 // add/sub/rsub .Tensor(self, other, *, alpha=1) and .Scalar(self, other, alpha=1); rsub
@@ -224,13 +252,13 @@ Result<Operand> read_operand(const Args& a, size_t i) {
 template <bool kNegate, bool kScalarOther, bool kReverse = false>
 Result<Outputs> add_like(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Operand self, read_operand(a, 0));
+  SPLICE_ASSIGN_OR_RETURN(Operand self, read_operand(a, args, 0));
   Operand other;
   if constexpr (kScalarOther) {
     SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
     other = scalar_operand(s);
   } else {
-    SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, 1));
+    SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, args, 1));
   }
   KCHECK(self.tensor || other.tensor, ErrorKind::kBadInput,
          "expects a tensor operand, got two numbers");
@@ -246,20 +274,20 @@ Result<Outputs> add_like(std::string_view op, std::span<const KernelArg> args) {
   }
   if constexpr (kReverse) std::swap(self, other);
   SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, BinOp::kAdd, self, other, alpha));
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 // mul/div/remainder/pow with a tensor or scalar second operand; div modes read arg 2.
 template <BinOp kKind, bool kScalarOther>
 Result<Outputs> binary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Operand self, read_operand(a, 0));
+  SPLICE_ASSIGN_OR_RETURN(Operand self, read_operand(a, args, 0));
   Operand other;
   if constexpr (kScalarOther) {
     SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(1));
     other = scalar_operand(s);
   } else {
-    SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, 1));
+    SPLICE_ASSIGN_OR_RETURN(other, read_operand(a, args, 1));
   }
   BinOp kind = kKind;
   if (kKind == BinOp::kDivTrunc) {  // the *_mode overloads: rounding_mode picks the op
@@ -280,7 +308,7 @@ Result<Outputs> binary(std::string_view op, std::span<const KernelArg> args) {
   KCHECK(self.tensor || other.tensor, ErrorKind::kBadInput,
          "expects a tensor operand, got two numbers");
   SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, kind, self, other, Scalar(int64_t{1})));
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 Result<Outputs> pow_scalar(std::string_view op, std::span<const KernelArg> args) {
@@ -290,7 +318,7 @@ Result<Outputs> pow_scalar(std::string_view op, std::span<const KernelArg> args)
   SPLICE_ASSIGN_OR_RETURN(Tensor exponent, a.tensor(1));
   SPLICE_ASSIGN_OR_RETURN(Tensor out, arith(op, BinOp::kPow, scalar_operand(self),
                                             tensor_operand(exponent), Scalar(int64_t{1})));
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 // where.self / ScalarSelf / ScalarOther / Scalar: (condition, self, other), each of self and
@@ -298,8 +326,8 @@ Result<Outputs> pow_scalar(std::string_view op, std::span<const KernelArg> args)
 Result<Outputs> where(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor cond, a.tensor(0));
-  SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, 1));
-  SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 2));
+  SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, args, 1));
+  SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, args, 2));
   KCHECK(cond.dtype() == DType::kBool || cond.dtype() == DType::kUInt8, ErrorKind::kBadInput,
          "condition must be a bool tensor, got {}", dtype_name(cond.dtype()));
   const PromotionOperand ops[] = {x.promotion(), y.promotion()};
@@ -320,7 +348,7 @@ Result<Outputs> where(std::string_view op, std::span<const KernelArg> args) {
         shape, {out.strides().data(), sc.data(), sx.data(), sy.data()},
         [&](const std::array<int64_t, 4>& o) { po[o[0]] = pc[o[1]] ? px[o[2]] : py[o[3]]; });
   });
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 enum class LogicOp { kAnd, kOr, kXor };
@@ -337,7 +365,7 @@ Result<Outputs> logical(std::string_view op, std::span<const KernelArg> args) {
   binary_loop<bool, bool, bool>(out, bx, by, [](bool p, bool q) {
     return kOp == LogicOp::kAnd ? (p && q) : kOp == LogicOp::kOr ? (p || q) : (p != q);
   });
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 // bitwise_and/or/xor (and the __and__/__or__/__xor__ operators) in every overload: either
@@ -346,8 +374,8 @@ Result<Outputs> logical(std::string_view op, std::span<const KernelArg> args) {
 template <LogicOp kOp>
 Result<Outputs> bitwise(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, 0));
-  SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 1));
+  SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, args, 0));
+  SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, args, 1));
   KCHECK(x.tensor || y.tensor, ErrorKind::kBadInput, "expects a tensor operand, got two numbers");
   const PromotionOperand ops[] = {x.promotion(), y.promotion()};
   const DType dtype = result_type(ops);
@@ -370,7 +398,7 @@ Result<Outputs> bitwise(std::string_view op, std::span<const KernelArg> args) {
       });
     }
   });
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 // masked_fill.Scalar / .Tensor(self, Tensor mask, value): self where mask is false, value where
@@ -380,7 +408,7 @@ Result<Outputs> masked_fill(std::string_view op, std::span<const KernelArg> args
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Tensor mask, a.tensor(1));
-  SPLICE_ASSIGN_OR_RETURN(Operand value, read_operand(a, 2));
+  SPLICE_ASSIGN_OR_RETURN(Operand value, read_operand(a, args, 2));
   KCHECK(mask.dtype() == DType::kBool, ErrorKind::kBadInput,
          "only supports boolean masks, but got mask with dtype {}", dtype_name(mask.dtype()));
   KCHECK(!value.tensor || value.tensor->dim() == 0, ErrorKind::kBadInput,
@@ -400,7 +428,7 @@ Result<Outputs> masked_fill(std::string_view op, std::span<const KernelArg> args
         shape, {out.strides().data(), ss.data(), sm.data()},
         [&](const std::array<int64_t, 3>& o) { po[o[0]] = pm[o[2]] ? v : px[o[1]]; });
   });
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 }  // namespace
