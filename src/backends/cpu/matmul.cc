@@ -1,10 +1,15 @@
 // Matrix products: mm, bmm, addmm, matmul (every rank combination of torch.matmul) and linear.
-// float32/float64 go through OpenBLAS (cblas_sgemm / cblas_dgemm) on contiguous copies (a 2-D
-// right operand that is a transposed contiguous matrix, like linear's weight.T, is passed to
-// BLAS as transposed instead of copied); f16/bf16 are widened to float, multiplied by sgemm and
-// rounded once; integer types use plain loops with wraparound accumulation (PyTorch's integer
-// GEMM accumulates in the element type, which wraps the same way mod 2^n).
+// float32/float64 go through OpenBLAS (cblas_sgemm / cblas_dgemm) on the operands' own memory
+// whenever BLAS can address it: each matrix of a batch needs one stride of 1 and the other at
+// least its extent (a transposed view like k.transpose(-2, -1) or linear's weight.T goes as a
+// transposed operand, a slice of wider rows with its leading dimension), and batch dims may
+// have any strides (broadcast ones are 0); only other layouts are copied to contiguous first.
+// f16/bf16 are widened to float, multiplied by sgemm and rounded once; integer types use plain
+// loops with wraparound accumulation (PyTorch's integer GEMM accumulates in the element type,
+// which wraps the same way mod 2^n).
 #include <cblas.h>
+
+#include <atomic>
 
 #include "backends/cpu/args.h"
 #include "tensor/convert.h"
@@ -19,23 +24,51 @@ namespace {
 // to pay for waking a worker).
 constexpr int64_t kRowsPerBlock = 16;
 
+std::atomic<int64_t> g_operand_copies{0};
+
+// How BLAS reads one [rows, cols] matrix in place: as stored (row-major, leading dimension
+// ld) or transposed (its transpose is row-major with leading dimension ld).
+struct BlasOperand {
+  bool trans = false;
+  int64_t ld = 0;
+  int64_t row_stride = 0;  // elements from one row of the matrix to the next
+};
+
+// The BLAS form of a [rows, cols] matrix with strides (rs, cs), or nullopt when BLAS cannot
+// address it (no unit stride, overlapping or negative strides). A dim of size 1 has no stride
+// to honour, so it never forces a copy.
+std::optional<BlasOperand> blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  const int64_t r = std::max<int64_t>(rows, 1), c = std::max<int64_t>(cols, 1);
+  if (cs == 1 || cols == 1) {
+    const int64_t ld = rows == 1 ? c : rs;
+    if (ld >= c) return BlasOperand{false, ld, rs};
+  }
+  if (rs == 1 || rows == 1) {
+    const int64_t ld = cols == 1 ? r : cs;
+    if (ld >= r) return BlasOperand{true, ld, rs};
+  }
+  return std::nullopt;
+}
+
 // One BLAS product of rows [0, m) of a into c (BLAS itself runs single-threaded: the model's
-// pool splits the rows, see blas_rows).
+// pool splits the rows, see blas_rows); c is row-major with leading dimension n.
 template <typename T>
-void blas_block(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb) {
-  const auto b_trans = tb ? CblasTrans : CblasNoTrans;
-  const int64_t ldb = tb ? k : n;
+void blas_block(int64_t m, int64_t n, int64_t k, const T* a, const BlasOperand& fa, const T* b,
+                const BlasOperand& fb, T* c) {
+  const auto ta = fa.trans ? CblasTrans : CblasNoTrans;
+  const auto tb = fb.trans ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0f, a, k, b, ldb, 0.0f, c, n);
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, fa.ld, b, fb.ld, 0.0f, c, n);
   } else {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0, a, k, b, ldb, 0.0, c, n);
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, fa.ld, b, fb.ld, 0.0, c, n);
   }
 }
 
 // A float/double product over the running model's threads: each takes a block of rows of a
 // and c (every output element is one BLAS dot product either way).
 template <typename T>
-void blas_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb) {
+void blas_rows(int64_t m, int64_t n, int64_t k, const T* a, const BlasOperand& fa, const T* b,
+               const BlasOperand& fb, T* c) {
   if (!(m && n && k)) {
     for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
     return;
@@ -43,8 +76,29 @@ void blas_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bo
   const int64_t work_per_row = std::max<int64_t>(n * k, 1);
   const int64_t grain = std::max<int64_t>(kRowsPerBlock, kParallelGrain / work_per_row);
   parallel_for(m, grain, [&](int64_t begin, int64_t end) {
-    blas_block(end - begin, n, k, a + begin * k, b, c + begin * n, tb);
+    blas_block(end - begin, n, k, a + begin * fa.row_stride, fa, b, fb, c + begin * n);
   });
+}
+
+// Offsets (in elements, from the view's own) of every matrix of a [batch..., r, c] view, in
+// row-major batch order; broadcast batch dims have stride 0.
+std::vector<int64_t> matrix_offsets(const Tensor& t, int64_t count) {
+  const int64_t nb = t.dim() - 2;
+  std::vector<int64_t> offsets(static_cast<size_t>(count), 0);
+  std::vector<int64_t> index(static_cast<size_t>(std::max<int64_t>(nb, 0)), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    offsets[i] = off;
+    for (int64_t d = nb - 1; d >= 0; --d) {
+      if (++index[d] < t.size(d)) {
+        off += t.stride(d);
+        break;
+      }
+      off -= t.stride(d) * (index[d] - 1);
+      index[d] = 0;
+    }
+  }
+  return offsets;
 }
 
 // One [m,k] x [k,n] product; a, b, c are contiguous (c is [m,n], overwritten). With tb, b
@@ -52,7 +106,8 @@ void blas_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bo
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb = false) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    blas_rows(m, n, k, a, b, c, tb);
+    blas_rows(m, n, k, a, BlasOperand{false, k, k}, b,
+              tb ? BlasOperand{true, k, 1} : BlasOperand{false, n, n}, c);
   } else if constexpr (is_reduced_float_v<T>) {
     std::vector<float> fa(m * k), fb(k * n), fc(m * n);
     for (int64_t i = 0; i < m * k; ++i) fa[i] = static_cast<float>(a[i]);
@@ -72,7 +127,9 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tb
   }
 }
 
-// Batched product of contiguous [batch,m,k] and [batch,k,n] into a new [batch,m,n] tensor.
+// Batched product of a [batch..., m, k] and b [batch..., k, n] (views with the same batch dims,
+// of any strides; `batch` matrices each) into a new contiguous [batch, m, n] tensor of
+// `out_shape`.
 Result<Tensor> batched(std::string_view op, const Tensor& a, const Tensor& b, int64_t batch,
                        int64_t m, int64_t k, int64_t n, Shape out_shape) {
   KCHECK(a.dtype() == b.dtype(), ErrorKind::kShapeMismatch,
@@ -83,8 +140,32 @@ Result<Tensor> batched(std::string_view op, const Tensor& a, const Tensor& b, in
   KCHECK(m <= kBlasMax && n <= kBlasMax && k <= kBlasMax, ErrorKind::kShapeMismatch,
          "matrix dims {}x{}x{} exceed the BLAS limit", m, k, n);
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, a.dtype(), out_shape));
+  KCHECK(out.is_contiguous(), ErrorKind::kInternal, "the product's output is not contiguous");
+  if (a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64) {
+    // BLAS reads each operand where it lies when it can; otherwise one contiguous copy.
+    auto operand = [&](const Tensor& t, int64_t rows, int64_t cols) {
+      const int64_t d = t.dim();
+      auto form = blas_operand(rows, cols, t.stride(d - 2), t.stride(d - 1));
+      if (form) return std::make_pair(t, *form);
+      g_operand_copies.fetch_add(1, std::memory_order_relaxed);
+      const Tensor c = contiguous_copy(t);
+      return std::make_pair(c, *blas_operand(rows, cols, c.stride(d - 2), c.stride(d - 1)));
+    };
+    const auto [va, fa] = operand(a, m, k);
+    const auto [vb, fb] = operand(b, k, n);
+    const std::vector<int64_t> oa = matrix_offsets(va, batch), ob = matrix_offsets(vb, batch);
+    dispatch_dtype(a.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        for (int64_t i = 0; i < batch; ++i)
+          blas_rows<T>(m, n, k, va.data<T>() + oa[i], fa, vb.data<T>() + ob[i], fb,
+                       out.data<T>() + i * m * n);
+      }
+    });
+    return out;
+  }
   const Tensor ca = a.is_contiguous() ? a : contiguous_copy(a);
-  // A 2-D b that is the transpose of a contiguous [n,k] matrix goes to BLAS as is.
+  // A 2-D b that is the transpose of a contiguous [n,k] matrix is read as is.
   const bool tb = !b.is_contiguous() && b.dim() == 2 && b.stride(0) == 1 && b.stride(1) == k;
   const Tensor cb = b.is_contiguous() || tb ? b : contiguous_copy(b);
   dispatch_dtype(a.dtype(), [&](auto tag) {
@@ -163,6 +244,23 @@ Result<Outputs> addmm(std::string_view op, std::span<const KernelArg> args) {
   return Outputs{p};
 }
 
+// a [batch..., m, k] as one [rows, k] view when its batch and row dims collapse into one
+// strided dim (every non-unit dim steps exactly over the ones inside it), else nullopt.
+std::optional<Tensor> fold_rows(const Tensor& a, int64_t rows, int64_t k) {
+  const int64_t d = a.dim();
+  int64_t row_stride = std::max<int64_t>(k, 1);
+  int64_t next = -1;  // the stride the next outer non-unit dim must have
+  for (int64_t i = d - 2; i >= 0; --i) {
+    if (a.size(i) == 1) continue;
+    if (next < 0)
+      row_stride = a.stride(i);
+    else if (a.stride(i) != next)
+      return std::nullopt;
+    next = a.stride(i) * a.size(i);
+  }
+  return a.view_as({rows, k}, {row_stride, a.stride(d - 1)}, a.offset());
+}
+
 // torch.matmul for every rank combination: a 1-D left operand is a row [1,k] and a 1-D right
 // operand a column [k,1], their unit dim dropped from the result; a 2-D right operand is
 // multiplied with the left one's leading dims folded into rows (one GEMM, as PyTorch folds);
@@ -196,18 +294,21 @@ Result<Tensor> matmul_impl(std::string_view op, const Tensor& x, const Tensor& y
          shape_string(batch), m);
   const int64_t batch_numel = shape_numel(batch);
   if (b_batch.empty()) {
-    const Tensor ca = a.is_contiguous() ? a : contiguous_copy(a);
     const int64_t rows = *rows_opt;
-    const Tensor folded = ca.view_as({rows, k}, {k, 1}, ca.offset());
-    SPLICE_ASSIGN_OR_RETURN(Tensor out, batched(op, folded, b, 1, rows, k, n, out_shape));
+    std::optional<Tensor> folded = fold_rows(a, rows, k);
+    if (!folded) {
+      g_operand_copies.fetch_add(1, std::memory_order_relaxed);
+      folded = fold_rows(contiguous_copy(a), rows, k);
+    }
+    SPLICE_ASSIGN_OR_RETURN(Tensor out, batched(op, *folded, b, 1, rows, k, n, out_shape));
     return out;
   }
+  // Broadcast batch dims are views with stride 0: batched reads each matrix where it lies.
   Shape a_shape = batch, b_shape = batch;
   a_shape.insert(a_shape.end(), {m, k});
   b_shape.insert(b_shape.end(), {k, n});
-  const Tensor ea = contiguous_copy(broadcast_to(a, a_shape));
-  const Tensor eb = contiguous_copy(broadcast_to(b, b_shape));
-  return batched(op, ea, eb, batch_numel, m, k, n, out_shape);
+  return batched(op, broadcast_to(a, a_shape), broadcast_to(b, b_shape), batch_numel, m, k, n,
+                 out_shape);
 }
 
 Result<Outputs> matmul(std::string_view op, std::span<const KernelArg> args) {
@@ -265,6 +366,8 @@ Result<Outputs> linear(std::string_view op, std::span<const KernelArg> args) {
 }
 
 }  // namespace
+
+int64_t matmul_operand_copies() { return g_operand_copies.load(std::memory_order_relaxed); }
 
 std::span<const KernelEntry> matmul_kernels() {
   static constexpr KernelEntry kEntries[] = {

@@ -27,5 +27,9 @@ std::vector<std::string> kernel_targets();
 // Calls a kernel outside any session: no planned destination, not in place, on the calling
 // thread (or the current pool's, thread_pool.h). What kernels calling kernels and tests use.
 Result<std::vector<Tensor>> call_kernel(KernelFn kernel, std::span<const KernelArg> args);
+// How many operands the matrix products (mm, bmm, addmm, matmul, linear) have copied to
+// contiguous memory so far in this process, because BLAS could not read them in place (for
+// tests that strided float operands go to BLAS as they are).
+int64_t matmul_operand_copies();
 
 }  // namespace splice::cpu

@@ -65,6 +65,40 @@ TEST(Matmul, BatchedRanks) {
   EXPECT_EQ(values(ir), (std::vector<double>{1, 1}));
 }
 
+// Strided float operands go to BLAS where they lie (no contiguous copy): k transposed as in
+// attention (bmm, and 4-D matmul whose batch dims are views), a left operand that is a slice of
+// wider rows, and a transposed left operand. An operand with no unit stride is copied once,
+// and still multiplies right.
+TEST(Matmul, StridedFloatOperandsGoToBlasUncopied) {
+  const Tensor q = f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor k = f32({2, 3, 2}, {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, -1});
+  const Tensor kt = call1("aten.transpose.int", {k, i64(1), i64(2)});  // [2, 2, 3], strided
+  ASSERT_FALSE(kt.is_contiguous());
+  const std::vector<double> qk = {1, 2, 3, 3, 4, 7, 10, 12, -1, 14, 16, -1};
+  int64_t before = matmul_operand_copies();
+  EXPECT_EQ(values(call1("aten.bmm.default", {q, kt})), qk);
+  const Tensor q4 = call1("aten.unsqueeze.default", {q, i64(0)});
+  const Tensor kt4 = call1("aten.unsqueeze.default", {kt, i64(0)});
+  const Tensor r4 = call1("aten.matmul.default", {q4, kt4});
+  EXPECT_EQ(r4.sizes(), (Shape{1, 2, 2, 3}));
+  EXPECT_EQ(values(r4), qk);
+  // Rows of 4 of which the product reads 2 (leading dimension 4), and a transposed left operand.
+  const Tensor wide = f32({2, 4}, {1, 2, 9, 9, 3, 4, 9, 9});
+  const Tensor sliced = call1("aten.slice.Tensor", {wide, i64(1), i64(0), i64(2), i64(1)});
+  const Tensor right = f32({2, 2}, {5, 6, 7, 8});
+  EXPECT_EQ(values(call1("aten.mm.default", {sliced, right})),
+            (std::vector<double>{19, 22, 43, 50}));
+  const Tensor at = call1("aten.t.default", {f32({2, 2}, {1, 3, 2, 4})});
+  EXPECT_EQ(values(call1("aten.matmul.default", {at, right})),
+            (std::vector<double>{19, 22, 43, 50}));
+  EXPECT_EQ(matmul_operand_copies(), before);
+  // Every other column: no unit stride, so BLAS needs a copy.
+  const Tensor strided = call1("aten.slice.Tensor", {wide, i64(1), i64(0), i64(4), i64(2)});
+  EXPECT_EQ(values(call1("aten.mm.default", {strided, right})),
+            (std::vector<double>{68, 78, 78, 90}));
+  EXPECT_EQ(matmul_operand_copies(), before + 1);
+}
+
 TEST(Matmul, Errors) {
   Error e = call_error("aten.matmul.default", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})});
   EXPECT_EQ(e.kind(), ErrorKind::kShapeMismatch);
