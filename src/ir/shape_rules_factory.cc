@@ -313,6 +313,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::full, full},
     {OpId::empty_like, like},
     {OpId::zeros_like, like},
+    {OpId::zero, same},
     {OpId::ones_like, like},
     {OpId::full_like, like},
     {OpId::new_empty, new_factory},

@@ -1,10 +1,10 @@
 // Shape rules of indexing, concatenation and writes: cat (legacy [0]-shaped operands skipped,
-// dtypes promoted) and stack; advanced indexing (index.Tensor: int index tensors broadcast and
-// land in place of the indexed dims when those are adjacent, else in front; a bool mask is its
-// nonzero(), whose length is a fresh symbol); index_select, gather, embedding; and the writes,
-// which return self's type: slice_scatter and select_scatter with src exactly the written
-// slice's shape, index_put with values broadcastable to the indexed shape, index_copy,
-// scatter and index_add, with the dtype checks eager PyTorch's kernels make.
+// dtypes promoted), diff (a cat along dim, n shorter) and stack; advanced indexing (index.Tensor:
+// int index tensors broadcast and land in place of the indexed dims when those are adjacent, else
+// in front; a bool mask is its nonzero(), whose length is a fresh symbol); index_select, gather,
+// embedding; and the writes, which return self's type: slice_scatter and select_scatter with src
+// exactly the written slice's shape, index_put with values broadcastable to the indexed shape,
+// index_copy, scatter and index_add, with the dtype checks eager PyTorch's kernels make.
 #include "ir/shape_rules_util.h"
 
 #include <algorithm>
@@ -49,6 +49,41 @@ Result<Outputs> cat(RuleArgs& a) {
   }
   out[dim] = a.env().simplify(SymExpr::make(SymOp::kAdd, parts));
   return one(dtype, std::move(out));
+}
+
+// diff: prepend, self and append concatenated along dim (dtypes promoted as cat does), then n
+// differences of neighbours, each one shorter; n beyond the length stops at length 0, and
+// n == 0 is self as it is, prepend and append ignored (ATen's diff).
+Result<Outputs> diff(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t n, a.integer("n"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  if (self->rank() == 0) return a.error("diff expects input to be at least one-dimensional");
+  if (n < 0) return a.error("order must be non-negative but got {}", n);
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
+  if (n == 0) return same_as(*self);
+  std::vector<Operand> ops{Operand{self, NumberKind::kInt}};
+  std::vector<SymExpr> parts{self->sizes[dim]};
+  for (const char* name : {"prepend", "append"}) {
+    SPLICE_ASSIGN_OR_RETURN(const TensorType* t, a.optional_tensor(name));
+    if (t == nullptr) continue;
+    if (t->rank() != self->rank())
+      return a.error("diff expects prepend or append to be the same dimension as input");
+    for (int64_t d = 0; d < self->rank(); ++d)
+      if (d != dim)
+        SPLICE_TRY(a.require_equal(
+            self->sizes[d], t->sizes[d],
+            fmt::format("diff expects the shape of tensor to prepend or append to match that of "
+                        "input except along the differencing dimension; input.size({}) = {}, "
+                        "but got tensor.size({}) = {}",
+                        d, self->sizes[d].to_string(), d, t->sizes[d].to_string())));
+    ops.push_back(Operand{t, NumberKind::kInt});
+    parts.push_back(t->sizes[dim]);
+  }
+  Sizes out = self->sizes;
+  const SymExpr length = SymExpr::make(SymOp::kAdd, parts);
+  out[dim] = a.env().simplify(SymExpr::make(SymOp::kMax, {length - n, SymExpr(0)}));
+  return one(result_dtype(ops, Promotion::kDefault), std::move(out));
 }
 
 Result<Outputs> stack(RuleArgs& a) {
@@ -323,6 +358,7 @@ Result<Outputs> index_add(RuleArgs& a) {
 
 constexpr RuleEntry kEntries[] = {
     {OpId::cat, cat},
+    {OpId::diff, diff},
     {OpId::stack, stack},
     {OpId::index_Tensor, index},
     {OpId::index_select, index_select},

@@ -190,6 +190,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::masked_fill_Scalar, masked_fill},
     {OpId::masked_fill_Tensor, masked_fill},
     {OpId::minimum, binary<Promotion::kDefault>},
+    {OpId::min_other, binary<Promotion::kDefault>},
     {OpId::maximum, binary<Promotion::kDefault>},
     {OpId::clamp, clamp},
     {OpId::clamp_Tensor, clamp},

@@ -1,11 +1,11 @@
 // decompose_composites: the CompositeImplicit ops that the training IR and run_decompositions({})
 // keep (einsum, group_norm, pad in every mode, the `to` conversions, narrow/chunk/flatten and
-// the other view helpers, the vector norms, std_mean, baddbmm, outer) are rewritten into the ops
-// PyTorch builds them from, following torch/_refs and torch/_decomp, so every backend runs them
-// from its primitive kernels and no backend writes them again. Every node a decomposition
-// creates is typed by its op's shape rule (Rewriter), and the result must have the original
-// output's type exactly. This file holds the pass and what the decompositions share; they live
-// in decompose_shape_ops.cc and decompose_math.cc.
+// the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min.other, diff) are
+// rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
+// every backend runs them from its primitive kernels and no backend writes them again. Every
+// node a decomposition creates is typed by its op's shape rule (Rewriter), and the result must
+// have the original output's type exactly. This file holds the pass and what the decompositions
+// share; they live in decompose_shape_ops.cc and decompose_math.cc.
 #include <algorithm>
 #include <map>
 
@@ -168,8 +168,9 @@ class DecomposeComposites final : public Pass {
            "pad a constant_pad_nd or (reflect, replicate, circular) index_selects with computed "
            "indices, einsum permutes, diagonals, sums and bmm, baddbmm a bmm with mul and add, "
            "outer a broadcast mul, the vector norms abs/pow/sum/amax/amin, std_mean a var_mean "
-           "and sqrt, group_norm native_group_norm. Sizes a decomposition needs are sym_size "
-           "and _operator nodes when symbolic. Dropout in training mode is an error.";
+           "and sqrt, group_norm native_group_norm, zero zeros_like, min.other minimum, diff "
+           "a cat and slice differences. Sizes a decomposition needs are sym_size and "
+           "_operator nodes when symbolic. Dropout in training mode is an error.";
   }
   Result<bool> run(ir::Program& program) override {
     Rewriter rw(program);

@@ -10,7 +10,9 @@
 //   linalg_vector_norm (and norm.Scalar / norm.ScalarOpt_dim through it): count of non-zeros
 //     (ord 0), amax/amin of |x| (±inf), else (sum |x|^ord)^(1/ord) in the computation dtype
 //     (sqrt for ord 2, as eager's kernel);
-//   std_mean: var_mean and sqrt; group_norm: native_group_norm with N, C and HxW.
+//   std_mean: var_mean and sqrt; group_norm: native_group_norm with N, C and HxW;
+//   zero: zeros_like; min.other: minimum; diff: cat of prepend/self/append, then n slice
+//     differences (logical_xor for bool), as ATen's diff_helper.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -440,6 +442,78 @@ Result<bool> group_norm(Rewriter& rw, Node* node) {
   return true;
 }
 
+// ---- zero, min.other, diff ----
+
+// zero(self): zeros_like(self) (torch/_refs.zero).
+Result<bool> zero(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  SPLICE_TRY(rw.replace(node, OpId::zeros_like, {Arg{self}}));
+  return true;
+}
+
+// min.other(self, other): minimum(self, other), the same kernel under another name.
+Result<bool> min_other(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  Value* other = tensor_arg(*node, "other");
+  if (self == nullptr || other == nullptr) return false;
+  SPLICE_TRY(rw.replace(node, OpId::minimum, {Arg{self}, Arg{other}}));
+  return true;
+}
+
+// diff(self, n, dim, prepend, append) as ATen's diff_helper: cat(prepend, self, append) along
+// dim, then min(n, length) times x[1:] - x[:-1] along dim (logical_xor for bool, which has no
+// subtraction). n == 0 is a copy of self, prepend and append ignored.
+Result<bool> diff(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  const std::optional<int64_t> n = constant_int(node->arg("n"));
+  const std::optional<int64_t> dim_arg = constant_int(node->arg("dim"));
+  if (self == nullptr || !n || !dim_arg) return false;
+  const std::optional<int64_t> dim = wrap_dim(*dim_arg, self->type().rank());
+  if (!dim) return false;  // the shape rule has refused it already
+  if (*n == 0) {
+    SPLICE_TRY(rw.replace(node, OpId::clone, {Arg{self}}));
+    return true;
+  }
+  std::vector<Value*> parts;
+  if (Value* p = tensor_arg(*node, "prepend")) parts.push_back(p);
+  parts.push_back(self);
+  if (Value* a = tensor_arg(*node, "append")) parts.push_back(a);
+  Value* x = self;
+  if (parts.size() > 1) {
+    SPLICE_ASSIGN_OR_RETURN(x, rw.insert_value(node, OpId::cat, {Arg{parts}, Arg{*dim}}, {},
+                                               part_name(*node, OpId::cat)));
+  }
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size length, sizes.dim(x, *dim));
+  // ATen stops at length 0 when n exceeds the length, deciding it on the size.
+  int64_t steps = *n;
+  if (rw.env().decide(SymExpr::make(SymOp::kGe, {length.expr, *n})) != true) {
+    if (rw.env().decide(SymExpr::make(SymOp::kLt, {length.expr, *n})) != true)
+      return make_error(ErrorKind::kUnsupportedOp,
+                        "{}: whether n={} exceeds the length {} along dim {} is only known when "
+                        "the program runs",
+                        node_label(*node), *n, length.expr.to_string(), *dim);
+    steps = *length.expr.constant();
+  }
+  const bool is_bool = x->type().dtype == DType::kBool;
+  for (int64_t i = 0; i < steps; ++i) {
+    SPLICE_ASSIGN_OR_RETURN(Size out_len, sizes.sub(length, SizeBuilder::constant(i + 1)));
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * hi, rw.insert_value(node, OpId::slice_Tensor, {Arg{x}, Arg{*dim}, Arg{int64_t{1}}},
+                                    {}, part_name(*node, OpId::slice_Tensor)));
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * lo, rw.insert_value(node, OpId::slice_Tensor,
+                                    {Arg{x}, Arg{*dim}, Arg{int64_t{0}}, to_arg(out_len)}, {},
+                                    part_name(*node, OpId::slice_Tensor)));
+    const OpId op = is_bool ? OpId::logical_xor : OpId::sub_Tensor;
+    SPLICE_ASSIGN_OR_RETURN(
+        x, rw.insert_value(node, op, {Arg{hi}, Arg{lo}}, {}, part_name(*node, op)));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {x}));
+  return true;
+}
+
 constexpr Entry kEntries[] = {
     {OpId::einsum, einsum},
     {OpId::baddbmm, baddbmm},
@@ -450,6 +524,9 @@ constexpr Entry kEntries[] = {
     {OpId::std_mean_correction, std_mean},
     {OpId::std_mean_dim, std_mean},
     {OpId::group_norm, group_norm},
+    {OpId::zero, zero},
+    {OpId::min_other, min_other},
+    {OpId::diff, diff},
 };
 
 }  // namespace

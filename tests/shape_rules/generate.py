@@ -469,6 +469,16 @@ for d in [f16, bf16, f32]:
     case("_scaled_dot_product_flash_attention_for_cpu.default", T(d, (2, 4, 5, 8)),
          T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8)))
 case("dropout.default", T(f32, (2, 3)), 0.0, False)
+# zero, min.other and diff: ops the training IR keeps (decomposed by decompose_composites).
+case("zero.default", T(i64, (2, 3)))
+case("min.other", T(f32, (3, 1)), T(f16, (4,)))
+case("min.other", T(i32, (2, 3)), T(i64, ()))
+case("diff.default", T(f32, (2, 5)))
+case("diff.default", T(i64, (1, 6)), 1, -1, T(i64, (1, 1)))
+case("diff.default", T(f32, (4, 3)), 2, 0, T(i32, (1, 3)), T(f32, (2, 3)))
+case("diff.default", T(f32, (2, 3)), 5, 1)
+case("diff.default", T(b, (4,)), 2)
+case("diff.default", T(f32, (2, 3)), 0, 1, T(f32, (2, 2)))
 for d in [f16, bf16]:
     q, k, v = T(d, (2, 4, 5, 8)), T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8))
     case("_scaled_dot_product_flash_attention.default", q, k, v, device="cuda")

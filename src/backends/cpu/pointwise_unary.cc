@@ -82,23 +82,35 @@ M apply(FloatFn fn, M x) {
   return x;
 }
 
+// The single output of a kernel, moved (an initializer list would copy it).
+Outputs single_output(Tensor t) {
+  Outputs out;
+  out.reserve(1);
+  out.push_back(std::move(t));
+  return out;
+}
+
 template <FloatFn kFn>
 Result<Outputs> float_unary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  // The argument itself, not a copy, when it is a tensor (the common case).
+  if (!a.is_tensor(0)) return a.tensor(0).error();
+  const Tensor& self = std::get<Tensor>(args[0]);
   // silu has no integer promotion in PyTorch: its kernel is dispatched for floats only.
   KCHECK(kFn != FloatFn::kSilu || is_floating(self.dtype()), ErrorKind::kBadInput,
          "not implemented for {} tensors", dtype_name(self.dtype()));
   const DType dtype = is_floating(self.dtype()) ? self.dtype() : DType::kFloat32;
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, self.sizes()));
-  const Tensor in = to_dtype(self, dtype);
+  Tensor converted;
+  if (self.dtype() != dtype) converted = to_dtype(self, dtype);
+  const Tensor& in = self.dtype() == dtype ? self : converted;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {
       unary_loop<T, T>(out, in, [](T x) { return from_opmath<T>(apply(kFn, to_opmath(x))); });
     }
   });
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 enum class SameFn { kNeg, kAbs, kRelu };
@@ -106,7 +118,8 @@ enum class SameFn { kNeg, kAbs, kRelu };
 template <SameFn kFn>
 Result<Outputs> same_dtype_unary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  if (!a.is_tensor(0)) return a.tensor(0).error();
+  const Tensor& self = std::get<Tensor>(args[0]);
   KCHECK(self.dtype() != DType::kBool || kFn == SameFn::kAbs, ErrorKind::kBadInput,
          "not supported for bool tensors");
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
@@ -143,7 +156,7 @@ Result<Outputs> same_dtype_unary(std::string_view op, std::span<const KernelArg>
       }
     });
   });
-  return Outputs{out};
+  return single_output(std::move(out));
 }
 
 // gelu(self, *, approximate='none'): x/2 * (1 + erf(x/sqrt(2))), or the tanh approximation.
