@@ -1,11 +1,13 @@
 // The op table: every supported op (op_list.inc) parsed once from its ATen schema, looked up
 // by export target or by OpId. Adding an op: one entry in op_list.inc, a kernel in each
-// backend, and a case in tests/cases.
+// backend, and a case in tests/cases. find_op also finds the in-place twins (inplace_ops.h),
+// which have no OpId.
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 
+#include "ir/inplace_ops.h"
 #include "ir/ops.h"
 
 namespace splice::ir {
@@ -68,7 +70,9 @@ const Table& table() {
 const OpSchema* find_op(std::string_view target) {
   const auto& t = table();
   auto it = t.by_target.find(target);
-  return it == t.by_target.end() ? nullptr : it->second;
+  // The in-place twins (inplace_ops.h) are found too: the training IR holds them until the
+  // functionalize pass rewrites them.
+  return it == t.by_target.end() ? find_inplace_op(target) : it->second;
 }
 
 const std::vector<const OpSchema*>& all_ops() { return table().ordered; }

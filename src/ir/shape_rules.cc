@@ -1,9 +1,12 @@
 // The shape-rule table: every family's rules (shape_rules_<family>.cc) merged once, sorted by
 // export target, and looked up by binary search. Keyed by target string, like the op table.
+// An in-place op of the training IR has its functional twin's rule, then eager's in-place
+// checks (the result fits self's shape and casts to self's dtype) and self's type.
 #include "ir/shape_rules.h"
 
 #include <algorithm>
 
+#include "ir/inplace_ops.h"
 #include "ir/shape_rules_util.h"
 
 namespace splice::ir {
@@ -54,17 +57,50 @@ const RuleEntry* find_rule(OpId op) {
   return &*it;
 }
 
+// The rule of a node's op; an in-place op takes its functional twin's, whose arguments it
+// shares by name.
+const RuleEntry* rule_of(const Node& node) {
+  if (auto functional = functional_of(node.op())) return find_rule(*functional);
+  return find_rule(node.op_id());
+}
+
+// An in-place op writes its functional result into self, so it gives self's type, provided the
+// result has exactly self's shape and casts to self's dtype (eager's checks of in-place ops).
+Result<std::vector<OutputType>> inplace_result(const rules::RuleArgs& a,
+                                               std::vector<OutputType> outs) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  if (outs.size() != 1 || outs[0].kind != ValueKind::kTensor || !outs[0].known)
+    return a.error("an in-place op must give one tensor");
+  const TensorType& result = outs[0].tensor;
+  bool fits = result.rank() == self->rank();
+  for (int64_t d = 0; fits && d < self->rank(); ++d)
+    fits = a.env().provably_equal(result.sizes[d], self->sizes[d]);
+  if (!fits)
+    return a.error("output with shape {} doesn't match the broadcast shape {}",
+                   rules::sizes_string(self->sizes), rules::sizes_string(result.sizes));
+  // c10::canCast: no float result into an integer tensor, nothing but bool into a bool one.
+  const bool to_int = is_integral(self->dtype) && is_floating(result.dtype);
+  const bool to_bool = self->dtype == DType::kBool && result.dtype != DType::kBool;
+  if (to_int || to_bool)
+    return a.error("result type {} can't be cast to the desired output type {}",
+                   dtype_torch_name(result.dtype), dtype_torch_name(self->dtype));
+  return std::vector<OutputType>{OutputType::of(*self)};
+}
+
 }  // namespace
 
 bool has_shape_rule(OpId op) { return find_rule(op) != nullptr; }
 
 Result<std::vector<OutputType>> infer_outputs(const Node& node, ShapeEnv& env) {
-  const RuleEntry* rule = find_rule(node.op_id());
+  const RuleEntry* rule = rule_of(node);
   if (rule == nullptr)
     return make_error(ErrorKind::kInternal, "node '{}' ({}): the op has no shape rule", node.name(),
                       node.target());
   rules::RuleArgs args(node, env);
   SPLICE_ASSIGN_OR_RETURN(std::vector<OutputType> outs, rule->fn(args));
+  if (functional_of(node.op())) {
+    SPLICE_ASSIGN_OR_RETURN(outs, inplace_result(args, std::move(outs)));
+  }
   for (OutputType& o : outs) {
     if (o.kind != ValueKind::kTensor) {
       if (o.expr) o.expr = env.simplify(*o.expr);

@@ -2,11 +2,14 @@
 #include "passes/pipeline.h"
 
 #include "ir/verifier.h"
+#include "passes/functionalize.h"
 
 namespace splice::passes {
 
 std::vector<std::unique_ptr<Pass>> default_passes() {
   std::vector<std::unique_ptr<Pass>> passes;
+  // First: every later pass and the planners read functional programs only.
+  passes.push_back(make_functionalize());
   // Static sizes wherever a rule proves them, before anything reads sizes.
   passes.push_back(make_refine_recorded_types());
   // Composite ops into the primitives every backend has, before the write passes look at

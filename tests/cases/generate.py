@@ -194,9 +194,6 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
         raise RuntimeError(f"the program has {len(input_names)} user inputs {input_names}, "
                            f"the case gives {len(calls[0])}")
     mutated = mutated_user_inputs(ep, form, input_names)
-    # A training IR that mutates in place: splice refuses it today and says how to re-export
-    # (case.json's expect_load_error); its calls are recorded all the same, for the day it runs.
-    refused_ops = inplace_ops(ep) if form in TRAINING_IR_FORMS else []
 
     eager = copy.deepcopy(mod).to("cpu")
     torch.manual_seed(case_seed(c.name))
@@ -248,9 +245,6 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     if tf is not None and any(type(m).__module__.startswith("transformers.")
                               for m in mod.modules()):
         info["transformers_version"] = tf.__version__  # the hf_* cases' model code
-    if refused_ops:
-        info["expect_load_error"] = "run_decompositions"
-        info["inplace_ops"] = refused_ops
     with open(os.path.join(tmp_dir, "case.json"), "w") as f:
         json.dump(info, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -259,9 +253,7 @@ def write_form(c, mod, calls, dynamic_shapes, device, form, out_dir, tmp_dir):
     print(f"wrote {case_dir_name(c, form, device)}: {len(calls)} call(s), inputs {input_names}, "
           f"{num_user_outputs} output(s)" + (f", mutates {mutated}" if mutated else "") +
           (f", buffers {info['buffers']}" if info["buffers"] else "") +
-          (f", call {expected_error['call']} fails" if expected_error else "") +
-          (f"; in-place training IR {refused_ops} (splice refuses it today)"
-           if refused_ops else ""), flush=True)
+          (f", call {expected_error['call']} fails" if expected_error else ""), flush=True)
 
 
 def expect_eager_error(eager, args, k, message_contains):

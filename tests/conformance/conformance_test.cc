@@ -8,18 +8,18 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "frontend/pt2/loader.h"
 #include "frontend/pt2/zip_reader.h"
+#include "ir/ops.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/type_check.h"
 #include "ir/verifier.h"
-#include "ir/ops.h"
 #include "splice/splice.h"
 #include "tensor/safetensors.h"
 #include "tests/conformance/compare.h"
@@ -94,8 +94,8 @@ enum class Route {
 // after a static path was destroyed and remove whatever the dead memory then named.
 const fs::path& scratch_dir() {
   static const fs::path* const dir = [] {
-    auto* d = new fs::path(fs::temp_directory_path() /
-                           fmt::format("splice-conformance-{}", ::getpid()));
+    auto* d =
+        new fs::path(fs::temp_directory_path() / fmt::format("splice-conformance-{}", ::getpid()));
     fs::create_directories(*d);
     return d;
   }();
@@ -120,7 +120,8 @@ Result<Model> load_model(const fs::path& dir, Route route) {
   const std::string name = dir.filename().string();
   LoadOptions options;
   switch (route) {
-    case Route::kPlanned: return Model::load(pt2);
+    case Route::kPlanned:
+      return Model::load(pt2);
     case Route::kNaive:
       options.plan_mode = PlanMode::kNaive;
       return Model::load(pt2, options);
@@ -151,6 +152,13 @@ void run_case(const fs::path& dir, Route route) {
     return;
   }
   const ExpectedError expect_error = expected_error(dir);
+  // A CUDA training-IR case recorded while splice refused the training IR has no calls yet:
+  // they are recorded on a CUDA host (generate.py --device cuda); until then it only loads.
+  if (call_count(dir) == 0 && dir.filename().string().ends_with(".cuda")) {
+    auto loaded = load_model(dir, route);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+    GTEST_SKIP() << "no recorded calls in " << dir << " (record them on a CUDA host)";
+  }
   auto model = load_model(dir, route);
   ASSERT_TRUE(model.ok()) << model.error().message();
   Session session = model->open_session().value();
@@ -160,7 +168,8 @@ void run_case(const fs::path& dir, Route route) {
     SCOPED_TRACE(fmt::format("call {}", k));
     TensorMap inputs = read_or_fail(dir / fmt::format("call{}.inputs.safetensors", k));
     std::map<std::string, TensorArg> args;
-    for (auto& [name, t] : inputs) args.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+    for (auto& [name, t] : inputs)
+      args.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
     auto result = session.run(args);
     if (k == expect_error.call) {
       // PyTorch raised here (eager's own torch._check text; the exported program carries its
@@ -178,7 +187,8 @@ void run_case(const fs::path& dir, Route route) {
 
     TensorMap actual;
     for (size_t i = 0; i < result->outputs.size(); ++i)
-      if (result->present[i]) actual.emplace(fmt::format("output.{}", i), to_tensor(result->outputs[i]));
+      if (result->present[i])
+        actual.emplace(fmt::format("output.{}", i), to_tensor(result->outputs[i]));
     for (const auto& [name, h] : result->mutated_inputs)
       actual.emplace(fmt::format("mutated.{}", name), to_tensor(h));
     for (const auto& [key, e] : expected) {

@@ -43,9 +43,9 @@ Result<DType> dtype_of(ScalarTypeCode code, std::string_view where) {
   auto d = dtype_from_schema(code);
   if (!d) {
     static const std::map<int, std::string_view> kNames = {
-        {0, "UNKNOWN"}, {9, "COMPLEXHALF"}, {10, "COMPLEXFLOAT"}, {11, "COMPLEXDOUBLE"},
-        {28, "UINT16"}, {29, "FLOAT8_E4M3FN"}, {30, "FLOAT8_E5M2"}, {31, "FLOAT8_E4M3FNUZ"},
-        {32, "FLOAT8_E5M2FNUZ"}};
+        {0, "UNKNOWN"},        {9, "COMPLEXHALF"},      {10, "COMPLEXFLOAT"},
+        {11, "COMPLEXDOUBLE"}, {28, "UINT16"},          {29, "FLOAT8_E4M3FN"},
+        {30, "FLOAT8_E5M2"},   {31, "FLOAT8_E4M3FNUZ"}, {32, "FLOAT8_E5M2FNUZ"}};
     auto it = kNames.find(code);
     return make_error(ErrorKind::kBadArchive, "{} has dtype {} ({}), which splice does not support",
                       where, it == kNames.end() ? "unknown" : it->second, code);
@@ -160,8 +160,8 @@ class Importer {
       return bad->second.with_context(std::string(where));
     auto it = values_.find(name);
     if (it == values_.end())
-      return make_error(ErrorKind::kBadArchive, "{} names value '{}', which does not exist",
-                        where, name);
+      return make_error(ErrorKind::kBadArchive, "{} names value '{}', which does not exist", where,
+                        name);
     return it->second;
   }
 
@@ -197,9 +197,17 @@ class Importer {
       std::string_view t = strip_prefix(node.target);
       if (t.starts_with("higher_order.")) {
         higher_order.insert(node.target);
+      } else if (ir::find_op(t) != nullptr) {
+        continue;
       } else if (is_inplace_aten(t)) {
-        inplace.insert(node.target);
-      } else if (ir::find_op(t) == nullptr) {
+        // An in-place op splice has no functional form for (inplace_list.inc).
+        std::string name = node.name.value_or("");
+        if (const TensorArgument* out =
+                node.outputs.empty() ? nullptr : node.outputs[0].get_if<TensorArgument>();
+            name.empty() && out != nullptr)
+          name = out->name;
+        inplace.insert(fmt::format("node '{}' ({})", name, node.target));
+      } else {
         unsupported.insert(node.target);
       }
     }
@@ -209,19 +217,18 @@ class Importer {
       return out;
     };
     if (!inplace.empty())
-      return make_error(ErrorKind::kBadArchive,
-                        "this archive holds the training IR (in-place ops: {}); splice reads "
-                        "functional programs: re-export with `ep = ep.run_decompositions()` "
-                        "(or `ep.run_decompositions({{}})`) before `torch.export.save`",
+      return make_error(ErrorKind::kUnsupportedOp,
+                        "in-place op(s) without a functional form splice supports: {}",
                         join(inplace));
     if (!higher_order.empty() || !unsupported.empty()) {
       std::string msg;
       if (!unsupported.empty())
         msg = fmt::format("{} unsupported op(s): {}", unsupported.size(), join(unsupported));
       if (!higher_order.empty())
-        msg += fmt::format("{}higher-order ops are not supported (control flow and other "
-                           "subgraph ops): {}",
-                           msg.empty() ? "" : "; ", join(higher_order));
+        msg += fmt::format(
+            "{}higher-order ops are not supported (control flow and other "
+            "subgraph ops): {}",
+            msg.empty() ? "" : "; ", join(higher_order));
       return Error(ErrorKind::kUnsupportedOp, msg);
     }
     return ok_result();
@@ -371,8 +378,8 @@ class Importer {
     if (auto* c = std::get_if<int64_t>(&si.value)) return ir::SymIntArg{*c};
     SPLICE_ASSIGN_OR_RETURN(Value * v, value(std::get<std::string>(si.value), where));
     if (v->kind() != ValueKind::kSymInt)
-      return make_error(ErrorKind::kBadArchive, "{}: '{}' is a {}, not a SymInt", where,
-                        v->name(), ir::value_kind_name(v->kind()));
+      return make_error(ErrorKind::kBadArchive, "{}: '{}' is a {}, not a SymInt", where, v->name(),
+                        ir::value_kind_name(v->kind()));
     return ir::SymIntArg{v};
   }
 

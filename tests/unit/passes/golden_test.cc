@@ -221,8 +221,8 @@ TEST(Pipeline, PassesHaveUniqueNamesAndDescriptions) {
     EXPECT_FALSE(pass->description().empty()) << pass->name();
     names.emplace_back(pass->name());
   }
-  ASSERT_EQ(names.size(), 7u);
-  EXPECT_EQ(names.front(), "refine_recorded_types");
+  ASSERT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.front(), "functionalize");
   EXPECT_EQ(names.back(), "insert_write_casts");
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
