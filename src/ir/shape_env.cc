@@ -2,6 +2,8 @@
 // kept as run-time checks.
 #include "ir/shape_env.h"
 
+#include <fmt/format.h>
+
 namespace splice::ir {
 
 namespace {
@@ -37,7 +39,10 @@ ShapeEnv::ShapeEnv(const Graph& graph, SymRanges ranges) : ranges_(std::move(ran
 SymExpr ShapeEnv::fresh_unbacked() {
   std::string name;
   do {
-    name = "u" + std::to_string(next_fresh_++);
+    // fmt::format, not "u" + std::to_string(...): GCC 12 at -O3 warns falsely (-Wrestrict) on
+    // the string replace that operator+(const char*, std::string&&) and assigning a literal
+    // inline to.
+    name = fmt::format("u{}", next_fresh_++);
   } while (taken_.count(name));
   taken_.insert(name);
   fresh_.insert(name);
