@@ -63,7 +63,8 @@ Fixture failure(std::string why) {
 Fixture load_fixture(const std::string& dir, splice::PlanMode mode) {
   Fixture f;
   if (!std::filesystem::exists(dir + "/model.pt2"))
-    return failure(dir + "/model.pt2 is missing: the workloads are generated, not committed; "
+    return failure(dir +
+                   "/model.pt2 is missing: the workloads are generated, not committed; "
                    "run bench/run_cpu.sh or python3 bench/workloads/generate.py");
   splice::LoadOptions options;
   options.threads = kThreads;
@@ -85,8 +86,7 @@ Fixture load_fixture(const std::string& dir, splice::PlanMode mode) {
   // 1e-4 relative: f32 with a different summation order (OpenBLAS vs MKL) stays far below it.
   if (diff < 0 || diff > 1e-4) {
     char msg[128];
-    std::snprintf(msg, sizeof msg, "output.0 differs from PyTorch (relative max diff %.3g)",
-                  diff);
+    std::snprintf(msg, sizeof msg, "output.0 differs from PyTorch (relative max diff %.3g)", diff);
     return failure(msg);
   }
   return f;

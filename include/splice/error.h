@@ -11,16 +11,16 @@
 namespace splice {
 
 enum class ErrorKind {
-  kBadUsage,          // wrong command line or API misuse
-  kIo,                // a file that cannot be read or written
-  kBadArchive,        // a malformed, corrupted or unsupported .pt2 / engine / safetensors file
-  kUnsupportedOp,     // an op splice does not implement
-  kShapeMismatch,     // shapes or dtypes that do not fit
-  kOutOfRange,        // an index, position or symbol outside its allowed range
-  kBadInput,          // a missing, unknown or malformed user input
-  kAssertFailed,      // a program's own _assert_scalar failed at run time
-  kBackend,           // a backend library failure
-  kInternal,          // a splice bug
+  kBadUsage,       // wrong command line or API misuse
+  kIo,             // a file that cannot be read or written
+  kBadArchive,     // a malformed, corrupted or unsupported .pt2 / engine / safetensors file
+  kUnsupportedOp,  // an op splice does not implement
+  kShapeMismatch,  // shapes or dtypes that do not fit
+  kOutOfRange,     // an index, position or symbol outside its allowed range
+  kBadInput,       // a missing, unknown or malformed user input
+  kAssertFailed,   // a program's own _assert_scalar failed at run time
+  kBackend,        // a backend library failure
+  kInternal,       // a splice bug
 };
 
 const char* error_kind_name(ErrorKind kind);
@@ -48,7 +48,7 @@ class Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : data_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return data_.index() == 0; }

@@ -27,6 +27,7 @@
 
 #include "splice/dtype.h"
 #include "splice/error.h"
+#include "splice/plan_mode.h"
 
 namespace splice {
 
@@ -80,10 +81,6 @@ struct InputInfo {
   std::vector<std::string> shape;  // each dim a number or a symbolic expression ("s0 + 1")
   bool is_tensor = true;
 };
-
-// How a program is planned (docs/planning.md). kNaive is the baseline for tests and
-// benchmarks: every write copies its base then copies src in, and no buffer is reused.
-enum class PlanMode { kPlanned, kNaive };
 
 struct LoadOptions {
   // The backend to run on: "cpu" (always there) or "cuda" (in a CUDA build).

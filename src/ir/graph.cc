@@ -9,10 +9,14 @@ namespace splice::ir {
 
 const char* value_kind_name(ValueKind kind) {
   switch (kind) {
-    case ValueKind::kTensor: return "Tensor";
-    case ValueKind::kSymInt: return "SymInt";
-    case ValueKind::kSymBool: return "SymBool";
-    case ValueKind::kSymFloat: return "SymFloat";
+    case ValueKind::kTensor:
+      return "Tensor";
+    case ValueKind::kSymInt:
+      return "SymInt";
+    case ValueKind::kSymBool:
+      return "SymBool";
+    case ValueKind::kSymFloat:
+      return "SymFloat";
   }
   return "?";
 }

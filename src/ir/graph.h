@@ -69,9 +69,9 @@ struct Arg {
   struct None {
     bool operator==(const None&) const = default;
   };
-  using Data = std::variant<None, bool, int64_t, double, std::string, DType, Value*,
-                            std::vector<SymIntArg>, std::vector<Value*>, std::vector<double>,
-                            std::vector<bool>>;
+  using Data =
+      std::variant<None, bool, int64_t, double, std::string, DType, Value*, std::vector<SymIntArg>,
+                   std::vector<Value*>, std::vector<double>, std::vector<bool>>;
   Data data;
 
   Arg() = default;

@@ -40,9 +40,12 @@ std::string strip_alias(std::string_view type) {
   std::string out;
   int depth = 0;
   for (char c : type) {
-    if (c == '(') ++depth;
-    else if (c == ')') --depth;
-    else if (depth == 0) out += c;
+    if (c == '(')
+      ++depth;
+    else if (c == ')')
+      --depth;
+    else if (depth == 0)
+      out += c;
   }
   return out;
 }
@@ -69,12 +72,18 @@ AliasAnnotation alias_annotation(std::string_view type) {
 
 std::optional<ArgType> base_type(std::string_view name) {
   static const std::map<std::string_view, ArgType> kTypes = {
-      {"Tensor", ArgType::kTensor},         {"int", ArgType::kInt},
-      {"SymInt", ArgType::kSymInt},         {"float", ArgType::kFloat},
-      {"bool", ArgType::kBool},             {"Scalar", ArgType::kScalar},
-      {"ScalarType", ArgType::kScalarType}, {"Layout", ArgType::kLayout},
-      {"Device", ArgType::kDevice},         {"MemoryFormat", ArgType::kMemoryFormat},
-      {"str", ArgType::kString},            {"Generator", ArgType::kGenerator},
+      {"Tensor", ArgType::kTensor},
+      {"int", ArgType::kInt},
+      {"SymInt", ArgType::kSymInt},
+      {"float", ArgType::kFloat},
+      {"bool", ArgType::kBool},
+      {"Scalar", ArgType::kScalar},
+      {"ScalarType", ArgType::kScalarType},
+      {"Layout", ArgType::kLayout},
+      {"Device", ArgType::kDevice},
+      {"MemoryFormat", ArgType::kMemoryFormat},
+      {"str", ArgType::kString},
+      {"Generator", ArgType::kGenerator},
   };
   auto it = kTypes.find(name);
   if (it == kTypes.end()) return std::nullopt;
@@ -304,18 +313,30 @@ std::optional<size_t> OpSchema::find_arg(std::string_view name) const {
 
 std::string arg_type_name(ArgType type) {
   switch (type) {
-    case ArgType::kTensor: return "Tensor";
-    case ArgType::kInt: return "int";
-    case ArgType::kSymInt: return "SymInt";
-    case ArgType::kFloat: return "float";
-    case ArgType::kBool: return "bool";
-    case ArgType::kScalar: return "Scalar";
-    case ArgType::kScalarType: return "ScalarType";
-    case ArgType::kLayout: return "Layout";
-    case ArgType::kDevice: return "Device";
-    case ArgType::kMemoryFormat: return "MemoryFormat";
-    case ArgType::kString: return "str";
-    case ArgType::kGenerator: return "Generator";
+    case ArgType::kTensor:
+      return "Tensor";
+    case ArgType::kInt:
+      return "int";
+    case ArgType::kSymInt:
+      return "SymInt";
+    case ArgType::kFloat:
+      return "float";
+    case ArgType::kBool:
+      return "bool";
+    case ArgType::kScalar:
+      return "Scalar";
+    case ArgType::kScalarType:
+      return "ScalarType";
+    case ArgType::kLayout:
+      return "Layout";
+    case ArgType::kDevice:
+      return "Device";
+    case ArgType::kMemoryFormat:
+      return "MemoryFormat";
+    case ArgType::kString:
+      return "str";
+    case ArgType::kGenerator:
+      return "Generator";
   }
   return "?";
 }

@@ -28,13 +28,13 @@ enum class OpId : uint16_t {
 
 // What the planners and passes need to know of an op beyond its schema.
 enum class OpClass : uint8_t {
-  kCompute,        // computes a new value from its inputs
-  kWrite,          // a functional write the write planner plans (slice_scatter, index_put, ...)
-  kCopy,           // the program's own copy of a tensor (clone, _to_copy, copy, ...)
-  kEmptyFactory,   // allocates a tensor whose contents are undefined (empty*): nothing to run
-  kMetadataOnly,   // reads only a tensor's metadata (sym_size, ...), never its elements
-  kAlwaysViews,    // shares its input's storage though the schema does not say so
-  kAutogradOnly,   // changes autograd metadata only (detach_): an alias at inference
+  kCompute,       // computes a new value from its inputs
+  kWrite,         // a functional write the write planner plans (slice_scatter, index_put, ...)
+  kCopy,          // the program's own copy of a tensor (clone, _to_copy, copy, ...)
+  kEmptyFactory,  // allocates a tensor whose contents are undefined (empty*): nothing to run
+  kMetadataOnly,  // reads only a tensor's metadata (sym_size, ...), never its elements
+  kAlwaysViews,   // shares its input's storage though the schema does not say so
+  kAutogradOnly,  // changes autograd metadata only (detach_): an alias at inference
   kViewIfStridesAllow,  // views its input when the new shape fits its strides (reshape)
   kViewIfContiguous,    // views its input when that is contiguous (contiguous)
   kViewIfSameType,      // views its input when dtype and device already match (to)
@@ -66,9 +66,9 @@ enum class ArgType {
 struct ArgSchema {
   std::string name;
   ArgType type = ArgType::kTensor;
-  bool optional = false;   // `T?` (or `T[]?`)
-  bool list = false;       // `T[]`
-  bool kwarg_only = false; // after `*`
+  bool optional = false;             // `T?` (or `T[]?`)
+  bool list = false;                 // `T[]`
+  bool kwarg_only = false;           // after `*`
   std::optional<Arg> default_value;  // absent: the argument is required
   std::string type_string;           // as written: "SymInt[]?"
   std::string alias_set;             // "a" for `Tensor(a)` / `Tensor(a!)`; empty if none
@@ -85,17 +85,15 @@ struct OpSchema {
   OpId id = OpId::kCount;
   OpClass op_class = OpClass::kCompute;
   Aliasing aliasing = Aliasing::kNone;  // from the schema's annotations and op_class
-  std::string target;       // "aten.slice_scatter.default"
-  std::string schema_text;  // the ATen schema it was parsed from
+  std::string target;                   // "aten.slice_scatter.default"
+  std::string schema_text;              // the ATen schema it was parsed from
   std::vector<ArgSchema> args;
   std::vector<ReturnSchema> returns;
   // Symbolic ops (`_operator.*`, sym_size) compute scalars, not tensors.
   bool is_symbolic() const;
   // Whether the first output may share storage with the first tensor input (a view, a
   // sometimes-view, an autograd-only alias): the planners treat it as the same storage.
-  bool may_view() const {
-    return aliasing == Aliasing::kView || aliasing == Aliasing::kMayView;
-  }
+  bool may_view() const { return aliasing == Aliasing::kView || aliasing == Aliasing::kMayView; }
   bool is_write() const { return op_class == OpClass::kWrite; }
   bool is_copy() const { return op_class == OpClass::kCopy; }
   bool is_empty_factory() const { return op_class == OpClass::kEmptyFactory; }

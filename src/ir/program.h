@@ -24,10 +24,10 @@ enum class InputKind {
 
 struct InputSpec {
   InputKind kind = InputKind::kUserInput;
-  Value* value = nullptr;    // the graph input (null for a constant input)
-  std::string target;        // FQN of the parameter/buffer/constant; name of a constant input
-  bool persistent = true;    // buffers only
-  Arg constant;              // kConstantInput only: its value
+  Value* value = nullptr;  // the graph input (null for a constant input)
+  std::string target;      // FQN of the parameter/buffer/constant; name of a constant input
+  bool persistent = true;  // buffers only
+  Arg constant;            // kConstantInput only: its value
 };
 
 enum class OutputKind {
@@ -70,7 +70,7 @@ struct Program {
   std::map<std::string, SymRange, std::less<>> ranges;  // by symbol name
   // Example values of symbols recorded at export (hints), used for reporting sizes.
   std::map<std::string, int64_t, std::less<>> hints;
-  std::map<std::string, Tensor, std::less<>> weights;   // by FQN
+  std::map<std::string, Tensor, std::less<>> weights;  // by FQN
   // Set by the loader (ir::check_types); printed in the text IR's `checks { ... }` block.
   std::vector<ShapeCheck> shape_checks;
 };

@@ -353,10 +353,10 @@ SymExpr sym_simplify(const SymExpr& e, const SymRanges& ranges) {
         break;
       }
       // A dividend in [0, divisor) is its own remainder.
-      auto in_period = decide_impl(
-          SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {ops[0], SymExpr(0)}),
-                                      SymExpr::make(SymOp::kLt, {ops[0], ops[1]})}),
-          ranges, false);
+      auto in_period =
+          decide_impl(SymExpr::make(SymOp::kAnd, {SymExpr::make(SymOp::kGe, {ops[0], SymExpr(0)}),
+                                                  SymExpr::make(SymOp::kLt, {ops[0], ops[1]})}),
+                      ranges, false);
       out = in_period == true ? ops[0] : SymExpr::make(e.op(), ops);
       break;
     }

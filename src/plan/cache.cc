@@ -12,8 +12,8 @@
 #include <memory>
 
 #include "ir/printer.h"
-#include "tensor/strided_walk.h"
 #include "support/file_writer.h"
+#include "tensor/strided_walk.h"
 
 namespace splice::plan {
 

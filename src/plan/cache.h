@@ -21,9 +21,9 @@ namespace splice::plan {
 std::string default_cache_dir();
 
 // 32 hex digits: XXH3-128 over the engine format version, kSpliceVersion, the plan mode, the
-// backend's name and kernel capabilities (its Target), the program's text IR (graph with every argument, signature, ranges and
-// hints), the hints again, and for each weight by name its dtype, shape and an XXH3-64 of
-// its bytes. Any change to what the engine would hold changes the key.
+// backend's name and kernel capabilities (its Target), the program's text IR (graph with every
+// argument, signature, ranges and hints), the hints again, and for each weight by name its dtype,
+// shape and an XXH3-64 of its bytes. Any change to what the engine would hold changes the key.
 std::string cache_key(const ir::Program& program, PlanMode mode, const backend::Target& target);
 
 // Returns the engine for `program` from `dir`, building it with `build` on a miss. The cache

@@ -55,8 +55,7 @@ const Value* DataFlow::stored_value(const Value* src, int* squeeze_dim) const {
   if (squeeze_dim != nullptr) *squeeze_dim = -1;
   auto it = viewed.find(src);
   const Node* view = src->producer();
-  if (it == viewed.end() || view == nullptr || view->op_id() != ir::OpId::unsqueeze)
-    return src;
+  if (it == viewed.end() || view == nullptr || view->op_id() != ir::OpId::unsqueeze) return src;
   const Value* v = it->second;
   auto v_views = views.find(v);
   if (!reads_of(v).empty() || v_views == views.end() || v_views->second.size() != 1) return src;

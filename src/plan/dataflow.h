@@ -26,7 +26,7 @@ enum class InputRole {
 struct DataFlow {
   const ir::Program* program = nullptr;
   const backend::Target* target = nullptr;  // the backend the plan is made for
-  int end = 0;  // position of the graph outputs: after every node
+  int end = 0;                              // position of the graph outputs: after every node
 
   std::unordered_map<const ir::Value*, int> def;  // -1 for graph inputs
   std::unordered_map<const ir::Value*, std::vector<int>> reads;

@@ -415,10 +415,11 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
   // where it must not. Planning is deterministic and fast, so the stored plan must be exactly
   // the one this splice makes for the stored program.
   if (build_plan(engine.program, engine.plan.mode, target) != engine.plan)
-    return bad("engine plan: the stored plan is not the one splice {} makes for this program "
-               "(the file was edited, or built by another build of splice); recompile it with "
-               "`splice compile`",
-               kSpliceVersion);
+    return bad(
+        "engine plan: the stored plan is not the one splice {} makes for this program "
+        "(the file was edited, or built by another build of splice); recompile it with "
+        "`splice compile`",
+        kSpliceVersion);
   return engine;
 }
 

@@ -20,16 +20,15 @@
 #include <vector>
 
 #include "ir/sym.h"
+#include "splice/plan_mode.h"
 
 namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
 inline constexpr uint32_t kPlanFormatVersion = 2;
 
-enum class PlanMode {
-  kPlanned,  // the write planner and buffer reuse
-  kNaive,    // baseline: every write copy_then_write + copied, no buffer reuse
-};
+// One PlanMode for the API and the planner (include/splice/plan_mode.h).
+using PlanMode = splice::PlanMode;
 
 // Where a write's result lives, in order of preference (docs/planning.md).
 enum class WriteStrategy {

@@ -254,7 +254,8 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
   SPLICE_ASSIGN_OR_RETURN(plan.mode, get_enum<PlanMode>(j, "mode", "plan", parse_plan_mode));
   auto backend = j.find("backend");
   if (backend == j.end() || !backend->is_string())
-    return make_error(ErrorKind::kBadArchive, "engine plan: \"backend\" is missing or not a string");
+    return make_error(ErrorKind::kBadArchive,
+                      "engine plan: \"backend\" is missing or not a string");
   plan.backend = backend->get<std::string>();
   const size_t nodes = graph.nodes().size();
 

@@ -30,9 +30,8 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
 
 std::string plan_report_text(const ir::Program& program, const Plan& plan) {
   const auto& nodes = program.graph.nodes();
-  std::string out =
-      fmt::format("# plan ({} mode, {} backend): {} write(s)\n", plan_mode_name(plan.mode),
-                  plan.backend, plan.writes.size());
+  std::string out = fmt::format("# plan ({} mode, {} backend): {} write(s)\n",
+                                plan_mode_name(plan.mode), plan.backend, plan.writes.size());
   for (const WriteDecision& d : plan.writes) {
     const ir::Node& node = *nodes[d.node];
     out += fmt::format("{} ({})\n  {} + {}, {} bytes\n", node.name(), node.target(),

@@ -17,8 +17,8 @@
 #include "runtime/executor.h"
 #include "splice/splice.h"
 #include "support/checked_math.h"
-#include "tensor/convert.h"
 #include "support/file_identity.h"
+#include "tensor/convert.h"
 
 namespace splice {
 
@@ -84,10 +84,6 @@ std::string default_cache_dir() { return plan::default_cache_dir(); }
 
 namespace {
 
-plan::PlanMode to_plan_mode(PlanMode m) {
-  return m == PlanMode::kNaive ? plan::PlanMode::kNaive : plan::PlanMode::kPlanned;
-}
-
 int thread_count(const LoadOptions& options) {
   // 0 means every core the machine has.
   return options.threads > 0 ? options.threads
@@ -101,7 +97,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
                             backend::require_backend(options.device));
     const backend::Target& target = backend->target();
-    const plan::PlanMode mode = to_plan_mode(options.plan_mode);
+    const PlanMode mode = options.plan_mode;
     ir::Program program;
     std::optional<plan::Plan> planned;
     bool hit = false;
@@ -151,13 +147,11 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
                         "(run the engine with `splice run`)",
                         pt2_path);
     // Writing the engine over the archive would replace the user's model with it.
-    SPLICE_TRY(
-        check_distinct_files({{"the model", pt2_path}}, {{"the engine file", engine_path}}));
+    SPLICE_TRY(check_distinct_files({{"the model", pt2_path}}, {{"the engine file", engine_path}}));
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
                             backend::require_backend(options.device));
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));
-    const plan::Plan plan =
-        plan::build_plan(program, to_plan_mode(options.plan_mode), backend->target());
+    const plan::Plan plan = plan::build_plan(program, options.plan_mode, backend->target());
     return plan::write_engine_file(program, plan, engine_path);
   });
 }
@@ -244,8 +238,7 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
                               borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
       bound.emplace(name, std::move(t));
     }
-    SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs,
-                            runtime::execute(*model_, bound, *state_));
+    SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs, runtime::execute(*model_, bound, *state_));
     RunResult result;
     for (auto& o : outs.user_outputs) {
       result.present.push_back(o.has_value());

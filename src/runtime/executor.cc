@@ -16,12 +16,12 @@
 
 #include "plan/build.h"
 #include "plan/dataflow.h"
-#include "tensor/convert.h"
-#include "tensor/indexing.h"
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
 #include "runtime/node_exec.h"
+#include "tensor/convert.h"
+#include "tensor/indexing.h"
 
 namespace splice::runtime {
 
@@ -183,8 +183,8 @@ class Call {
       if (std::holds_alternative<std::monostate>(a)) return std::optional<int64_t>();
       return make_error(ErrorKind::kBadArchive, "argument {} is not an int", i);
     };
-    Result<Tensor> dest = make_error(ErrorKind::kInternal, "{} has no strided destination",
-                                     w.target());
+    Result<Tensor> dest =
+        make_error(ErrorKind::kInternal, "{} has no strided destination", w.target());
     if (w.op_id() == OpId::slice_scatter) {
       SPLICE_ASSIGN_OR_RETURN(auto dim, int_arg(2));
       SPLICE_ASSIGN_OR_RETURN(auto start, int_arg(3));
@@ -195,8 +195,7 @@ class Call {
       SPLICE_ASSIGN_OR_RETURN(auto dim, int_arg(2));
       SPLICE_ASSIGN_OR_RETURN(auto index, int_arg(3));
       if (!dim || !index)
-        return make_error(ErrorKind::kBadArchive, "{}: dim and index are required",
-                          node_label(w));
+        return make_error(ErrorKind::kBadArchive, "{}: dim and index are required", node_label(w));
       dest = select_write_view(w.target(), *whole, src_sizes, *dim, *index);
     }
     if (!dest.ok()) return dest.error().with_context(node_label(w));
@@ -490,11 +489,6 @@ Result<void> resolve_plan(detail::ModelImpl& m) {
 
 }  // namespace
 
-int64_t CallStats::bytes_written() const {
-  int64_t n = 0;
-  for (const auto& s : steps) n += s.bytes;
-  return n;
-}
 int64_t CallStats::copy_bytes() const {
   int64_t n = 0;
   for (const auto& s : steps) n += s.kind == "copy" ? s.bytes : 0;
@@ -575,8 +569,8 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   if (plan && plan->backend != model.backend->name())
     return make_error(ErrorKind::kBadUsage, "the plan was made for the {} backend, not {}",
                       plan->backend, model.backend->name());
-  model.plan = plan ? std::move(*plan)
-                    : plan::build_plan(program, options.mode, model.backend->target());
+  model.plan =
+      plan ? std::move(*plan) : plan::build_plan(program, options.mode, model.backend->target());
   model.program = std::move(program);
   // Steps must run every node once, in an order the plan chose; check before trusting it.
   std::vector<int> seen(model.program.graph.nodes().size(), 0);
@@ -642,9 +636,8 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
     return make_error(ErrorKind::kInternal, "execute: the session state was not opened");
   Call call(model, state, stats);
   Frame& f = call.frame();
-  SPLICE_ASSIGN_OR_RETURN(auto bound,
-                          bind_inputs(program, user_inputs, model.weights, state.buffers,
-                                      f.symbols));
+  SPLICE_ASSIGN_OR_RETURN(
+      auto bound, bind_inputs(program, user_inputs, model.weights, state.buffers, f.symbols));
   // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
   SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
   for (auto& [value, tensor] : bound) {

@@ -34,7 +34,6 @@ struct StepRecord {
 struct CallStats {
   std::vector<StepRecord> steps;
   int64_t launches() const { return static_cast<int64_t>(steps.size()); }
-  int64_t bytes_written() const;
   int64_t copy_bytes() const;  // bytes written by "copy" steps
   int64_t bytes_into(const Storage* storage) const;
 };
@@ -43,8 +42,8 @@ struct CallStats {
 Result<Tensor> scalar_tensor(const Scalar& s);
 
 struct PrepareOptions {
-  std::string device = "cpu";  // the backend to run on
-  int threads = 1;             // host threads for its kernels (>= 1)
+  std::string device = "cpu";                      // the backend to run on
+  int threads = 1;                                 // host threads for its kernels (>= 1)
   plan::PlanMode mode = plan::PlanMode::kPlanned;  // when no plan is given
 };
 

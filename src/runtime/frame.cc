@@ -50,7 +50,8 @@ backend::KernelArg scalar_to_kernel_arg(const Scalar& s) {
 }
 
 // Converts one IR argument into a kernel argument, resolving values from the frame.
-Result<backend::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema, const Arg& arg) {
+Result<backend::KernelArg> resolve_arg(const Frame& f, const ir::ArgSchema& schema,
+                                       const Arg& arg) {
   using D = Arg::Data;
   const D& d = arg.data;
   if (std::holds_alternative<Arg::None>(d)) return backend::KernelArg{std::monostate{}};

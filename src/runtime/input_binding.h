@@ -1,8 +1,8 @@
 #pragma once
 // Binding a call's tensors to the graph inputs: user inputs by name, parameters and constants
-// from the model's weights (on its backend's device), buffers from the session state. Every symbol that a tensor dim defines is
-// bound from the actual sizes and checked against its range; every other dim is checked
-// against its (constant or symbolic) expected size.
+// from the model's weights (on its backend's device), buffers from the session state. Every symbol
+// that a tensor dim defines is bound from the actual sizes and checked against its range; every
+// other dim is checked against its (constant or symbolic) expected size.
 
 #include <map>
 #include <set>

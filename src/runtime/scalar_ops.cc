@@ -61,9 +61,8 @@ Result<Scalar> eval_scalar_op(ir::OpId op, const std::vector<Scalar>& args) {
     return ok_result();
   };
   // Unary operators.
-  if (op == OpId::py_neg || op == OpId::py_not || op == OpId::sym_not ||
-      op == OpId::sym_float || op == OpId::sym_int || op == OpId::py_math_ceil ||
-      op == OpId::py_math_floor) {
+  if (op == OpId::py_neg || op == OpId::py_not || op == OpId::sym_not || op == OpId::sym_float ||
+      op == OpId::sym_int || op == OpId::py_math_ceil || op == OpId::py_math_floor) {
     SPLICE_TRY(need(1));
     const Scalar& a = args[0];
     if (op == OpId::py_not || op == OpId::sym_not) return Scalar{!scalar_truthy(a)};
@@ -79,7 +78,7 @@ Result<Scalar> eval_scalar_op(ir::OpId op, const std::vector<Scalar>& args) {
     double d = as_double(a);
     double r = op == OpId::py_math_ceil    ? std::ceil(d)
                : op == OpId::py_math_floor ? std::floor(d)
-                                        : std::trunc(d);
+                                           : std::trunc(d);
     if (!(r >= -9.2e18 && r <= 9.2e18))
       return make_error(ErrorKind::kOutOfRange, "{}: {} does not fit in an int", target, d);
     return Scalar{static_cast<int64_t>(r)};
@@ -93,8 +92,8 @@ Result<Scalar> eval_scalar_op(ir::OpId op, const std::vector<Scalar>& args) {
   if (op == OpId::py_and) return Scalar{scalar_truthy(a) && scalar_truthy(b)};
   if (op == OpId::py_or) return Scalar{scalar_truthy(a) || scalar_truthy(b)};
 
-  if (op == OpId::py_eq || op == OpId::py_ne || op == OpId::py_lt ||
-      op == OpId::py_le || op == OpId::py_gt || op == OpId::py_ge) {
+  if (op == OpId::py_eq || op == OpId::py_ne || op == OpId::py_lt || op == OpId::py_le ||
+      op == OpId::py_gt || op == OpId::py_ge) {
     int cmp;
     if (ints) {
       int64_t x = as_int(a), y = as_int(b);

@@ -33,7 +33,6 @@ int dtype_size(DType dtype) { return info(dtype).size; }
 std::string_view dtype_name(DType dtype) { return info(dtype).ir_name; }
 std::string_view dtype_torch_name(DType dtype) { return info(dtype).torch_name; }
 std::string_view dtype_safetensors_name(DType dtype) { return info(dtype).safetensors_name; }
-int64_t dtype_to_schema(DType dtype) { return info(dtype).schema_number; }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (const auto& i : kInfos)

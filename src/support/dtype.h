@@ -1,6 +1,6 @@
 #pragma once
-// Tables over the element types splice knows, with the export schema's ScalarType numbering (pt2-format.md),
-// which differs from c10's.
+// Tables over the element types splice knows, with the export schema's ScalarType numbering
+// (torch/_export/serde/schema.py), which differs from c10's.
 
 #include <cstdint>
 #include <optional>
@@ -10,10 +10,9 @@
 
 namespace splice {
 
-inline constexpr DType kAllDTypes[] = {DType::kUInt8,   DType::kInt8,    DType::kInt16,
-                                       DType::kInt32,   DType::kInt64,   DType::kFloat16,
-                                       DType::kFloat32, DType::kFloat64, DType::kBool,
-                                       DType::kBFloat16};
+inline constexpr DType kAllDTypes[] = {
+    DType::kUInt8,   DType::kInt8,    DType::kInt16,   DType::kInt32, DType::kInt64,
+    DType::kFloat16, DType::kFloat32, DType::kFloat64, DType::kBool,  DType::kBFloat16};
 
 // Bytes per element.
 int dtype_size(DType dtype);
@@ -28,7 +27,6 @@ std::optional<DType> dtype_from_safetensors_name(std::string_view name);
 // The export schema's ScalarType number (FLOAT = 7, ...). Complex, float8 and unknown types
 // give nullopt; the caller reports them.
 std::optional<DType> dtype_from_schema(int64_t scalar_type);
-int64_t dtype_to_schema(DType dtype);
 
 bool is_floating(DType dtype);  // f16, bf16, f32, f64
 bool is_integral(DType dtype);  // u8..i64 (not bool)

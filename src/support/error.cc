@@ -8,16 +8,26 @@ namespace splice {
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kBadUsage: return "bad usage";
-    case ErrorKind::kIo: return "i/o error";
-    case ErrorKind::kBadArchive: return "bad archive";
-    case ErrorKind::kUnsupportedOp: return "unsupported op";
-    case ErrorKind::kShapeMismatch: return "shape mismatch";
-    case ErrorKind::kOutOfRange: return "out of range";
-    case ErrorKind::kBadInput: return "bad input";
-    case ErrorKind::kAssertFailed: return "assertion failed";
-    case ErrorKind::kBackend: return "backend failure";
-    case ErrorKind::kInternal: return "internal error";
+    case ErrorKind::kBadUsage:
+      return "bad usage";
+    case ErrorKind::kIo:
+      return "i/o error";
+    case ErrorKind::kBadArchive:
+      return "bad archive";
+    case ErrorKind::kUnsupportedOp:
+      return "unsupported op";
+    case ErrorKind::kShapeMismatch:
+      return "shape mismatch";
+    case ErrorKind::kOutOfRange:
+      return "out of range";
+    case ErrorKind::kBadInput:
+      return "bad input";
+    case ErrorKind::kAssertFailed:
+      return "assertion failed";
+    case ErrorKind::kBackend:
+      return "backend failure";
+    case ErrorKind::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

@@ -19,9 +19,9 @@ Error make_error(ErrorKind kind, fmt::format_string<Args...> format, Args&&... a
 #define SPLICE_CONCAT(a, b) SPLICE_CONCAT_INNER(a, b)
 
 // Returns the error of a Result<void> expression from the enclosing function.
-#define SPLICE_TRY(expr)                                      \
-  do {                                                        \
-    auto&& splice_try_result_ = (expr);                       \
+#define SPLICE_TRY(expr)                                             \
+  do {                                                               \
+    auto&& splice_try_result_ = (expr);                              \
     if (!splice_try_result_.ok()) return splice_try_result_.error(); \
   } while (0)
 
@@ -34,15 +34,15 @@ Error make_error(ErrorKind kind, fmt::format_string<Args...> format, Args&&... a
   lhs = std::move(tmp).value()
 
 // Returns an Error of the given kind when cond is false.
-#define SPLICE_CHECK_OR_RETURN(cond, kind, ...) \
-  do {                                          \
+#define SPLICE_CHECK_OR_RETURN(cond, kind, ...)                  \
+  do {                                                           \
     if (!(cond)) return ::splice::make_error(kind, __VA_ARGS__); \
   } while (0)
 
 // Internal invariant: aborts with file and line; never used for untrusted input.
-#define SPLICE_ASSERT(cond)                                                        \
-  do {                                                                             \
-    if (!(cond)) ::splice::detail::assert_fail(#cond, __FILE__, __LINE__);         \
+#define SPLICE_ASSERT(cond)                                                \
+  do {                                                                     \
+    if (!(cond)) ::splice::detail::assert_fail(#cond, __FILE__, __LINE__); \
   } while (0)
 
 namespace splice::detail {

@@ -137,8 +137,8 @@ Result<void> check_view_in_bounds(const Tensor& t) {
                            t.stride(d));
     auto span = checked_mul(t.size(d) - 1, t.stride(d));
     auto next = span ? checked_add(last, *span) : std::nullopt;
-    SPLICE_CHECK_OR_RETURN(next.has_value(), ErrorKind::kBadArchive,
-                           "tensor view {} overflows", shape_string(t.sizes()));
+    SPLICE_CHECK_OR_RETURN(next.has_value(), ErrorKind::kBadArchive, "tensor view {} overflows",
+                           shape_string(t.sizes()));
     last = *next;
   }
   auto end_bytes = checked_mul(last + 1, dtype_size(t.dtype()));

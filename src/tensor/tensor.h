@@ -56,8 +56,12 @@ class Storage {
 
   Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner, bool writable,
           bool owned = false, Device device = kHostDevice)
-      : data_(data), nbytes_(nbytes), owner_(std::move(owner)), writable_(writable),
-        owned_(owned), device_(device) {}
+      : data_(data),
+        nbytes_(nbytes),
+        owner_(std::move(owner)),
+        writable_(writable),
+        owned_(owned),
+        device_(device) {}
 
  private:
   void check_host() const;
@@ -113,9 +117,7 @@ class Tensor {
     return reinterpret_cast<T*>(raw_data());
   }
   // Address of the element at the view's offset on the tensor's own device.
-  std::byte* device_data() const {
-    return storage_->device_data() + offset_ * dtype_size(dtype_);
-  }
+  std::byte* device_data() const { return storage_->device_data() + offset_ * dtype_size(dtype_); }
 
   // A view of the same storage with other sizes/strides/offset (no checks).
   Tensor view_as(Shape sizes, Shape strides, int64_t offset) const {

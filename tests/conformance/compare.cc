@@ -11,11 +11,16 @@ namespace splice::testing {
 
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return {1e-4, 1e-5};
-    case DType::kFloat16: return {1e-2, 1e-3};
-    case DType::kBFloat16: return {2e-2, 1e-2};
-    case DType::kFloat64: return {1e-9, 1e-12};
-    default: return {0, 0};
+    case DType::kFloat32:
+      return {1e-4, 1e-5};
+    case DType::kFloat16:
+      return {1e-2, 1e-3};
+    case DType::kBFloat16:
+      return {2e-2, 1e-2};
+    case DType::kFloat64:
+      return {1e-9, 1e-12};
+    default:
+      return {0, 0};
   }
 }
 
@@ -38,8 +43,8 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual) {
       }
     }
     if (bad == 0) return "";
-    return fmt::format("{} of {} elements differ; first at flat index {}: {} vs PyTorch {}", bad,
-                       n, first, a.data<int64_t>()[first], e.data<int64_t>()[first]);
+    return fmt::format("{} of {} elements differ; first at flat index {}: {} vs PyTorch {}", bad, n,
+                       first, a.data<int64_t>()[first], e.data<int64_t>()[first]);
   }
   Tolerance tol = tolerance_for(expected.dtype());
   Tensor e = convert(expected, DType::kFloat64).value();
@@ -61,10 +66,10 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual) {
     }
   }
   if (bad == 0) return "";
-  return fmt::format("{} of {} elements differ beyond rtol {} atol {}; first at flat index {}: "
-                     "{} vs PyTorch {}",
-                     bad, n, tol.rtol, tol.atol, first, a.data<double>()[first],
-                     e.data<double>()[first]);
+  return fmt::format(
+      "{} of {} elements differ beyond rtol {} atol {}; first at flat index {}: "
+      "{} vs PyTorch {}",
+      bad, n, tol.rtol, tol.atol, first, a.data<double>()[first], e.data<double>()[first]);
 }
 
 }  // namespace splice::testing

@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!bytes.empty() &&
       ::pwrite(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
     return 0;
-  auto engine = splice::plan::load_engine_file(path, splice::backend::find_backend("cpu")->target());
+  auto engine =
+      splice::plan::load_engine_file(path, splice::backend::find_backend("cpu")->target());
   (void)engine.ok();
   return 0;
 }

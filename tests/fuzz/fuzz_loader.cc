@@ -2,10 +2,10 @@
 // verification. Any input must end in a Program or an Error — never a crash, a hang, a
 // sanitizer report or an allocation sized from unchecked input. The loader reads files, so
 // each input is written to one scratch file first.
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 #include "frontend/pt2/loader.h"
 

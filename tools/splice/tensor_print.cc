@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tensor/convert.h"
 #include "support/dtype.h"
+#include "tensor/convert.h"
 
 namespace splice::tools {
 

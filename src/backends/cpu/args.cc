@@ -7,9 +7,9 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/thread_pool.h"
+#include "support/checked_math.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "support/checked_math.h"
 
 namespace splice::cpu {
 
@@ -181,9 +181,7 @@ Tensor output_or_new(DType dtype, const Shape& sizes) {
   return empty(dtype, sizes);
 }
 
-Tensor write_base(const Tensor& self) {
-  return t_write_in_place ? self : contiguous_copy(self);
-}
+Tensor write_base(const Tensor& self) { return t_write_in_place ? self : contiguous_copy(self); }
 
 Result<Outputs> run_kernel(const KernelCall& call, std::string_view op,
                            std::span<const KernelArg> args, OpKernel impl) {

@@ -105,9 +105,9 @@ template <ir::OpId kOp, OpKernel kImpl>
 constexpr KernelEntry entry(uint32_t caps = backend::kNoCaps) {
   return {kOp, &bound_kernel<kOp, kImpl>, caps};
 }
-using ir::OpId;
 using backend::kStoresIntoDestination;
 using backend::kWritesInPlace;
+using ir::OpId;
 
 // Each op family file's table (registry.cc merges them).
 std::span<const KernelEntry> view_kernels();

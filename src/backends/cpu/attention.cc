@@ -22,9 +22,9 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
+#include "backends/cpu/iter.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "backends/cpu/iter.h"
 
 namespace splice::cpu {
 

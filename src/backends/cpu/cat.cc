@@ -2,9 +2,9 @@
 // inputs must match except along dim. Legacy 1-D empty tensors (shape [0]) are skipped, as
 // PyTorch still allows them next to tensors of any rank.
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
 #include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
+#include "tensor/convert.h"
 
 namespace splice::cpu {
 

@@ -2,10 +2,10 @@
 // result_type (so an int tensor compared with 2.5 compares in float32) and the result is bool.
 // Either operand of a .Tensor overload may be a wrapped Python number.
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
-#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/promotion.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
 #include "backends/cpu/iter.h"
+#include "tensor/convert.h"
 
 namespace splice::cpu {
 

@@ -5,9 +5,9 @@
 // [-size, size) is kOutOfRange naming dim, size and index (checked before any write). The
 // indexed dims' result goes where the indices are when they are adjacent, else in front.
 #include "backends/cpu/args.h"
+#include "backends/cpu/iter.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "backends/cpu/iter.h"
 
 namespace splice::cpu {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "backends/cpu/parallel.h"
-#include "tensor/strided_walk.h"
 #include "support/error.h"
+#include "tensor/strided_walk.h"
 #include "tensor/tensor.h"
 
 namespace splice::cpu {
@@ -93,8 +93,8 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F&& fn) {
   const TA* pa = a.data<TA>();
   const TB* pb = b.data<TB>();
   const std::array<const int64_t*, 3> strides = {out.strides().data(), sa.data(), sb.data()};
-  const bool rows = for_each_row<3>(
-      out.sizes(), strides, [&](const std::array<int64_t, 3>& o, int64_t n) {
+  const bool rows =
+      for_each_row<3>(out.sizes(), strides, [&](const std::array<int64_t, 3>& o, int64_t n) {
         TO* ro = po + o[0];
         const TA* ra = pa + o[1];
         const TB* rb = pb + o[2];

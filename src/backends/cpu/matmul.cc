@@ -12,9 +12,9 @@
 #include <atomic>
 
 #include "backends/cpu/args.h"
+#include "backends/cpu/iter.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "backends/cpu/iter.h"
 
 namespace splice::cpu {
 
@@ -371,9 +371,8 @@ int64_t matmul_operand_copies() { return g_operand_copies.load(std::memory_order
 
 std::span<const KernelEntry> matmul_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::mm, mm>(),         entry<OpId::bmm, bmm>(),
-      entry<OpId::addmm, addmm>(),   entry<OpId::matmul, matmul>(),
-      entry<OpId::linear, linear>(),
+      entry<OpId::mm, mm>(),         entry<OpId::bmm, bmm>(),       entry<OpId::addmm, addmm>(),
+      entry<OpId::matmul, matmul>(), entry<OpId::linear, linear>(),
   };
   return kEntries;
 }

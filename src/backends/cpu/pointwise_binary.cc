@@ -10,10 +10,10 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
-#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/promotion.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 

@@ -8,10 +8,10 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
-#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/promotion.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 

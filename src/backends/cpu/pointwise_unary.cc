@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
+#include "backends/cpu/iter.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "backends/cpu/iter.h"
 
 namespace splice::cpu {
 

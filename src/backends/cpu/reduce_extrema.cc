@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
-#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/iter.h"
 #include "backends/cpu/reduce_plan.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 
@@ -211,10 +211,10 @@ Result<Outputs> cumsum(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> extrema_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::amax, amax_amin<true>>(), entry<OpId::amin, amax_amin<false>>(),
-      entry<OpId::max_dim, max_dim<true>>(),        entry<OpId::min_dim, max_dim<false>>(),
-      entry<OpId::max, amax_amin<true>>(),  entry<OpId::min, amax_amin<false>>(),
-      entry<OpId::argmax, argmax<true>>(),  entry<OpId::argmin, argmax<false>>(),
+      entry<OpId::amax, amax_amin<true>>(),  entry<OpId::amin, amax_amin<false>>(),
+      entry<OpId::max_dim, max_dim<true>>(), entry<OpId::min_dim, max_dim<false>>(),
+      entry<OpId::max, amax_amin<true>>(),   entry<OpId::min, amax_amin<false>>(),
+      entry<OpId::argmax, argmax<true>>(),   entry<OpId::argmin, argmax<false>>(),
       entry<OpId::cumsum, cumsum>(),
   };
   return kEntries;

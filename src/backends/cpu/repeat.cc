@@ -6,9 +6,9 @@
 // viewed with an extra stride-0 dim next to each tiled dim, the result as the matching split
 // of its contiguous dims.
 #include "backends/cpu/args.h"
+#include "support/checked_math.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "support/checked_math.h"
 
 namespace splice::cpu {
 

@@ -5,10 +5,10 @@
 // (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go
 // through copy_cast_into on strided views, so inputs of any layout work.
 #include "backends/cpu/args.h"
-#include "tensor/convert.h"
-#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
 

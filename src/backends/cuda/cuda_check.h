@@ -14,9 +14,9 @@ Error cuda_error(cudaError_t status, const char* call, const char* file, int lin
 
 }  // namespace splice::cuda
 
-#define SPLICE_CUDA_CHECK(call)                                                   \
-  do {                                                                            \
-    const cudaError_t splice_cuda_status_ = (call);                               \
-    if (splice_cuda_status_ != cudaSuccess)                                       \
+#define SPLICE_CUDA_CHECK(call)                                                          \
+  do {                                                                                   \
+    const cudaError_t splice_cuda_status_ = (call);                                      \
+    if (splice_cuda_status_ != cudaSuccess)                                              \
       return ::splice::cuda::cuda_error(splice_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -50,8 +50,7 @@ Result<std::vector<int64_t>> constant_ints(const std::vector<SymInt>& v, std::st
   std::vector<int64_t> out;
   for (const auto& s : v) {
     auto* c = std::get_if<int64_t>(&s.value);
-    if (c == nullptr)
-      return make_error(ErrorKind::kBadArchive, "{}: {} are symbolic", where, what);
+    if (c == nullptr) return make_error(ErrorKind::kBadArchive, "{}: {} are symbolic", where, what);
     out.push_back(*c);
   }
   return out;
@@ -89,9 +88,8 @@ class WeightLoader {
       const ir::TensorType& type = spec.value->type();
       if (t.dtype() != type.dtype || t.dim() != type.rank())
         return make_error(ErrorKind::kBadArchive,
-                          "weight '{}' is {}{} in its config but the graph expects {}",
-                          spec.target, dtype_name(t.dtype()), shape_string(t.sizes()),
-                          type.to_string());
+                          "weight '{}' is {}{} in its config but the graph expects {}", spec.target,
+                          dtype_name(t.dtype()), shape_string(t.sizes()), type.to_string());
       program.weights.emplace(spec.target, std::move(t));
     }
     return ok_result();

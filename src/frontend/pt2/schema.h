@@ -33,7 +33,8 @@ namespace splice::pt2 {
 inline constexpr int64_t kSupportedSchemaMajor = 8;
 
 // ---------------------------------------------------------------------------------------------
-// Enums, kept as raw integers (export schema numbering, see pt2-format.md).
+// Enums, kept as raw integers (the export schema's numbering, as torch/_export/serde/schema.py
+// defines it).
 
 // ScalarType: FLOAT = 7, LONG = 5, BOOL = 12, BFLOAT16 = 13, ...
 using ScalarTypeCode = int32_t;

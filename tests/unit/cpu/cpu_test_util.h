@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/registry.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
-#include "backends/cpu/registry.h"
 #include "tensor/tensor.h"
 
 namespace splice::cpu::testing {

@@ -118,7 +118,6 @@ TEST(Parallel, PointwiseResultsAreBitwiseEqual) {
   call_error("aten.remainder.Tensor", {ia, ib});
 }
 
-
 TEST(Parallel, StridedRowsMatchTheContiguousResultOnAnyThreadCount) {
   // The rotary shape: a half of the last dim (rows of 32, stride 64) times a broadcast table;
   // big enough that the row-wise path splits across threads, with chunks starting mid-tensor.

@@ -21,8 +21,8 @@
 #include "ir/printer.h"
 #include "plan/build.h"
 #include "support/file_writer.h"
-#include "tests/unit/temp_dir_test_base.h"
 #include "tests/test_backends.h"
+#include "tests/unit/temp_dir_test_base.h"
 
 namespace splice::plan {
 
@@ -55,7 +55,9 @@ ir::Program edited(const ir::Program& program, const std::string& from, const st
 }
 
 // The plan splice makes (an engine only loads with the plan splice makes for its program).
-Plan simple_plan(const ir::Program& program, PlanMode mode) { return build_plan(program, mode, cpu_target()); }
+Plan simple_plan(const ir::Program& program, PlanMode mode) {
+  return build_plan(program, mode, cpu_target());
+}
 
 // Sets an environment variable for one test and restores it afterwards.
 class ScopedEnv {
@@ -117,14 +119,16 @@ TEST_F(CacheTest, KeyChangesWithAWeightByte) {
   const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
   Tensor copy = p.weights.at("cache").contiguous_copy().value();
   p.weights["cache"] = copy;
-  EXPECT_EQ(cache_key(p, PlanMode::kPlanned, cpu_target()), base) << "same bytes elsewhere, same key";
+  EXPECT_EQ(cache_key(p, PlanMode::kPlanned, cpu_target()), base)
+      << "same bytes elsewhere, same key";
   copy.raw_data()[copy.nbytes() - 1] ^= std::byte{1};
   EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), base);
 }
 
 TEST_F(CacheTest, KeyChangesWithTheMode) {
   ir::Program p = load(kRotary);
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), cache_key(p, PlanMode::kNaive, cpu_target()));
+  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()),
+            cache_key(p, PlanMode::kNaive, cpu_target()));
 }
 
 TEST_F(CacheTest, KeyChangesWithARangeOrHint) {
@@ -183,7 +187,8 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_NE(first->program.weights.at("cache").raw_data(), p.weights.at("cache").raw_data());
 
   // Exactly one entry, named by the key: no temporary file left behind.
-  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  EXPECT_EQ(cache_files(),
+            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
 
   // Another mode is another entry.
   auto naive = load_or_build(
@@ -233,8 +238,10 @@ TEST_F(CacheTest, AnotherProgramsEngineUnderTheKeyIsRebuilt) {
   };
   ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build).ok());
   ASSERT_TRUE(load_or_build(cache_dir(), q, PlanMode::kPlanned, cpu_target(), build).ok());
-  const fs::path p_entry = fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
-  const fs::path q_entry = fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
+  const fs::path p_entry =
+      fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
+  const fs::path q_entry =
+      fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
   // A valid engine of another program copied under p's key.
   fs::copy_file(q_entry, p_entry, fs::copy_options::overwrite_existing);
   bool hit = true;
@@ -245,7 +252,8 @@ TEST_F(CacheTest, AnotherProgramsEngineUnderTheKeyIsRebuilt) {
   EXPECT_EQ(ir::print_program(r->program), ir::print_program(p));
   auto entry = load_engine_file(p_entry.string(), cpu_target());
   ASSERT_TRUE(entry.ok()) << entry.error().message();
-  EXPECT_EQ(cache_key(entry->program, entry->plan.mode, cpu_target()), cache_key(p, PlanMode::kPlanned, cpu_target()))
+  EXPECT_EQ(cache_key(entry->program, entry->plan.mode, cpu_target()),
+            cache_key(p, PlanMode::kPlanned, cpu_target()))
       << "the entry was rebuilt";
   // And the rebuilt entry is a hit again.
   ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit).ok());
@@ -263,8 +271,10 @@ TEST_F(CacheTest, AnEngineOfOtherWeightsUnderTheKeyIsRebuilt) {
     return simple_plan(prog, PlanMode::kPlanned);
   };
   ASSERT_TRUE(load_or_build(cache_dir(), q, PlanMode::kPlanned, cpu_target(), build).ok());
-  const fs::path p_entry = fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
-  const fs::path q_entry = fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
+  const fs::path p_entry =
+      fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
+  const fs::path q_entry =
+      fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
   fs::copy_file(q_entry, p_entry);
   bool hit = true;
   auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
@@ -293,9 +303,10 @@ TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
       }
     });
     killer.detach();
-    (void)load_or_build(dir, big, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) -> Result<Plan> {
-      return simple_plan(prog, PlanMode::kPlanned);
-    });
+    (void)load_or_build(dir, big, PlanMode::kPlanned, cpu_target(),
+                        [](const ir::Program& prog) -> Result<Plan> {
+                          return simple_plan(prog, PlanMode::kPlanned);
+                        });
     std::_Exit(0);  // the write finished before the killer saw it: the test below says so
   };
   fs::create_directories(dir);
@@ -305,11 +316,13 @@ TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
   EXPECT_NE(left[0].find(".splice.tmp."), std::string::npos) << left[0];
 
   ir::Program p = load(kKvCache);
-  auto r = load_or_build(dir, p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) -> Result<Plan> {
-    return simple_plan(prog, PlanMode::kPlanned);
-  });
+  auto r = load_or_build(dir, p, PlanMode::kPlanned, cpu_target(),
+                         [](const ir::Program& prog) -> Result<Plan> {
+                           return simple_plan(prog, PlanMode::kPlanned);
+                         });
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  EXPECT_EQ(cache_files(),
+            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
 }
 
 TEST_F(CacheTest, AnUnlockedTemporaryOfAnOlderSpliceIsRemoved) {
@@ -318,10 +331,12 @@ TEST_F(CacheTest, AnUnlockedTemporaryOfAnOlderSpliceIsRemoved) {
   const std::string leftover = "0123456789abcdef0123456789abcdef.splice.tmp.Xy12Zq";
   write("cache/" + leftover, std::string(1 << 20, 'x'));
   ir::Program p = load(kRotary);
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
-                return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-              }).ok());
-  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  ASSERT_TRUE(
+      load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
+        return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+      }).ok());
+  EXPECT_EQ(cache_files(),
+            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
 }
 
 TEST_F(CacheTest, ALiveWritersTemporaryIsKept) {
@@ -329,20 +344,22 @@ TEST_F(CacheTest, ALiveWritersTemporaryIsKept) {
   auto writing = PendingFile::create(cache_dir() + "/other.splice");
   ASSERT_TRUE(writing.ok()) << writing.error().message();
   ir::Program p = load(kRotary);
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
-                return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-              }).ok());
+  ASSERT_TRUE(
+      load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
+        return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+      }).ok());
   EXPECT_TRUE(fs::exists(writing->temp_path())) << "another process is still writing it";
 }
 
 TEST_F(CacheTest, AFifoAtTheEntrysNameIsAnErrorNotAHang) {
   ir::Program p = load(kRotary);
   fs::create_directories(cache_dir());
-  const std::string entry = cache_dir() + "/" + cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice";
+  const std::string entry =
+      cache_dir() + "/" + cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice";
   ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
-  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
-    return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-  });
+  auto r = load_or_build(
+      cache_dir(), p, PlanMode::kPlanned, cpu_target(),
+      [](const ir::Program& prog) { return Result<Plan>(simple_plan(prog, PlanMode::kPlanned)); });
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
   EXPECT_EQ(r.error().message(),
@@ -356,14 +373,16 @@ TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
-        return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-      });
+      auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(),
+                             [](const ir::Program& prog) {
+                               return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
+                             });
       if (!r.ok()) errors[i] = r.error().message();
     });
   for (auto& t : threads) t.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
-  EXPECT_EQ(cache_files(), std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  EXPECT_EQ(cache_files(),
+            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
   bool hit = false;
   ASSERT_TRUE(load_or_build(
                   cache_dir(), p, PlanMode::kPlanned, cpu_target(),
@@ -377,10 +396,10 @@ TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
 
 TEST_F(CacheTest, BuildErrorsPassThroughAndLeaveNoEntry) {
   ir::Program p = load(kRotary);
-  auto r =
-      load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program&) -> Result<Plan> {
-        return make_error(ErrorKind::kUnsupportedOp, "cannot plan op X");
-      });
+  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(),
+                         [](const ir::Program&) -> Result<Plan> {
+                           return make_error(ErrorKind::kUnsupportedOp, "cannot plan op X");
+                         });
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kUnsupportedOp);
   EXPECT_TRUE(cache_files().empty());

@@ -18,8 +18,8 @@
 #include "ir/printer.h"
 #include "plan/build.h"
 #include "plan/plan_json.h"
-#include "tests/unit/temp_dir_test_base.h"
 #include "tests/test_backends.h"
+#include "tests/unit/temp_dir_test_base.h"
 
 namespace splice::plan {
 
@@ -76,7 +76,9 @@ Plan sample_plan(const ir::Program& program) {
 }
 
 // The plan splice makes: the only plan an engine may hold.
-Plan real_plan(const ir::Program& program) { return build_plan(program, PlanMode::kPlanned, cpu_target()); }
+Plan real_plan(const ir::Program& program) {
+  return build_plan(program, PlanMode::kPlanned, cpu_target());
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -65,7 +65,8 @@ struct Runner {
     state = runtime::open_session_state(model).value();
     for (const auto& spec : model.program.signature.inputs)
       if (spec.kind == ir::InputKind::kBuffer)
-        state.buffers[spec.target] = model.program.weights.at(spec.target).contiguous_copy().value();
+        state.buffers[spec.target] =
+            model.program.weights.at(spec.target).contiguous_copy().value();
   }
 
   // Runs recorded call k, checks every output against PyTorch's, keeps new state.
@@ -272,7 +273,6 @@ graph(%x: f32[2, 8]) {
   }
   EXPECT_EQ(plan.totals.copy_bytes, 0);
 }
-
 
 TEST(WritePlan, SelectWriteIsStoredByItsValuesProducerThroughTheUnsqueeze) {
   // x[..., -1] = v: canonically slice_scatter(clone, unsqueeze(v_to_i32, 2), 2, 4, 5); the

@@ -496,7 +496,8 @@ TEST(Safetensors, WriteRejectsWhatTheFormatCannotHold) {
   EXPECT_EQ(r1.error().kind(), ErrorKind::kBadUsage);
   expect_contains(r1.error().message(), "tensor 'u': it is undefined");
 
-  std::map<std::string, Tensor> reserved{{"__metadata__", Tensor::empty(DType::kInt8, {1}).value()}};
+  std::map<std::string, Tensor> reserved{
+      {"__metadata__", Tensor::empty(DType::kInt8, {1}).value()}};
   auto r2 = serialize_safetensors(reserved);
   ASSERT_FALSE(r2.ok());
   expect_contains(r2.error().message(), "the name is reserved");

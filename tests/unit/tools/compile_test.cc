@@ -15,10 +15,10 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "tensor/convert.h"
 #include "plan/engine_file.h"
 #include "plan/plan.h"
 #include "support/dtype.h"
+#include "tensor/convert.h"
 #include "tests/unit/temp_dir_test_base.h"
 #include "tests/unit/tools/cli_test_util.h"
 

@@ -108,8 +108,8 @@ TEST_F(SpliceFiles, ParallelRunsWritingOneOutputsFileEachLeaveAWholeFile) {
     std::vector<std::thread> threads;
     for (int i = 0; i < kRuns; ++i)
       threads.emplace_back([&, i] {
-        outcomes[i] = cli({"run", model(), "--no-cache", "--inputs", in[i], "--outputs", shared},
-                          kRunLimit);
+        outcomes[i] =
+            cli({"run", model(), "--no-cache", "--inputs", in[i], "--outputs", shared}, kRunLimit);
       });
     for (auto& t : threads) t.join();
     for (int i = 0; i < kRuns; ++i) EXPECT_EQ(outcomes[i].exit_code, 0) << describe(outcomes[i]);
@@ -144,8 +144,8 @@ TEST_F(SpliceFiles, EightParallelRunsShareOneCacheEntry) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      outcomes[i] = cli(run_args({"--outputs", path("o" + std::to_string(i) + ".safetensors")}),
-                        kRunLimit);
+      outcomes[i] =
+          cli(run_args({"--outputs", path("o" + std::to_string(i) + ".safetensors")}), kRunLimit);
     });
   for (auto& t : threads) t.join();
   for (const auto& o : outcomes) {
