@@ -9,7 +9,16 @@
 
 namespace splice::testing {
 
-Tolerance tolerance_for(DType dtype) {
+Tolerance tolerance_for(DType dtype, std::string_view device) {
+  if (device == "cuda") {
+    switch (dtype) {
+      case DType::kFloat32: return {1e-3, 1e-4};
+      case DType::kFloat16: return {2e-2, 5e-3};
+      case DType::kBFloat16: return {5e-2, 2e-2};
+      case DType::kFloat64: return {1e-7, 1e-10};
+      default: return {0, 0};
+    }
+  }
   switch (dtype) {
     case DType::kFloat32:
       return {1e-4, 1e-5};
@@ -24,7 +33,8 @@ Tolerance tolerance_for(DType dtype) {
   }
 }
 
-std::string compare_tensors(const Tensor& expected, const Tensor& actual) {
+std::string compare_tensors(const Tensor& expected, const Tensor& actual,
+                            std::string_view device) {
   if (expected.dtype() != actual.dtype())
     return fmt::format("dtype {} but PyTorch gives {}", dtype_name(actual.dtype()),
                        dtype_name(expected.dtype()));
@@ -46,7 +56,7 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual) {
     return fmt::format("{} of {} elements differ; first at flat index {}: {} vs PyTorch {}", bad, n,
                        first, a.data<int64_t>()[first], e.data<int64_t>()[first]);
   }
-  Tolerance tol = tolerance_for(expected.dtype());
+  Tolerance tol = tolerance_for(expected.dtype(), device);
   Tensor e = convert(expected, DType::kFloat64).value();
   Tensor a = convert(actual, DType::kFloat64).value();
   int64_t bad = 0, first = -1;

@@ -4,6 +4,7 @@
 // NaN, infinities equal only to the same infinity).
 
 #include <string>
+#include <string_view>
 
 #include "tensor/tensor.h"
 
@@ -13,9 +14,13 @@ struct Tolerance {
   double rtol;
   double atol;
 };
-Tolerance tolerance_for(DType dtype);
+// The bound for results computed on `device` ("cpu", "cuda"): the GPU's float results differ
+// from PyTorch's CPU ones by accumulation order (blocked reductions, cuBLASLt's GEMM tiling,
+// split-K) and its math library, so its bounds are looser (docs/cuda.md lists them).
+Tolerance tolerance_for(DType dtype, std::string_view device = "cpu");
 
 // Empty when equal; otherwise a message naming the first mismatch and the count.
-std::string compare_tensors(const Tensor& expected, const Tensor& actual);
+std::string compare_tensors(const Tensor& expected, const Tensor& actual,
+                            std::string_view device = "cpu");
 
 }  // namespace splice::testing

@@ -3,10 +3,13 @@
 // to the runtime (planned in memory, the naive baseline plan, a compiled engine file, the
 // engine cache), that load the program, run each recorded call in one session, and compare
 // every output, every mutated user input and every buffer after the call with PyTorch's.
+// SPLICE_TEST_DEVICE picks the backend the cases run on ("cpu" by default; "cuda" on a GPU
+// host, where float results are compared within the GPU's bounds, compare.h).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -32,7 +35,12 @@ namespace {
 
 using TensorMap = std::map<std::string, Tensor>;
 
-fs::path cases_dir() { return fs::path(SPLICE_SOURCE_DIR) / "tests" / "cases"; }
+// SPLICE_TEST_SOURCE_DIR overrides the source tree the binary was built from (on the GPU host
+// the bundle's binaries run against the checkout there, scripts/gpu_run.sh).
+fs::path cases_dir() {
+  const char* root = std::getenv("SPLICE_TEST_SOURCE_DIR");
+  return fs::path(root != nullptr && *root != '\0' ? root : SPLICE_SOURCE_DIR) / "tests" / "cases";
+}
 
 int call_count(const fs::path& dir) {
   int n = 0;
@@ -115,20 +123,30 @@ class ScratchCleanup : public ::testing::Environment {
   }
 };
 
+// The backend the cases run on: SPLICE_TEST_DEVICE, else the CPU.
+const std::string& test_device() {
+  static const std::string device = [] {
+    const char* d = std::getenv("SPLICE_TEST_DEVICE");
+    return std::string(d != nullptr && *d != '\0' ? d : "cpu");
+  }();
+  return device;
+}
+
 Result<Model> load_model(const fs::path& dir, Route route) {
   const std::string pt2 = (dir / "model.pt2").string();
   const std::string name = dir.filename().string();
   LoadOptions options;
+  options.device = test_device();
   switch (route) {
     case Route::kPlanned:
-      return Model::load(pt2);
+      return Model::load(pt2, options);
     case Route::kNaive:
       options.plan_mode = PlanMode::kNaive;
       return Model::load(pt2, options);
     case Route::kEngine: {
       const std::string engine = (scratch_dir() / (name + ".splice")).string();
-      SPLICE_TRY(Model::compile(pt2, engine));
-      return Model::load(engine);
+      SPLICE_TRY(Model::compile(pt2, engine, options));
+      return Model::load(engine, options);
     }
     case Route::kCache: {
       options.cache_dir = (scratch_dir() / ("cache-" + name)).string();
@@ -197,7 +215,7 @@ void run_case(const fs::path& dir, Route route) {
         ADD_FAILURE() << key << " is missing from splice's outputs";
         continue;
       }
-      std::string diff = compare_tensors(e, it->second);
+      std::string diff = compare_tensors(e, it->second, test_device());
       EXPECT_TRUE(diff.empty()) << key << ": " << diff;
     }
     for (const auto& [key, a] : actual)
@@ -212,7 +230,7 @@ void run_case(const fs::path& dir, Route route) {
           ADD_FAILURE() << "buffer " << name << ": " << h.error().message();
           continue;
         }
-        std::string diff = compare_tensors(e, to_tensor(*h));
+        std::string diff = compare_tensors(e, to_tensor(*h), test_device());
         EXPECT_TRUE(diff.empty()) << "buffer " << name << " after the call: " << diff;
       }
     }

@@ -89,15 +89,15 @@ int main() {
           }
           // Compare via check_destination logic on host memory.
           const Tensor got = dest;
-          const Tensor w = want.contiguous_copy();
-          const Tensor g = got.contiguous_copy();
+          const Tensor w = want.contiguous_copy().value();
+          const Tensor g = got.contiguous_copy().value();
           int64_t bad = 0;
           std::string ex;
-          cpu::dispatch_dtype(want.dtype(), [&](auto tag) {
+          dispatch_dtype(want.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             for (int64_t i = 0; i < g.numel(); ++i) {
-              const double gv = cpu::cast_value<double>(g.data<T>()[i]),
-                           wv = cpu::cast_value<double>(w.data<T>()[i]);
+              const double gv = cast_value<double>(g.data<T>()[i]),
+                           wv = cast_value<double>(w.data<T>()[i]);
               if (!close(gv, wv, want.dtype(), true) && ++bad <= 3)
                 ex += fmt::format(" [{}] got {} want {};", i, gv, wv);
             }

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include "backends/cpu/args.h"
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 extern "C" {
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) {
   std::memset(p, v, n);
@@ -102,9 +102,9 @@ static Result<void> run_copy(const ir::PointwiseProgram& p,
   }
   const int64_t n = dst.numel();
   const int lead = dst.rank - src.rank;
-  cpu::dispatch_dtype(dst.dtype, [&](auto dt) {
+  dispatch_dtype(dst.dtype, [&](auto dt) {
     using D = typename decltype(dt)::type;
-    cpu::dispatch_dtype(src.dtype, [&](auto st) {
+    dispatch_dtype(src.dtype, [&](auto st) {
       using S = typename decltype(st)::type;
       for (int64_t i = 0; i < n; ++i) {
         int64_t rest = i, od = 0, os = 0;
@@ -114,7 +114,7 @@ static Result<void> run_copy(const ir::PointwiseProgram& p,
           od += c * dst.strides[d];
           if (d >= lead && src.sizes[d - lead] != 1) os += c * src.strides[d - lead];
         }
-        static_cast<D*>(dst.data)[od] = cpu::cast_value<D>(static_cast<const S*>(src.data)[os]);
+        static_cast<D*>(dst.data)[od] = cast_value<D>(static_cast<const S*>(src.data)[os]);
       }
     });
   });

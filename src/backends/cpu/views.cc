@@ -7,42 +7,12 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
+#include "backends/cpu/view_strides.h"
 #include "support/checked_math.h"
 
 namespace splice::cpu {
 
-namespace {
-
-// Sizes with one -1 inferred from numel (PyTorch's infer_size).
-Result<Shape> infer_size(std::string_view op, const Shape& requested, int64_t numel) {
-  Shape out = requested;
-  int64_t known = 1;
-  std::optional<size_t> infer_at;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == -1) {
-      KCHECK(!infer_at, ErrorKind::kShapeMismatch, "only one dimension can be inferred in {}",
-             shape_string(requested));
-      infer_at = i;
-      continue;
-    }
-    KCHECK(out[i] >= 0, ErrorKind::kShapeMismatch, "invalid size {} in {}", out[i],
-           shape_string(requested));
-    auto k = checked_mul(known, out[i]);
-    KCHECK(k.has_value(), ErrorKind::kShapeMismatch, "sizes {} overflow", shape_string(requested));
-    known = *k;
-  }
-  if (infer_at) {
-    KCHECK(known != 0 && numel % known == 0, ErrorKind::kShapeMismatch,
-           "shape {} is invalid for input of size {}", shape_string(requested), numel);
-    out[*infer_at] = numel / known;
-  } else {
-    KCHECK(known == numel, ErrorKind::kShapeMismatch, "shape {} is invalid for input of size {}",
-           shape_string(requested), numel);
-  }
-  return out;
-}
-
-// Strides for viewing (old sizes, old strides) as new_sizes without copying, or nullopt
+// (view_strides.h) Strides for viewing (old sizes, old strides) as new_sizes without copying, or nullopt
 // (PyTorch's computeStride: merge runs of dims that are contiguous with each other).
 std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strides,
                                   const Shape& new_sizes) {
@@ -75,6 +45,38 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
   if (view_d != -1) return std::nullopt;
   return new_strides;
 }
+
+namespace {
+
+// Sizes with one -1 inferred from numel (PyTorch's infer_size).
+Result<Shape> infer_size(std::string_view op, const Shape& requested, int64_t numel) {
+  Shape out = requested;
+  int64_t known = 1;
+  std::optional<size_t> infer_at;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      KCHECK(!infer_at, ErrorKind::kShapeMismatch, "only one dimension can be inferred in {}",
+             shape_string(requested));
+      infer_at = i;
+      continue;
+    }
+    KCHECK(out[i] >= 0, ErrorKind::kShapeMismatch, "invalid size {} in {}", out[i],
+           shape_string(requested));
+    auto k = checked_mul(known, out[i]);
+    KCHECK(k.has_value(), ErrorKind::kShapeMismatch, "sizes {} overflow", shape_string(requested));
+    known = *k;
+  }
+  if (infer_at) {
+    KCHECK(known != 0 && numel % known == 0, ErrorKind::kShapeMismatch,
+           "shape {} is invalid for input of size {}", shape_string(requested), numel);
+    out[*infer_at] = numel / known;
+  } else {
+    KCHECK(known == numel, ErrorKind::kShapeMismatch, "shape {} is invalid for input of size {}",
+           shape_string(requested), numel);
+  }
+  return out;
+}
+
 
 // view/_unsafe_view/reshape: a view when the strides allow one, else a contiguous copy. view
 // copies too, unlike PyTorch's: an exported graph's view is legal for the memory layouts

@@ -4,7 +4,7 @@
 
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/attention_plan.h"
-#include "backends/cuda/device_limits.h"
+#include "backends/cuda/device_info.h"
 
 namespace splice::cuda {
 

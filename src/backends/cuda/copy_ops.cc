@@ -125,7 +125,7 @@ Result<void> cat(const DeviceTensor& out, std::span<const DeviceTensor> inputs, 
     if (!ref && !is_legacy_empty(t)) ref = &t;
   }
   if (!ref) return ok_result();
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, ref->rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, ref->rank));
   Shape shape = sizes_of(*ref);
   int64_t total = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -162,7 +162,7 @@ Result<void> stack(const DeviceTensor& out, std::span<const DeviceTensor> inputs
   constexpr std::string_view op = "aten.stack.default";
   KCHECK(!inputs.empty(), ErrorKind::kBadInput, "expects a non-empty TensorList");
   const Shape shape = sizes_of(inputs[0]);
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, inputs[0].rank + 1));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, inputs[0].rank + 1));
   std::vector<cpu::PromotionOperand> ops;
   for (size_t i = 0; i < inputs.size(); ++i) {
     KCHECK(sizes_of(inputs[i]) == shape, ErrorKind::kShapeMismatch,
@@ -187,7 +187,7 @@ Result<void> slice_scatter(const DeviceTensor& out, const DeviceTensor& self,
                            std::optional<int64_t> end_opt, int64_t step, const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.slice_scatter.default";
   KCHECK(self.rank > 0, ErrorKind::kShapeMismatch, "cannot slice a 0-d tensor");
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
   KCHECK(step >= 1, ErrorKind::kBadInput, "slice step must be positive, got {}", step);
   // Python slice bounds, as cpu/scatter_writes.cc normalises them.
   const int64_t size = self.sizes[dim];
@@ -216,8 +216,8 @@ Result<void> select_scatter(const DeviceTensor& out, const DeviceTensor& self,
                             const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.select_scatter.default";
   KCHECK(self.rank > 0, ErrorKind::kShapeMismatch, "cannot select from a 0-d tensor");
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
-  SPLICE_ASSIGN_OR_RETURN(index, cpu::wrap_index(op, index, dim, self.sizes[dim]));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(index, wrap_index(op, index, dim, self.sizes[dim]));
   Shape sizes = sizes_of(self);
   sizes.erase(sizes.begin() + dim);
   KCHECK(sizes_of(src) == sizes, ErrorKind::kShapeMismatch,
@@ -233,7 +233,7 @@ Result<void> select_scatter(const DeviceTensor& out, const DeviceTensor& self,
 Result<void> slice_write_at_position(const DeviceTensor& base, const DeviceTensor& src, int64_t dim,
                                      const int64_t* position, const LaunchContext& ctx) {
   constexpr std::string_view op = "slice write at a device position";
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, base.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, base.rank));
   KCHECK(src.rank == base.rank, ErrorKind::kShapeMismatch,
          "src of rank {} written into a base of rank {}", src.rank, base.rank);
   for (int d = 0; d < base.rank; ++d) {

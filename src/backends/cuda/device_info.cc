@@ -33,8 +33,22 @@ Result<DeviceInfo> current_device_info() {
       cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, ordinal));
   SPLICE_CUDA_CHECK(
       cudaDeviceGetAttribute(&info.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal));
+  int smem = 0;
+  SPLICE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
+  info.max_smem_optin = static_cast<size_t>(smem);
   g_infos[ordinal] = info;
   return info;
+}
+
+Result<int> current_sm_count() {
+  SPLICE_ASSIGN_OR_RETURN(DeviceInfo info, current_device_info());
+  return info.multiprocessors;
+}
+
+Result<size_t> current_max_smem_optin() {
+  SPLICE_ASSIGN_OR_RETURN(DeviceInfo info, current_device_info());
+  return info.max_smem_optin;
 }
 
 unsigned grid_blocks(int64_t work, unsigned threads, const DeviceInfo& device) {

@@ -10,7 +10,7 @@
 // - nonzero of a mask, in row-major order (for boolean mask indices).
 // Every index is checked on the device against its dim; a bad one records kIndexOutOfRange in
 // the error word (index, dim size, dim) and nothing is read or written through it.
-// Plain declarations (C++17, no fmt): the kernels are in index_kernels.cu.
+// Plain declarations (no fmt): the kernels are in index_kernels.cu.
 
 #include <cuda_runtime_api.h>
 

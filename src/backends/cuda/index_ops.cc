@@ -426,7 +426,7 @@ Result<void> index_copy(const DeviceTensor& out, const DeviceTensor& self, int64
                         const DeviceTensor& index, const DeviceTensor& source,
                         const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.index_copy.default";
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
   KCHECK(index.dtype == DType::kInt64 || index.dtype == DType::kInt32, ErrorKind::kBadInput,
          "index must be int64 or int32, got {}", dtype_name(index.dtype));
   KCHECK(index.rank <= 1, ErrorKind::kShapeMismatch, "index must be 0-d or 1-d, got shape {}",
@@ -452,7 +452,7 @@ Result<void> index_add(const DeviceTensor& out, const DeviceTensor& self, int64_
                        const DeviceTensor& index, const DeviceTensor& source, const Scalar& alpha,
                        const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.index_add.default";
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
   KCHECK(index.rank <= 1, ErrorKind::kShapeMismatch, "index must be 0-d or 1-D, got shape {}",
          shape_string(sizes_of(index)));
   KCHECK(source.dtype == self.dtype, ErrorKind::kShapeMismatch,
@@ -476,7 +476,7 @@ Result<void> index_add(const DeviceTensor& out, const DeviceTensor& self, int64_
 Result<void> index_select(const DeviceTensor& out, const DeviceTensor& self, int64_t dim,
                           const DeviceTensor& index, const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.index_select.default";
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
   KCHECK(index.rank <= 1, ErrorKind::kShapeMismatch, "index must be 0-d or 1-D, got shape {}",
          shape_string(sizes_of(index)));
   SPLICE_TRY(check_index_dtype(op, index, true));
@@ -553,7 +553,7 @@ GatherScatterParams gather_scatter_params(const DeviceTensor& self, int64_t dim,
 Result<void> gather(const DeviceTensor& out, const DeviceTensor& self, int64_t dim,
                     const DeviceTensor& index, const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.gather.default";
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
   SPLICE_TRY(check_gather_scatter(op, self, dim, index, nullptr));
   SPLICE_TRY(check_index_dtype(op, index, false));
   SPLICE_TRY(require_error_word(op, ctx));
@@ -571,7 +571,7 @@ Result<void> scatter(const DeviceTensor& out, const DeviceTensor& self, int64_t 
                      const DeviceTensor& index, const DeviceTensor* src, const Scalar& value,
                      const LaunchContext& ctx) {
   const std::string_view op = src ? "aten.scatter.src" : "aten.scatter.value";
-  SPLICE_ASSIGN_OR_RETURN(dim, cpu::wrap_dim(op, dim, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, self.rank));
   if (src) {
     KCHECK(src->dtype == self.dtype, ErrorKind::kShapeMismatch,
            "src dtype {} must equal self's dtype {}", dtype_name(src->dtype),

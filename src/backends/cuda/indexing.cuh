@@ -1,8 +1,10 @@
 #pragma once
-// Device side of strided indexing: the element offsets of a row-major linear index in a shared
-// iteration space (indexing.h), in 64-bit or — when fits_int32 said so — 32-bit arithmetic
-// (32-bit division is several times cheaper on the GPU), and the offset of a linear index in
-// one DeviceTensor.
+// Device side of strided indexing (the host side is indexing.h): StridedOffsets<N> maps a
+// row-major linear index over a shape (last dim fastest) to the element offsets of N strided
+// operands that share that shape — a kernel parameter (plain data). Rank 0 is a single
+// element; rank 1 is one multiply (the common case after the host merges contiguous dims, see
+// merge_dims in the planners); higher ranks divide once per dim. tensor_offset does the same
+// for one DeviceTensor with its own sizes and strides.
 
 #include <cstdint>
 
@@ -10,43 +12,46 @@
 
 namespace splice::cuda {
 
-// A coalesced iteration as kernel parameters: N operands' strides over one shape.
 template <int N>
-struct IterParams {
-  int rank;
-  int64_t sizes[kMaxDims];
-  int64_t strides[N][kMaxDims];
-};
+struct StridedOffsets {
+  int rank = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[N][kMaxDims] = {};
 
-// offsets[k] = sum over dims of coord[d] * strides[k][d] for the row-major `linear` index.
-// Index is int32_t (only when the host's fits_int32 holds) or int64_t.
-template <typename Index, int N>
-__device__ __forceinline__ void linear_to_offsets(Index linear, const IterParams<N>& p,
-                                                  Index (&offsets)[N]) {
-#pragma unroll
-  for (int k = 0; k < N; ++k) offsets[k] = 0;
-#pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (d < p.rank) {
-      const Index size = static_cast<Index>(p.sizes[d]);
-      const Index coord = linear % size;
-      linear /= size;
-#pragma unroll
-      for (int k = 0; k < N; ++k) offsets[k] += coord * static_cast<Index>(p.strides[k][d]);
+  __host__ __device__ __forceinline__ void get(int64_t linear, int64_t (&out)[N]) const {
+    for (int i = 0; i < N; ++i) out[i] = 0;
+    if (rank == 1) {
+      for (int i = 0; i < N; ++i) out[i] = linear * strides[i][0];
+      return;
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t size = sizes[d];
+      const int64_t idx = d == 0 ? linear : linear % size;
+      linear = d == 0 ? 0 : linear / size;
+      for (int i = 0; i < N; ++i) out[i] += idx * strides[i][d];
     }
   }
-}
+
+  // The offset of operand 0 only.
+  __host__ __device__ __forceinline__ int64_t get0(int64_t linear) const {
+    if (rank == 1) return linear * strides[0][0];
+    int64_t off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t idx = d == 0 ? linear : linear % sizes[d];
+      linear = d == 0 ? 0 : linear / sizes[d];
+      off += idx * strides[0][d];
+    }
+    return off;
+  }
+};
 
 // The element offset of row-major `linear` in t (its own sizes and strides).
-__device__ __forceinline__ int64_t tensor_offset(const DeviceTensor& t, int64_t linear) {
+__host__ __device__ __forceinline__ int64_t tensor_offset(const DeviceTensor& t, int64_t linear) {
   int64_t offset = 0;
-#pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (d < t.rank) {
-      const int64_t coord = linear % t.sizes[d];
-      linear /= t.sizes[d];
-      offset += coord * t.strides[d];
-    }
+  for (int d = t.rank - 1; d >= 0; --d) {
+    const int64_t coord = linear % t.sizes[d];
+    linear /= t.sizes[d];
+    offset += coord * t.strides[d];
   }
   return offset;
 }

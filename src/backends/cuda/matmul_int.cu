@@ -7,7 +7,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
-#include "backends/cuda/strided_offsets.cuh"
+#include "backends/cuda/indexing.cuh"
 
 namespace splice::cuda {
 

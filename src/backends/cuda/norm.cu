@@ -13,7 +13,7 @@
 #include "backends/cuda/device_dtype.cuh"
 #include "backends/cuda/reduce_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
-#include "backends/cuda/strided_offsets.cuh"
+#include "backends/cuda/indexing.cuh"
 #include "tensor/tensor.h"
 
 namespace splice::cuda {

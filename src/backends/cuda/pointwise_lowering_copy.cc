@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/dispatch.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cuda/pointwise_lowering_util.h"
 
 namespace splice::cuda::lowering {
@@ -80,9 +80,9 @@ Result<LoweredPointwise> dropout(std::string_view op, std::span<const OpArg> arg
 // c10::checked_convert's test, as the CPU's fill kernel applies it (cpu/factories.cc).
 bool fill_value_fits(const Scalar& value, DType dtype) {
   if (value.is_bool() || dtype == DType::kFloat64) return true;
-  return cpu::dispatch_dtype(dtype, [&](auto tag) {
+  return dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using L = std::numeric_limits<std::conditional_t<cpu::is_reduced_float_v<T>, float, T>>;
+    using L = std::numeric_limits<std::conditional_t<is_reduced_float_v<T>, float, T>>;
     double lowest = static_cast<double>(L::lowest()), max = static_cast<double>(L::max());
     if constexpr (std::is_same_v<T, Half>) {
       lowest = -65504.0;
@@ -93,7 +93,7 @@ bool fill_value_fits(const Scalar& value, DType dtype) {
     }
     if (value.is_double()) {
       const double v = value.to_double();
-      if (cpu::is_float_v<T> && (std::isinf(v) || std::isnan(v))) return true;
+      if (is_float_v<T> && (std::isinf(v) || std::isnan(v))) return true;
       return v >= lowest && v <= max;
     }
     const int64_t v = value.to_int();

@@ -23,12 +23,12 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
-#include "backends/cuda/device_limits.h"
+#include "backends/cuda/device_info.h"
 #include "backends/cuda/kernel_scratch.h"
 #include "backends/cuda/reduce_launch.h"
 #include "backends/cuda/reduce_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
-#include "backends/cuda/strided_offsets.cuh"
+#include "backends/cuda/indexing.cuh"
 
 namespace splice::cuda {
 

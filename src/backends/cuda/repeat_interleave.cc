@@ -52,7 +52,7 @@ Result<RepeatInterleavePlan> plan_repeat_interleave(const DeviceTensor* self,
       plan.input = contiguous_tensor(nullptr, self->dtype, std::span<const int64_t>(&numel, 1));
       plan.dim = 0;
     } else {
-      SPLICE_ASSIGN_OR_RETURN(plan.dim, cpu::wrap_dim(op, *dim_opt, self->rank));
+      SPLICE_ASSIGN_OR_RETURN(plan.dim, wrap_dim(op, *dim_opt, self->rank));
       if (self->rank == 0) {
         plan.input.rank = 1;
         plan.input.sizes[0] = 1;

@@ -94,7 +94,7 @@ Result<void> flip(const DeviceTensor& out, const DeviceTensor& self, std::span<c
   SPLICE_TRY(check_self(op, self));
   std::vector<bool> flipped(self.rank, false);
   for (int64_t d : dims) {
-    SPLICE_ASSIGN_OR_RETURN(int64_t w, cpu::wrap_dim(op, d, self.rank));
+    SPLICE_ASSIGN_OR_RETURN(int64_t w, wrap_dim(op, d, self.rank));
     if (self.rank == 0) continue;
     KCHECK(!flipped[w], ErrorKind::kBadInput, "dim {} appears multiple times in the list of dims",
            w);
@@ -133,7 +133,7 @@ Result<void> roll(const DeviceTensor& out, const DeviceTensor& self,
   std::vector<int64_t> total(self.rank, 0);
   std::vector<bool> rolled(self.rank, false);
   for (size_t k = 0; k < dims.size(); ++k) {
-    SPLICE_ASSIGN_OR_RETURN(int64_t d, cpu::wrap_dim(op, dims[k], self.rank));
+    SPLICE_ASSIGN_OR_RETURN(int64_t d, wrap_dim(op, dims[k], self.rank));
     const int64_t n = self.sizes[d];
     // Rolling a dim twice adds the shifts (the CPU rolls one dim after the other).
     if (n > 0) total[d] = (total[d] + ((shifts[k] % n) + n) % n) % n;
@@ -206,7 +206,7 @@ Result<void> repeat_interleave(const DeviceTensor& out, const DeviceTensor& self
     }
     return run_remap(p, out, self, ctx);
   }
-  SPLICE_ASSIGN_OR_RETURN(int64_t dim, cpu::wrap_dim(op, *dim_opt, self.rank));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, wrap_dim(op, *dim_opt, self.rank));
   if (self.rank == 0) {
     KCHECK(repeats == 1, ErrorKind::kShapeMismatch,
            "a 0-d tensor can only be repeated once along a dim, got repeats={}", repeats);

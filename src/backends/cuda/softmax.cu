@@ -11,10 +11,10 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
-#include "backends/cuda/device_limits.h"
+#include "backends/cuda/device_info.h"
 #include "backends/cuda/lane_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
-#include "backends/cuda/strided_offsets.cuh"
+#include "backends/cuda/indexing.cuh"
 
 namespace splice::cuda {
 

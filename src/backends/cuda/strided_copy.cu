@@ -8,7 +8,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
 #include "backends/cuda/reduce_plan.h"
-#include "backends/cuda/strided_offsets.cuh"
+#include "backends/cuda/indexing.cuh"
 #include "tensor/tensor.h"
 
 namespace splice::cuda {

@@ -237,13 +237,13 @@ inline Tensor make_attn_tensor(DType dt, bool no_batch, int64_t B, int64_t H, in
   Shape sizes = no_batch ? Shape{H, T, D} : Shape{B, H, T, D};
   Shape strides;
   if (interleaved) {
-    base = Tensor::empty(dt, {B, cap, H, D});
+    base = Tensor::empty(dt, {B, cap, H, D}).value();
     strides = {cap * H * D, D, H * D, 1};
   } else if (transposed) {
-    base = Tensor::empty(dt, {B, H, D, cap});
+    base = Tensor::empty(dt, {B, H, D, cap}).value();
     strides = {H * D * cap, D * cap, 1, cap};
   } else {
-    base = Tensor::empty(dt, {B, H, cap, D});
+    base = Tensor::empty(dt, {B, H, cap, D}).value();
     strides = {H * cap * D, cap * D, D, 1};
   }
   if (no_batch) strides.erase(strides.begin());
@@ -272,7 +272,7 @@ inline AttnInputs make_attn_inputs(const AttnCase& c, DType dt, std::mt19937& ge
   const double inf = std::numeric_limits<double>::infinity();
   std::bernoulli_distribution keep(0.7);
   if (c.mask == MaskKind::kBoolLS) {
-    in.mask = Tensor::empty(DType::kBool, {c.L, c.S});
+    in.mask = Tensor::empty(DType::kBool, {c.L, c.S}).value();
     for (int64_t i = 0; i < c.L * c.S; ++i) set_double(*in.mask, i, keep(gen) ? 1 : 0);
   } else if (c.mask != MaskKind::kNone) {
     const Shape ms =

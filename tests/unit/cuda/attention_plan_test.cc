@@ -278,7 +278,7 @@ TEST(CudaAttentionPlan, ErrorsLikeTheCpuKernel) {
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().kind(), ErrorKind::kBadInput);
   a.dropout_p = 0;
-  const Tensor bad_mask = Tensor::empty(DType::kBool, {3, 16});
+  const Tensor bad_mask = Tensor::empty(DType::kBool, {3, 16}).value();
   const DeviceTensor bm = host_view(bad_mask);
   a.mask = &bm;
   plan = plan_attention(a, 132, KernelScratch{});

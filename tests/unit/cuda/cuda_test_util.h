@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cast.h"
-#include "backends/cpu/dispatch.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/registry.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/device_memory.h"
@@ -41,7 +41,7 @@ inline Tensor make_layout(DType dtype, const Shape& sizes, Layout layout) {
   if (layout == Layout::kStrided && rank >= 1) {
     Shape storage = sizes;
     storage.back() = 2 * sizes.back() + 1;
-    Tensor base = Tensor::empty(dtype, storage);
+    Tensor base = Tensor::empty(dtype, storage).value();
     Shape strides = contiguous_strides(storage);
     strides.back() = 2;
     return base.view_as(sizes, strides, 1);
@@ -49,12 +49,12 @@ inline Tensor make_layout(DType dtype, const Shape& sizes, Layout layout) {
   if (layout == Layout::kTransposed && rank >= 2) {
     Shape storage = sizes;
     std::swap(storage[rank - 1], storage[rank - 2]);
-    Tensor base = Tensor::empty(dtype, storage);
+    Tensor base = Tensor::empty(dtype, storage).value();
     Shape strides = contiguous_strides(storage);
     std::swap(strides[rank - 1], strides[rank - 2]);
     return base.view_as(sizes, strides, 0);
   }
-  return Tensor::empty(dtype, sizes);
+  return Tensor::empty(dtype, sizes).value();
 }
 
 // Fills every element of t's view with random values of the given kind.
@@ -65,7 +65,7 @@ void fill_random(const Tensor& t, Values kind, std::mt19937& rng) {
   const int64_t rank = t.dim();
   Shape coord(rank, 0);
   const int64_t n = t.numel();
-  cpu::dispatch_dtype(t.dtype(), [&](auto tag) {
+  dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (int64_t i = 0; i < n; ++i) {
@@ -102,7 +102,7 @@ void fill_random(const Tensor& t, Values kind, std::mt19937& rng) {
           if (mode == 1 && v == 0.0) v = 5.0;
         }
       }
-      p[off] = cpu::cast_value<T>(v);
+      p[off] = cast_value<T>(v);
       for (int64_t d = rank - 1; d >= 0; --d) {
         if (++coord[d] < t.size(d)) break;
         coord[d] = 0;
@@ -193,19 +193,19 @@ inline std::string check_destination(const Destination& d, const Tensor& expecte
   std::vector<bool> covered(raw.size(), false);
   const Tensor got = d.host_layout;
   if (bytes > 0) std::memcpy(got.storage()->data(), raw.data(), bytes);
-  const Tensor want = expected.contiguous_copy();
+  const Tensor want = expected.contiguous_copy().value();
   int64_t mismatches = 0;
   std::string examples;
   const int64_t rank = got.dim(), n = got.numel();
   Shape coord(rank, 0);
-  cpu::dispatch_dtype(expected.dtype(), [&](auto tag) {
+  dispatch_dtype(expected.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t i = 0; i < n; ++i) {
       int64_t off = got.offset();
       for (int64_t k = 0; k < rank; ++k) off += coord[k] * got.stride(k);
       for (size_t b = 0; b < esize; ++b) covered[off * esize + b] = true;
-      const double g = cpu::cast_value<double>(reinterpret_cast<const T*>(raw.data())[off]);
-      const double w = cpu::cast_value<double>(want.data<T>()[i]);
+      const double g = cast_value<double>(reinterpret_cast<const T*>(raw.data())[off]);
+      const double w = cast_value<double>(want.data<T>()[i]);
       if (!close(g, w, expected.dtype(), exact)) {
         if (++mismatches <= 3) examples += fmt::format(" [{}] got {} want {};", i, g, w);
       }

@@ -63,8 +63,8 @@ class GpuIndexOps : public GpuTest {
                std::optional<Shape> error_shape = std::nullopt) {
     log.ran();
     Uploaded u = upload_args(args);
-    auto expected = cpu::find_kernel(target)(args);
-    const Tensor self0 = std::get<Tensor>(args[0]).contiguous_copy();
+    auto expected = cpu::call_kernel(cpu::find_kernel(target), args);
+    const Tensor self0 = std::get<Tensor>(args[0]).contiguous_copy().value();
     Destination dest;
     DeviceTensor out;
     if (in_place) {
@@ -119,9 +119,9 @@ class GpuIndexOps : public GpuTest {
   // Like check_destination, for a destination whose storage is not poisoned (self's own):
   // compares the view only.
   std::string check_destination_values(const Destination& d, const Tensor& want) {
-    Tensor copy = d.host_layout.contiguous_copy();  // same sizes; refilled below
+    Tensor copy = d.host_layout.contiguous_copy().value();  // same sizes; refilled below
     const size_t bytes = d.host_layout.storage()->nbytes();
-    Tensor storage = Tensor::empty(DType::kUInt8, {static_cast<int64_t>(bytes)});
+    Tensor storage = Tensor::empty(DType::kUInt8, {static_cast<int64_t>(bytes)}).value();
     if (cudaMemcpy(
             storage.raw_data(),
             static_cast<char*>(d.view.data) - d.host_layout.offset() * dtype_size(want.dtype()),
@@ -129,16 +129,16 @@ class GpuIndexOps : public GpuTest {
       return "copy back failed";
     const Tensor got = Tensor(want.dtype(), d.host_layout.sizes(), d.host_layout.strides(),
                               d.host_layout.offset(), storage.storage())
-                           .contiguous_copy();
+                           .contiguous_copy().value();
     (void)copy;
-    const Tensor w = want.contiguous_copy();
+    const Tensor w = want.contiguous_copy().value();
     int64_t bad = 0;
     std::string ex;
-    cpu::dispatch_dtype(want.dtype(), [&](auto tag) {
+    dispatch_dtype(want.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (int64_t i = 0; i < got.numel(); ++i) {
-        const double g = cpu::cast_value<double>(got.data<T>()[i]);
-        const double e = cpu::cast_value<double>(w.data<T>()[i]);
+        const double g = cast_value<double>(got.data<T>()[i]);
+        const double e = cast_value<double>(w.data<T>()[i]);
         if (!close(g, e, want.dtype(), true) && ++bad <= 3)
           ex += fmt::format(" [{}] got {} want {};", i, g, e);
       }
@@ -152,8 +152,8 @@ class GpuIndexOps : public GpuTest {
     return t;
   }
   Tensor ints(DType dtype, const Shape& shape, std::vector<int64_t> values) {
-    Tensor t = Tensor::empty(dtype, shape);
-    cpu::dispatch_dtype(dtype, [&](auto tag) {
+    Tensor t = Tensor::empty(dtype, shape).value();
+    dispatch_dtype(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = static_cast<T>(values[i]);
     });
@@ -237,11 +237,11 @@ TEST_F(GpuIndexOps, AdvancedIndexRead) {
     const Tensor i0 = ints(DType::kInt64, {3}, {3, -4, 0});
     const Tensor i1 = ints(DType::kInt32, {2, 1}, {4, -1});
     const Tensor i2 = ints(DType::kInt64, {3}, {5, 0, 2});
-    Tensor mask = Tensor::empty(DType::kBool, {4, 5});
-    Tensor mask8 = Tensor::empty(DType::kUInt8, {5});
+    Tensor mask = Tensor::empty(DType::kBool, {4, 5}).value();
+    Tensor mask8 = Tensor::empty(DType::kUInt8, {5}).value();
     for (int i = 0; i < 20; ++i) mask.data<bool>()[i] = (i * 7) % 3 == 0;
     for (int i = 0; i < 5; ++i) mask8.data<uint8_t>()[i] = i % 2;
-    Tensor none_mask = Tensor::empty(DType::kBool, {6});
+    Tensor none_mask = Tensor::empty(DType::kBool, {6}).value();
     struct Case {
       std::string name;
       std::vector<OptTensor> indices;
@@ -293,7 +293,7 @@ TEST_F(GpuIndexOps, Writes) {
         compare(
             log, fmt::format("index_put dup acc={} {}{}", accumulate, tag, how),
             "aten.index_put.default",
-            {self.contiguous_copy(), std::vector<OptTensor>{dup}, values, accumulate},
+            {self.contiguous_copy().value(), std::vector<OptTensor>{dup}, values, accumulate},
             [&](const DeviceTensor& o, const auto& t) {
               std::vector<std::optional<DeviceTensor>> idx = {t[1]};
               return index_put(o, *t[0], idx, *t[2], accumulate, ctx_);
@@ -304,19 +304,19 @@ TEST_F(GpuIndexOps, Writes) {
         compare(
             log, fmt::format("index_put [dup, j] broadcast acc={} {}{}", accumulate, tag, how),
             "aten.index_put.default",
-            {self.contiguous_copy(), std::vector<OptTensor>{dup, j}, row, accumulate},
+            {self.contiguous_copy().value(), std::vector<OptTensor>{dup, j}, row, accumulate},
             [&](const DeviceTensor& o, const auto& t) {
               std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2]};
               return index_put(o, *t[0], idx, *t[3], accumulate, ctx_);
             },
             in_place);
-        Tensor mask = Tensor::empty(DType::kBool, {6, 4});
+        Tensor mask = Tensor::empty(DType::kBool, {6, 4}).value();
         for (int i = 0; i < 24; ++i) mask.data<bool>()[i] = i % 5 == 1;
         const Tensor one = random(DType::kFloat64, {});
         compare(
             log, fmt::format("index_put mask acc={} {}{}", accumulate, tag, how),
             "aten.index_put.default",
-            {self.contiguous_copy(), std::vector<OptTensor>{mask}, one, accumulate},
+            {self.contiguous_copy().value(), std::vector<OptTensor>{mask}, one, accumulate},
             [&](const DeviceTensor& o, const auto& t) {
               std::vector<std::optional<DeviceTensor>> idx = {t[1]};
               return index_put(o, *t[0], idx, *t[2], accumulate, ctx_);
@@ -326,7 +326,7 @@ TEST_F(GpuIndexOps, Writes) {
         compare(
             log, fmt::format("index_put bad acc={} {}{}", accumulate, tag, how),
             "aten.index_put.default",
-            {self.contiguous_copy(), std::vector<OptTensor>{std::nullopt, std::nullopt, bad},
+            {self.contiguous_copy().value(), std::vector<OptTensor>{std::nullopt, std::nullopt, bad},
              random(dtype, {3}), accumulate},
             [&](const DeviceTensor& o, const auto& t) {
               std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2], t[3]};
@@ -343,7 +343,7 @@ TEST_F(GpuIndexOps, Writes) {
         const Tensor source = random(dtype, sshape, Layout::kTransposed);
         compare(
             log, fmt::format("index_copy dim {} {}{}", dim, tag, how), "aten.index_copy.default",
-            {self.contiguous_copy(), dim, idx, source},
+            {self.contiguous_copy().value(), dim, idx, source},
             [&](const DeviceTensor& o, const auto& t) {
               return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
             },
@@ -353,7 +353,7 @@ TEST_F(GpuIndexOps, Writes) {
                                                : cpu::KernelArg(alpha.to_int());
           compare(
               log, fmt::format("index_add dim {} alpha {} {}{}", dim, alpha.to_double(), tag, how),
-              "aten.index_add.default", {self.contiguous_copy(), dim, idx, source, a},
+              "aten.index_add.default", {self.contiguous_copy().value(), dim, idx, source, a},
               [&](const DeviceTensor& o, const auto& t) {
                 return index_add(o, *t[0], dim, *t[1], *t[2], alpha, ctx_);
               },
@@ -362,14 +362,14 @@ TEST_F(GpuIndexOps, Writes) {
         const Tensor bad = ints(DType::kInt32, {3}, {0, n, 1});
         compare(
             log, fmt::format("index_copy bad dim {} {}{}", dim, tag, how),
-            "aten.index_copy.default", {self.contiguous_copy(), dim, bad, source},
+            "aten.index_copy.default", {self.contiguous_copy().value(), dim, bad, source},
             [&](const DeviceTensor& o, const auto& t) {
               return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
             },
             in_place);
         compare(
             log, fmt::format("index_add bad dim {} {}{}", dim, tag, how), "aten.index_add.default",
-            {self.contiguous_copy(), dim, bad, source, int64_t{1}},
+            {self.contiguous_copy().value(), dim, bad, source, int64_t{1}},
             [&](const DeviceTensor& o, const auto& t) {
               return index_add(o, *t[0], dim, *t[1], *t[2], Scalar(int64_t{1}), ctx_);
             },
@@ -383,14 +383,14 @@ TEST_F(GpuIndexOps, Writes) {
         const Tensor src = random(dtype, ishape);
         compare(
             log, fmt::format("scatter.src dim {} {}{}", dim, tag, how), "aten.scatter.src",
-            {self.contiguous_copy(), dim, sidx, src},
+            {self.contiguous_copy().value(), dim, sidx, src},
             [&](const DeviceTensor& o, const auto& t) {
               return scatter(o, *t[0], dim, *t[1], &*t[2], Scalar(), ctx_);
             },
             in_place);
         compare(
             log, fmt::format("scatter.value dim {} {}{}", dim, tag, how), "aten.scatter.value",
-            {self.contiguous_copy(), dim, sidx, 2.5},
+            {self.contiguous_copy().value(), dim, sidx, 2.5},
             [&](const DeviceTensor& o, const auto& t) {
               return scatter(o, *t[0], dim, *t[1], nullptr, Scalar(2.5), ctx_);
             },
@@ -398,7 +398,7 @@ TEST_F(GpuIndexOps, Writes) {
         v[5] = n;
         compare(
             log, fmt::format("scatter bad dim {} {}{}", dim, tag, how), "aten.scatter.src",
-            {self.contiguous_copy(), dim, ints(DType::kInt64, ishape, v), src},
+            {self.contiguous_copy().value(), dim, ints(DType::kInt64, ishape, v), src},
             [&](const DeviceTensor& o, const auto& t) {
               return scatter(o, *t[0], dim, *t[1], &*t[2], Scalar(), ctx_);
             },

@@ -71,7 +71,7 @@ TEST_F(GpuPointwise, EveryCaseMatchesTheCpuKernels) {
                           layout_name(in_layout), layout_name(out_layout));
           std::vector<std::optional<Tensor>> tensors;
           auto args = cpu_args(c, dtype, dims.n, dims.m, in_layout, rng, tensors);
-          auto expected = cpu::find_kernel(c.target)(args);
+          auto expected = cpu::call_kernel(cpu::find_kernel(c.target), args);
           if (!expected.ok()) {
             // fill.Tensor's value may not fit the dtype: the CPU reads it and refuses, the CUDA
             // fill does not check (docs/cuda.md).
@@ -114,12 +114,12 @@ TEST_F(GpuPointwise, RotaryHalvesInOneLaunch) {
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     const int64_t t = 67, h = 32;
     std::mt19937 rng(7);
-    Tensor x = Tensor::empty(dtype, {t, 2 * h}), cs = Tensor::empty(dtype, {t, h}),
-           sn = Tensor::empty(dtype, {t, h});
+    Tensor x = Tensor::empty(dtype, {t, 2 * h}).value(), cs = Tensor::empty(dtype, {t, h}).value(),
+           sn = Tensor::empty(dtype, {t, h}).value();
     for (const Tensor* p : {&x, &cs, &sn}) fill_random(*p, 0, rng);
     const Tensor x1 = x.view_as({t, h}, {2 * h, 1}, 0), x2 = x.view_as({t, h}, {2 * h, 1}, h);
     auto run = [](const char* target, std::vector<cpu::KernelArg> a) {
-      return (*cpu::find_kernel(target)(a))[0];
+      return (*cpu::call_kernel(cpu::find_kernel(target), a))[0];
     };
     const Tensor lo = run("aten.sub.Tensor", {run("aten.mul.Tensor", {x1, cs}),
                                               run("aten.mul.Tensor", {x2, sn}), int64_t{1}});
@@ -147,9 +147,9 @@ TEST_F(GpuPointwise, RotaryHalvesInOneLaunch) {
     const DeviceTensor outs[] = {r1, r2};
     ASSERT_TRUE(launch_pointwise(p, ins, outs, {}).ok());
     // Expected: the two halves side by side.
-    Tensor want = Tensor::empty(dtype, {t, 2 * h});
-    cpu::copy_cast_into(want.view_as({t, h}, {2 * h, 1}, 0), lo);
-    cpu::copy_cast_into(want.view_as({t, h}, {2 * h, 1}, h), hi);
+    Tensor want = Tensor::empty(dtype, {t, 2 * h}).value();
+    copy_cast_into(want.view_as({t, h}, {2 * h, 1}, 0), lo);
+    copy_cast_into(want.view_as({t, h}, {2 * h, 1}, h), hi);
     EXPECT_EQ(check_destination(res, want, true), "") << dtype_name(dtype);
   }
 }
@@ -162,7 +162,7 @@ TEST_F(GpuPointwise, DevicePositionMovesTheDestination) {
   const PointwiseRef x = p.add_input(DType::kFloat32);
   p.add_output(p.add_node(PointwiseFn::kMul, {x, p.add_constant(Scalar(2.0), DType::kFloat32)},
                           DType::kFloat32, DType::kFloat32));
-  Tensor src = Tensor::empty(DType::kFloat32, {heads, step, dim});
+  Tensor src = Tensor::empty(DType::kFloat32, {heads, step, dim}).value();
   std::mt19937 rng(3);
   fill_random(src, 0, rng);
   DeviceCopy dsrc = upload(src);
@@ -180,7 +180,7 @@ TEST_F(GpuPointwise, DevicePositionMovesTheDestination) {
   auto prepared = PreparedPointwise::prepare(p, PointwiseVariant{{false, true}});
   ASSERT_TRUE(prepared.ok()) << prepared.error().message();
   const int64_t compiles = nvrtc_compile_count();
-  Tensor want = Tensor::empty(DType::kFloat32, {heads, len, dim});
+  Tensor want = Tensor::empty(DType::kFloat32, {heads, len, dim}).value();
   std::vector<float> host(heads * len * dim);
   for (int64_t position : {int64_t{0}, int64_t{5}, int64_t{8}}) {
     ASSERT_EQ(cudaMemcpy(pos_buf->data(), &position, sizeof(position), cudaMemcpyHostToDevice),
@@ -240,10 +240,10 @@ TEST_F(GpuPointwise, DevicePositionMovesTheDestination) {
 
 TEST_F(GpuPointwise, InPlaceUpdateOfAStridedView) {
   // x[:, 1::2] += y, written through the same view it reads.
-  Tensor base = Tensor::empty(DType::kInt32, {5, 9});
+  Tensor base = Tensor::empty(DType::kInt32, {5, 9}).value();
   std::mt19937 rng(11);
   fill_random(base, 0, rng);
-  Tensor y = Tensor::empty(DType::kInt32, {4});
+  Tensor y = Tensor::empty(DType::kInt32, {4}).value();
   fill_random(y, 0, rng);
   DeviceCopy dbase = upload(base), dy = upload(y);
   DeviceTensor view = dbase.view;
@@ -269,13 +269,14 @@ TEST_F(GpuPointwise, InPlaceUpdateOfAStridedView) {
 }
 
 TEST_F(GpuPointwise, IntegerDivisionByZeroFailsLikeTheCpu) {
-  Tensor a = Tensor::empty(DType::kInt64, {6}), b = Tensor::empty(DType::kInt64, {6});
+  Tensor a = Tensor::empty(DType::kInt64, {6}).value(), b = Tensor::empty(DType::kInt64, {6}).value();
   for (int i = 0; i < 6; ++i) {
     a.data<int64_t>()[i] = i + 1;
     b.data<int64_t>()[i] = i == 4 ? 0 : 2;
   }
-  auto cpu = cpu::find_kernel("aten.remainder.Tensor")(std::vector<cpu::KernelArg>{a, b});
-  ASSERT_FALSE(cpu.ok());
+  auto on_cpu = cpu::call_kernel(cpu::find_kernel("aten.remainder.Tensor"),
+                                 std::vector<cpu::KernelArg>{a, b});
+  ASSERT_FALSE(on_cpu.ok());
   auto lowered = lower_pointwise_op(
       "aten.remainder.Tensor",
       std::vector<OpArg>{OpArg::tensor(DType::kInt64, 1), OpArg::tensor(DType::kInt64, 1)});
@@ -294,8 +295,8 @@ TEST_F(GpuPointwise, IntegerDivisionByZeroFailsLikeTheCpu) {
   auto failure = take_failure();
   ASSERT_TRUE(failure.has_value());
   const Error e = failure_error(*failure, "aten.remainder.Tensor");
-  EXPECT_EQ(e.message(), cpu.error().message());
-  EXPECT_EQ(e.kind(), cpu.error().kind());
+  EXPECT_EQ(e.message(), on_cpu.error().message());
+  EXPECT_EQ(e.kind(), on_cpu.error().kind());
 }
 
 TEST_F(GpuPointwise, CacheCompilesOnceAcrossThreadsAndLaunchesAllocateNothing) {
@@ -316,7 +317,7 @@ TEST_F(GpuPointwise, CacheCompilesOnceAcrossThreadsAndLaunchesAllocateNothing) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 8);
   EXPECT_EQ(nvrtc_compile_count(), before + 1);
-  Tensor in = Tensor::empty(DType::kFloat64, {1000});
+  Tensor in = Tensor::empty(DType::kFloat64, {1000}).value();
   DeviceCopy din = upload(in);
   Destination out = make_destination(DType::kFloat64, {1000}, Layout::kContiguous);
   const DeviceTensor ins[] = {din.view};

@@ -215,7 +215,7 @@ inline Tensor make_tensor(DType dtype, const Shape& shape, Layout layout) {
   if (layout == Layout::kTransposed && rank >= 2) {
     Shape mem = shape;
     std::swap(mem[rank - 1], mem[rank - 2]);
-    const Tensor base = Tensor::empty(dtype, mem);
+    const Tensor base = Tensor::empty(dtype, mem).value();
     Shape strides = base.strides();
     std::swap(strides[rank - 1], strides[rank - 2]);
     return base.view_as(shape, strides, 0);
@@ -223,18 +223,18 @@ inline Tensor make_tensor(DType dtype, const Shape& shape, Layout layout) {
   if (layout == Layout::kSliced && rank >= 1) {
     Shape mem = shape;
     mem[rank - 1] = shape[rank - 1] * 2 + 1;
-    const Tensor base = Tensor::empty(dtype, mem);
+    const Tensor base = Tensor::empty(dtype, mem).value();
     Shape strides = base.strides();
     strides[rank - 1] = 2;
     return base.view_as(shape, strides, 1);
   }
   if (layout == Layout::kPermuted && rank >= 2) {
     const Shape mem(shape.rbegin(), shape.rend());
-    const Tensor base = Tensor::empty(dtype, mem);
+    const Tensor base = Tensor::empty(dtype, mem).value();
     const Shape strides(base.strides().rbegin(), base.strides().rend());
     return base.view_as(shape, strides, 0);
   }
-  return Tensor::empty(dtype, shape);
+  return Tensor::empty(dtype, shape).value();
 }
 
 inline Tensor random_tensor(DType dtype, const Shape& shape, Layout layout, std::mt19937& gen,
@@ -365,7 +365,7 @@ inline std::vector<Tensor> cpu_reference(std::string_view target,
     *error = "no CPU kernel for " + std::string(target);
     return {};
   }
-  auto r = fn(args);
+  auto r = cpu::call_kernel(fn, args);
   if (!r.ok()) {
     *error = "CPU kernel failed: " + r.error().message();
     return {};

@@ -13,8 +13,18 @@
 
 #include "backends/cuda/matmul_exec.h"
 #include "kernel_check.h"
+#include "passes/pass.h"
 
 namespace splice::cuda::testing {
+
+// Whether `target` is rewritten by passes::decompose_composites before any backend (baddbmm,
+// the `to` overloads, contiguous, ...): the CPU backend has no kernel for it to compare with;
+// the CUDA launchers and lowerings for it stay for fusion, which will produce them again.
+inline bool decomposed_before_backends(std::string_view target) {
+  for (std::string_view t : passes::decomposed_targets())
+    if (t == target) return true;
+  return false;
+}
 
 struct OperandSpec {
   Shape shape;

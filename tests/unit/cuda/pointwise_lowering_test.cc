@@ -8,6 +8,8 @@
 
 #include "backends/cuda/nvrtc_compiler.h"
 #include "backends/cuda/pointwise_codegen.h"
+#include "ir/ops.h"
+#include "passes/pass.h"
 #include "pointwise_case_args.h"
 
 namespace splice::cuda::testing {
@@ -47,6 +49,15 @@ PointwiseProgram merge(const std::vector<PointwiseProgram>& programs) {
   return m;
 }
 
+// Lowerings of targets no backend receives (decomposed before backends, or not in the op table:
+// the Scalar_Tensor forms) have no CPU kernel to compare with; they stay for fusion.
+bool reaches_no_backend(std::string_view target) {
+  if (ir::find_op(target) == nullptr) return true;
+  for (std::string_view t : passes::decomposed_targets())
+    if (t == target) return true;
+  return false;
+}
+
 TEST(CudaPointwiseLowering, AgreesWithTheCpuKernelsAndCompiles) {
   std::mt19937 rng(12345);
   std::map<DType, std::vector<PointwiseProgram>> by_dtype;
@@ -59,11 +70,12 @@ TEST(CudaPointwiseLowering, AgreesWithTheCpuKernelsAndCompiles) {
       std::vector<std::optional<Tensor>> tensors;
       auto cpu_arg_list = cpu_args(c, dtype, 3, 5, Layout::kContiguous, rng, tensors);
       cpu::KernelFn kernel = cpu::find_kernel(c.target);
+      if (kernel == nullptr && reaches_no_backend(c.target)) continue;
       if (kernel == nullptr) {
         log.add(name + ": no CPU kernel");
         continue;
       }
-      auto cpu_result = kernel(cpu_arg_list);
+      auto cpu_result = cpu::call_kernel(kernel, cpu_arg_list);
       const std::vector<OpArg> args = op_args(c, dtype);
       auto program = lower_pointwise_op(c.target, args);
       if (!cpu_result.ok() && c.target == "aten.fill.Tensor" &&
@@ -125,7 +137,9 @@ TEST(CudaPointwiseLowering, EveryTargetHasACase) {
         target == "aten.bitwise_and.Scalar_Tensor" || target == "aten.bitwise_or.Scalar_Tensor" ||
         target == "aten.bitwise_xor.Scalar_Tensor" || target == "aten.floor_divide.Scalar";
     EXPECT_TRUE(in_cases || extra) << target << " has no test case";
-    EXPECT_NE(cpu::find_kernel(target), nullptr) << target << " has no CPU kernel";
+    if (!reaches_no_backend(target)) {
+      EXPECT_NE(cpu::find_kernel(target), nullptr) << target << " has no CPU kernel";
+    }
   }
 }
 

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs every GPU test of splice on the GPU host, in one go, from the repo root of a checkout
+# with gpu-bundle/splice-gpu.tar.xz (made by scripts/gpu_test) beside it:
+#   1. the GPU unit tests (unit_cuda's Gpu* suites: kernels against the CPU backend, the
+#      backend end to end: no cudaMalloc on a repeated call, a bad index leaves the CPU's state);
+#   2. the conformance suite on the planned route with SPLICE_TEST_DEVICE=cuda (every case's
+#      outputs, mutated inputs and state after every call against PyTorch's, with the GPU's
+#      float bounds, docs/cuda.md);
+#   3. compute-sanitizer memcheck on a few cases and the backend tests.
+# Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when an earlier one
+# fails, each under a time limit (GPU_RUN_*_SECONDS: 200 + 200 + 60 + 60 by default, so the
+# whole run fits a 10-minute command); the summary is always written, and the
+# exit status is 0 only when every step passed.
+set -u
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+summary="$out/summary.txt"
+: >"$summary"
+say() { echo "$*" | tee -a "$summary"; }
+failed=0
+
+bundle=gpu-bundle/splice-gpu.tar.xz
+work=$(mktemp -d)
+trap 'case "$work" in /tmp/tmp.*) rm -rf -- "$work";; esac' EXIT
+say "splice GPU run $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+if ! tar -xJf "$bundle" -C "$work" 2>"$out/unpack.log"; then
+  say "FAILED: cannot unpack $bundle ($(head -c 300 "$out/unpack.log"))"
+  exit 1
+fi
+root="$work/splice-gpu"
+say "bundle commit: $(cat "$root/COMMIT" 2>/dev/null || echo unknown)"
+export LD_LIBRARY_PATH="$root/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export SPLICE_TEST_SOURCE_DIR="$PWD"
+export XDG_CACHE_HOME="$work/cache"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1 ||
+  say "warning: nvidia-smi failed"
+say "gpu: $(head -n 1 "$out/gpu.txt")"
+
+# Runs a gtest binary as one step: step NAME SECONDS CMD...; the log keeps the last 8 MiB.
+step() {
+  local name=$1 seconds=$2
+  shift 2
+  local log="$out/$name.log" start rc
+  start=$(date +%s)
+  timeout --kill-after=10 "$seconds" "$@" >"$log.full" 2>&1
+  rc=$?
+  tail -c 8388608 "$log.full" >"$log"
+  rm -f "$log.full"
+  local took=$(( $(date +%s) - start ))
+  local passed failed_n
+  passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -n 1)
+  failed_n=$(grep -Eo '^\[  FAILED  \] [0-9]+ test' "$log" | grep -Eo '[0-9]+' | tail -n 1)
+  local what="rc=$rc, ${took}s, passed ${passed:-?}, failed ${failed_n:-0}"
+  [ "$rc" = 124 ] && what="$what, TIMED OUT after ${seconds}s"
+  if [ "$rc" = 0 ]; then
+    say "ok      $name ($what)"
+  else
+    failed=1
+    say "FAILED  $name ($what)"
+    grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sort -u | head -n 40 | sed 's/^/          /' |
+      tee -a "$summary" >/dev/null
+  fi
+}
+
+step gpu_unit "${GPU_RUN_UNIT_SECONDS:-200}" "$root/bin/unit_cuda" --gtest_filter='Gpu*'
+step conformance_cuda "${GPU_RUN_CONFORMANCE_SECONDS:-200}" \
+  env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='Conformance.*'
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ -x "$sanitizer" ]; then
+  cases='Conformance.kv_cache_reads_old_state_default:Conformance.embedding_default'
+  cases="$cases:Conformance.f_kv_index_copy_two_positions_default:Conformance.rotary_halves_into_empty_like_default"
+  step memcheck "${GPU_RUN_MEMCHECK_SECONDS:-60}" \
+    env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/conformance" --gtest_filter="$cases"
+  step memcheck_backend "${GPU_RUN_MEMCHECK_SECONDS:-60}" \
+    "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/unit_cuda" --gtest_filter='GpuBackend.*'
+else
+  failed=1
+  say "FAILED  memcheck (no compute-sanitizer)"
+fi
+say "result: $([ "$failed" = 0 ] && echo all passed || echo some steps failed)"
+exit "$failed"

@@ -1,0 +1,42 @@
+#pragma once
+// The CUDA backend's device memory for tensors: a caching allocator over device_malloc (which
+// counts every cudaMalloc). A freed block goes back to a free list instead of cudaFree, and a
+// later request of the same rounded size takes it, so a session's second call with the same
+// symbol values allocates nothing (tests read device_malloc_count()).
+//
+// Stream safety: a block freed while kernels queued on a session's stream may still use it is
+// only handed out again to work on that same stream (stream order makes the reuse safe). Each
+// free list is therefore keyed by the stream of the thread's current session
+// (set_current_stream, which the backend sets whenever a session runs a kernel or a copy); a
+// session's blocks are released for real when the session ends (release_stream, after a
+// stream sync). When cudaMalloc fails, every cached block is freed after a device sync and the
+// allocation retried once.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "support/error.h"
+#include "tensor/tensor.h"
+
+namespace splice::cuda {
+
+// The stream whose free list this thread's allocations and frees use (nullptr: no session,
+// e.g. weights uploaded at load, which are synchronous).
+void set_current_stream(cudaStream_t stream);
+cudaStream_t current_stream();
+
+// Device memory of at least `bytes` (rounded up to 512 bytes; 0 bytes still gets a block so
+// every tensor has an address) on `device`, owned by the returned Storage: when its last view
+// goes, the block returns to the free list of the stream current at that moment.
+Result<std::shared_ptr<Storage>> allocate_device_storage(size_t bytes, Device device);
+
+// Frees every cached block of `stream`'s free list (the stream must be idle: the caller
+// synchronized it), and makes later frees on this thread go to the no-session list.
+void release_stream(cudaStream_t stream);
+
+// Blocks held in free lists right now (for tests).
+size_t cached_block_count();
+
+}  // namespace splice::cuda

@@ -1,0 +1,216 @@
+// The CUDA backend (cuda_backend.h): registration, device memory and host<->device copies,
+// and the model and session contexts. Copies between host and device move contiguous bytes
+// with cudaMemcpyAsync on the session's stream (synchronously when there is no session, as for
+// weights uploaded at load); a strided side goes through a contiguous temporary and the
+// generated copy kernel on the device (or the CPU's strided copy on the host).
+#include "backends/cuda/cuda_backend.h"
+
+#include <utility>
+
+#include "backends/cuda/caching_allocator.h"
+#include "backends/cuda/copy_ops.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/device_info.h"
+#include "tensor/convert.h"
+
+namespace splice::cuda {
+
+namespace {
+
+constexpr size_t kMatmulWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's, fixed per session
+
+DeviceTensor device_view(const Tensor& t) {
+  DeviceTensor d;
+  d.data = t.device_data();
+  d.dtype = t.dtype();
+  d.rank = static_cast<int>(t.dim());
+  for (int i = 0; i < d.rank && i < kMaxDims; ++i) {
+    d.sizes[i] = t.size(i);
+    d.strides[i] = t.stride(i);
+  }
+  return d;
+}
+
+class CudaModel final : public backend::ModelContext {
+ public:
+  explicit CudaModel(int device) : device_(device) {}
+  int device() const { return device_; }
+
+ private:
+  int device_;
+};
+
+class CudaBackend final : public backend::Backend {
+ public:
+  CudaBackend() { set_kernels("cuda", cuda_kernels()); }
+
+  std::string_view name() const override { return "cuda"; }
+  Device device() const override { return kCudaDevice; }
+
+  Result<std::shared_ptr<Storage>> allocate(size_t nbytes) const override {
+    return allocate_device_storage(nbytes, kCudaDevice);
+  }
+
+  Result<void> copy(const Tensor& dst, const Tensor& src,
+                    backend::SessionContext* session) const override {
+    SPLICE_CHECK_OR_RETURN(dst.sizes() == src.sizes() && dst.dtype() == src.dtype(),
+                           ErrorKind::kInternal, "copy of {}{} into {}{}", dtype_name(src.dtype()),
+                           shape_string(src.sizes()), dtype_name(dst.dtype()),
+                           shape_string(dst.sizes()));
+    if (dst.is_host() && src.is_host()) {
+      copy_cast_into(dst, src);
+      return ok_result();
+    }
+    CudaSession* s = nullptr;
+    if (session != nullptr) {
+      SPLICE_ASSIGN_OR_RETURN(s, cuda_session(session));
+      s->make_current();
+    }
+    const cudaStream_t stream = s != nullptr ? s->stream() : nullptr;
+    SPLICE_TRY(copy_on(dst, src, stream, s));
+    // Without a session nobody synchronizes later: finish now.
+    if (s == nullptr) SPLICE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return ok_result();
+  }
+
+  Result<std::shared_ptr<backend::ModelContext>> open_model(
+      const backend::ModelOptions& options) const override {
+    if (!device_available())
+      return make_error(ErrorKind::kBackend,
+                        "the cuda backend needs an NVIDIA GPU and its driver, and this machine has "
+                        "no usable CUDA device (plans for --device cuda can still be made here: "
+                        "`splice inspect --plan --device cuda`)");
+    SPLICE_CUDA_CHECK(cudaSetDevice(0));
+    return std::shared_ptr<backend::ModelContext>(std::make_shared<CudaModel>(0));
+  }
+
+  Result<std::unique_ptr<backend::SessionContext>> open_session(
+      backend::ModelContext& model) const override {
+    auto* m = dynamic_cast<CudaModel*>(&model);
+    SPLICE_CHECK_OR_RETURN(m != nullptr, ErrorKind::kInternal,
+                           "a CUDA session needs a CUDA model context");
+    SPLICE_ASSIGN_OR_RETURN(auto session, CudaSession::create(m->device()));
+    return std::unique_ptr<backend::SessionContext>(std::move(session));
+  }
+
+  Result<void> synchronize(backend::SessionContext& session) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    s->make_current();
+    SPLICE_CUDA_CHECK(cudaStreamSynchronize(s->stream()));
+    return s->take_device_failure("a kernel of this call");
+  }
+
+ private:
+  // dst = src where at least one side is on the device.
+  Result<void> copy_on(const Tensor& dst, const Tensor& src, cudaStream_t stream,
+                       CudaSession* s) const {
+    const size_t bytes = src.nbytes();
+    if (bytes == 0) return ok_result();
+    LaunchContext ctx{stream, nullptr, 0, s != nullptr ? &s->workspace() : nullptr};
+    if (!dst.is_host() && !src.is_host()) {
+      if (dst.is_contiguous() && src.is_contiguous()) {
+        SPLICE_CUDA_CHECK(cudaMemcpyAsync(dst.device_data(), src.device_data(), bytes,
+                                          cudaMemcpyDefault, stream));
+        return ok_result();
+      }
+      return copy_cast(device_view(dst), device_view(src), ctx);
+    }
+    if (!dst.is_host()) {  // host -> device
+      Tensor host = src;
+      if (!src.is_contiguous()) {
+        SPLICE_ASSIGN_OR_RETURN(host, src.contiguous_copy());
+      }
+      if (dst.is_contiguous()) {
+        SPLICE_CUDA_CHECK(cudaMemcpyAsync(dst.device_data(), host.raw_data(), bytes,
+                                          cudaMemcpyHostToDevice, stream));
+        // Pageable host memory: CUDA stages it before returning, so `host` may go now.
+        return ok_result();
+      }
+      SPLICE_ASSIGN_OR_RETURN(auto storage, allocate_device_storage(bytes, kCudaDevice));
+      Tensor staged(src.dtype(), src.sizes(), contiguous_strides(src.sizes()), 0, storage);
+      SPLICE_CUDA_CHECK(cudaMemcpyAsync(staged.device_data(), host.raw_data(), bytes,
+                                        cudaMemcpyHostToDevice, stream));
+      return copy_cast(device_view(dst), device_view(staged), ctx);
+    }
+    // device -> host
+    Tensor dev = src;
+    if (!src.is_contiguous()) {
+      SPLICE_ASSIGN_OR_RETURN(auto storage, allocate_device_storage(bytes, kCudaDevice));
+      dev = Tensor(src.dtype(), src.sizes(), contiguous_strides(src.sizes()), 0, storage);
+      SPLICE_TRY(copy_cast(device_view(dev), device_view(src), ctx));
+    }
+    if (dst.is_contiguous()) {
+      SPLICE_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), dev.device_data(), bytes,
+                                        cudaMemcpyDeviceToHost, stream));
+      return ok_result();
+    }
+    // A strided host destination: land the bytes first, then scatter them on the host.
+    SPLICE_ASSIGN_OR_RETURN(Tensor landed, Tensor::empty(src.dtype(), src.sizes()));
+    SPLICE_CUDA_CHECK(cudaMemcpyAsync(landed.raw_data(), dev.device_data(), bytes,
+                                      cudaMemcpyDeviceToHost, stream));
+    SPLICE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    copy_cast_into(dst, landed);
+    return ok_result();
+  }
+};
+
+const bool kRegistered = backend::register_backend(std::make_unique<CudaBackend>());
+
+}  // namespace
+
+Result<std::unique_ptr<CudaSession>> CudaSession::create(int device) {
+  std::unique_ptr<CudaSession> s(new CudaSession());
+  s->device_ = device;
+  SPLICE_CUDA_CHECK(cudaSetDevice(device));
+  SPLICE_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream_, cudaStreamNonBlocking));
+  SPLICE_ASSIGN_OR_RETURN(s->error_word_, ErrorWord::create());
+  SPLICE_TRY(s->error_word_.clear(s->stream_));
+  SPLICE_ASSIGN_OR_RETURN(s->matmul_workspace_,
+                          DeviceBuffer::allocate(kMatmulWorkspaceBytes, "the cuBLASLt workspace"));
+  SPLICE_ASSIGN_OR_RETURN(
+      s->matmul_, MatmulRunner::create(s->matmul_workspace_.data(), s->matmul_workspace_.size()));
+  SPLICE_CUDA_CHECK(cudaStreamSynchronize(s->stream_));
+  return s;
+}
+
+CudaSession::~CudaSession() {
+  if (stream_ == nullptr) return;
+  (void)cudaStreamSynchronize(stream_);
+  matmul_.reset();
+  release_stream(stream_);
+  (void)cudaStreamDestroy(stream_);
+}
+
+Result<KernelScratch> CudaSession::scratch(size_t bytes) {
+  if (bytes == 0) return KernelScratch{};
+  if (scratch_.size() < bytes) {
+    // Queued kernels may still use the old block.
+    SPLICE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    scratch_ = DeviceBuffer();
+    SPLICE_ASSIGN_OR_RETURN(scratch_,
+                            DeviceBuffer::allocate(scratch_round(bytes), "kernel scratch"));
+  }
+  return KernelScratch{scratch_.data(), scratch_.size()};
+}
+
+Result<void> CudaSession::take_device_failure(std::string_view context) {
+  SPLICE_ASSIGN_OR_RETURN(auto failure, error_word_.read(stream_));
+  if (!failure) return ok_result();
+  SPLICE_TRY(error_word_.clear(stream_));
+  return failure_error(*failure, context);
+}
+
+void CudaSession::make_current() const {
+  set_current_stream(stream_);
+  (void)cudaSetDevice(device_);
+}
+
+Result<CudaSession*> cuda_session(backend::SessionContext* session) {
+  auto* s = dynamic_cast<CudaSession*>(session);
+  SPLICE_CHECK_OR_RETURN(s != nullptr, ErrorKind::kInternal,
+                         "a CUDA kernel was called without a CUDA session");
+  return s;
+}
+
+}  // namespace splice::cuda
