@@ -12,11 +12,16 @@ namespace splice::testing {
 Tolerance tolerance_for(DType dtype, std::string_view device) {
   if (device == "cuda") {
     switch (dtype) {
-      case DType::kFloat32: return {1e-3, 1e-4};
-      case DType::kFloat16: return {2e-2, 5e-3};
-      case DType::kBFloat16: return {5e-2, 2e-2};
-      case DType::kFloat64: return {1e-7, 1e-10};
-      default: return {0, 0};
+      case DType::kFloat32:
+        return {1e-3, 1e-4};
+      case DType::kFloat16:
+        return {2e-2, 5e-3};
+      case DType::kBFloat16:
+        return {5e-2, 2e-2};
+      case DType::kFloat64:
+        return {1e-7, 1e-10};
+      default:
+        return {0, 0};
     }
   }
   switch (dtype) {
@@ -33,8 +38,7 @@ Tolerance tolerance_for(DType dtype, std::string_view device) {
   }
 }
 
-std::string compare_tensors(const Tensor& expected, const Tensor& actual,
-                            std::string_view device) {
+std::string compare_tensors(const Tensor& expected, const Tensor& actual, std::string_view device) {
   if (expected.dtype() != actual.dtype())
     return fmt::format("dtype {} but PyTorch gives {}", dtype_name(actual.dtype()),
                        dtype_name(expected.dtype()));

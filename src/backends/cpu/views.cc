@@ -12,8 +12,8 @@
 
 namespace splice::cpu {
 
-// (view_strides.h) Strides for viewing (old sizes, old strides) as new_sizes without copying, or nullopt
-// (PyTorch's computeStride: merge runs of dims that are contiguous with each other).
+// (view_strides.h) Strides for viewing (old sizes, old strides) as new_sizes without copying, or
+// nullopt (PyTorch's computeStride: merge runs of dims that are contiguous with each other).
 std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strides,
                                   const Shape& new_sizes) {
   if (old_sizes.empty()) return contiguous_strides(new_sizes);
@@ -76,7 +76,6 @@ Result<Shape> infer_size(std::string_view op, const Shape& requested, int64_t nu
   }
   return out;
 }
-
 
 // view/_unsafe_view/reshape: a view when the strides allow one, else a contiguous copy. view
 // copies too, unlike PyTorch's: an exported graph's view is legal for the memory layouts

@@ -11,9 +11,9 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
+#include "backends/cuda/indexing.cuh"
 #include "backends/cuda/reduce_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
-#include "backends/cuda/indexing.cuh"
 #include "tensor/tensor.h"
 
 namespace splice::cuda {

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/dtype_dispatch.h"
 #include "backends/cuda/pointwise_lowering_util.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace splice::cuda::lowering {
 

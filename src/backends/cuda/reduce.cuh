@@ -24,11 +24,11 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/indexing.cuh"
 #include "backends/cuda/kernel_scratch.h"
 #include "backends/cuda/reduce_launch.h"
 #include "backends/cuda/reduce_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
-#include "backends/cuda/indexing.cuh"
 
 namespace splice::cuda {
 

@@ -12,9 +12,9 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/indexing.cuh"
 #include "backends/cuda/lane_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
-#include "backends/cuda/indexing.cuh"
 
 namespace splice::cuda {
 

@@ -7,8 +7,8 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
-#include "backends/cuda/reduce_plan.h"
 #include "backends/cuda/indexing.cuh"
+#include "backends/cuda/reduce_plan.h"
 #include "tensor/tensor.h"
 
 namespace splice::cuda {

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "tensor/convert.h"
-#include "tensor/dtype_dispatch.h"
 #include "backends/cpu/registry.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/device_tensor.h"
 #include "backends/cuda/error_word.h"
+#include "tensor/convert.h"
+#include "tensor/dtype_dispatch.h"
 #include "tensor/tensor.h"
 
 namespace splice::cuda::testing {

@@ -129,7 +129,8 @@ class GpuIndexOps : public GpuTest {
       return "copy back failed";
     const Tensor got = Tensor(want.dtype(), d.host_layout.sizes(), d.host_layout.strides(),
                               d.host_layout.offset(), storage.storage())
-                           .contiguous_copy().value();
+                           .contiguous_copy()
+                           .value();
     (void)copy;
     const Tensor w = want.contiguous_copy().value();
     int64_t bad = 0;
@@ -326,8 +327,9 @@ TEST_F(GpuIndexOps, Writes) {
         compare(
             log, fmt::format("index_put bad acc={} {}{}", accumulate, tag, how),
             "aten.index_put.default",
-            {self.contiguous_copy().value(), std::vector<OptTensor>{std::nullopt, std::nullopt, bad},
-             random(dtype, {3}), accumulate},
+            {self.contiguous_copy().value(),
+             std::vector<OptTensor>{std::nullopt, std::nullopt, bad}, random(dtype, {3}),
+             accumulate},
             [&](const DeviceTensor& o, const auto& t) {
               std::vector<std::optional<DeviceTensor>> idx = {t[1], t[2], t[3]};
               return index_put(o, *t[0], idx, *t[4], accumulate, ctx_);

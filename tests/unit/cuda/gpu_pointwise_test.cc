@@ -269,7 +269,8 @@ TEST_F(GpuPointwise, InPlaceUpdateOfAStridedView) {
 }
 
 TEST_F(GpuPointwise, IntegerDivisionByZeroFailsLikeTheCpu) {
-  Tensor a = Tensor::empty(DType::kInt64, {6}).value(), b = Tensor::empty(DType::kInt64, {6}).value();
+  Tensor a = Tensor::empty(DType::kInt64, {6}).value(),
+         b = Tensor::empty(DType::kInt64, {6}).value();
   for (int i = 0; i < 6; ++i) {
     a.data<int64_t>()[i] = i + 1;
     b.data<int64_t>()[i] = i == 4 ? 0 : 2;

@@ -298,7 +298,8 @@ TEST_F(GpuShapeOps, SliceWriteAtADevicePosition) {
     ASSERT_TRUE(
         slice_write_at_position(dcache.view, dupdate.view, 1, pos->as<int64_t>(), ctx).ok());
     ASSERT_FALSE(take_failure().has_value());
-    auto r = cpu::call_kernel(cpu::find_kernel("aten.slice_scatter.default"), 
+    auto r = cpu::call_kernel(
+        cpu::find_kernel("aten.slice_scatter.default"),
         std::vector<cpu::KernelArg>{want, update, int64_t{1}, p, p + 3, int64_t{1}});
     ASSERT_TRUE(r.ok());
     want = (*r)[0];
