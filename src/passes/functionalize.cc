@@ -173,6 +173,15 @@ class Functionalizer {
                         "tensor refers to a single memory location. Please clone() the tensor "
                         "before performing the operation.",
                         node_label(*node));
+    // copy_ of a tensor's own value onto it (export writes `self.pos += 1` on a buffer as
+    // add_ and then copy_(pos, add_), add_ being pos): nothing changes, and PyTorch's
+    // functionalization writes nothing, so neither does this.
+    if (functional == OpId::copy && node->arg("src").is<Value*>() &&
+        node->arg("self").is<Value*>() &&
+        node->arg("src").as<Value*>() == node->arg("self").as<Value*>()) {
+      if (Value* out = node->output(0)) aliases_[out] = aliases_.at(self);
+      return ok_result();
+    }
     std::string name = node->name();
     while (!name.empty() && name.back() == '_') name.pop_back();
     SPLICE_ASSIGN_OR_RETURN(Node * f, rw_.insert(node, functional, node->args(), {}, name));
