@@ -162,8 +162,10 @@ class DecomposeComposites final : public Pass {
   std::string_view description() const override {
     return "Rewrites the CompositeImplicit ops the training IR keeps into the ops PyTorch "
            "builds them from (torch/_refs, torch/_decomp), so every backend runs them from its "
-           "primitive kernels: to/type_as become _to_copy or alias, contiguous and eval-mode "
-           "dropout alias, narrow a slice, chunk a split, flatten/unflatten/view_as/reshape_as "
+           "primitive kernels: to/type_as become _to_copy or alias, contiguous a clone of a "
+           "non-contiguous input or else an alias, eval-mode dropout a clone, reshape a view "
+           "when the strides allow or else a clone and a view, narrow a slice, chunk a split, "
+           "flatten/unflatten/view_as/reshape_as "
            "a reshape or view, expand_as an expand, movedim a permute, swapaxes a transpose, "
            "pad a constant_pad_nd or (reflect, replicate, circular) index_selects with computed "
            "indices, einsum permutes, diagonals, sums and bmm, baddbmm a bmm with mul and add, "
@@ -199,7 +201,9 @@ std::unique_ptr<Pass> make_decompose_composites() {
 
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
-  for (const auto& [op, fn] : decompositions()) out.push_back(ir::op_target(op));
+  for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions()})
+    for (const decomp::Entry& e : family)
+      if (!e.partial) out.push_back(ir::op_target(e.op));
   return out;
 }
 

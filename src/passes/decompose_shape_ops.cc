@@ -1,12 +1,21 @@
 // Decompositions of the CompositeImplicit conversions and views (decompositions.h), as ATen
 // and torch/_refs write them: `to`/type_as are _to_copy, or an alias when nothing changes;
-// contiguous and eval-mode dropout alias their input; narrow is a slice, chunk a split,
-// flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
+// contiguous is a clone when its input's strides are not contiguous (as eager lays the views
+// out: func::classify_view), else an alias; eval-mode dropout is a clone (torch/_decomp's
+// dropout); reshape is a view when the strides allow, else a clone and a view (ATen's reshape),
+// so a program plans its copies as its run_decompositions({}) twin; narrow is a slice, chunk a
+// split, flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
 // permute, swapaxes a transpose (narrow with a start of unknown sign an index_select of an
 // arange); pad is constant_pad_nd, or for reflect/replicate/circular one
 // index_select per padded dim with indices computed from an arange (torch/_refs
 // _reflection_or_replication_pad's index form).
 #include "passes/decompositions.h"
+#include "passes/functionalize.h"
+
+#include <map>
+#include <set>
+
+#include "ir/shape_rules_util.h"
 
 namespace splice::passes::decomp {
 
@@ -63,11 +72,213 @@ Result<bool> to(Rewriter& rw, Node* node) {
   return true;
 }
 
+bool sdpa_layout(const Node& p, const Value* v) {
+  const ir::OpId t = p.op_id();
+  return (t == OpId::scaled_dot_product_attention ||
+          t == OpId::_scaled_dot_product_flash_attention_for_cpu) &&
+         p.output(0) == v && v->type().rank() == 4;
+}
+
+bool is_pointwise(ir::OpId t) {
+  static const std::set<ir::OpId> ops = [] {
+    std::set<ir::OpId> out;
+    for (const ir::rules::RuleEntry& e : ir::rules::pointwise_rules()) out.insert(e.op);
+    return out;
+  }();
+  return ops.count(t) > 0;
+}
+
+// Whether a new tensor is laid out as its first input (clone, _to_copy and the *_like
+// factories with memory_format None or preserve_format: empty_like's rule; the functional
+// writes, which write into a clone of self).
+bool preserves_layout(const Node& p) {
+  switch (p.op_id()) {
+    case OpId::slice_scatter:  // these write into a clone of self (preserve_format)
+    case OpId::select_scatter:
+    case OpId::index_put:
+    case OpId::index_copy:
+      return true;
+    case OpId::clone:
+    case OpId::_to_copy:
+    case OpId::empty_like:
+    case OpId::zeros_like:
+    case OpId::ones_like:
+    case OpId::full_like:
+      break;
+    default:
+      return false;
+  }
+  if (!p.op().find_arg("memory_format")) return true;
+  const Arg& m = p.arg("memory_format");
+  return !m.is<std::string>() || m.as<std::string>() == "preserve_format";
+}
+
+// Eager's strides of the values one decomposition asks about, computed on demand (the graph
+// does not change while one is asked).
+class StrideOracle {
+ public:
+  explicit StrideOracle(ir::ShapeEnv& env) : env_(env) {}
+
+  // The strides eager gives `v`: a graph input or most computed tensors are contiguous; a
+  // view's follow from its base's (func::classify_view); a pointwise op's result or a copy
+  // that preserves the layout is laid out as TensorIterator lays it out (below); the CPU
+  // attention's result is permuted. nullopt where splice cannot tell.
+  func::Strides of(const Value* v) {
+    if (auto it = memo_.find(v); it != memo_.end()) return it->second;
+    func::Strides s = compute(v);
+    memo_.emplace(v, s);
+    return s;
+  }
+
+ private:
+  func::Strides compute(const Value* v) {
+    const Node* p = v->producer();
+    const std::vector<SymExpr> dense = func::contiguous_strides(v->type());
+    if (p == nullptr) return dense;
+    if (sdpa_layout(*p, v)) {
+      // ATen's CPU attention lays its result out as the query is laid out (eager and the meta
+      // function export traces): [B, H, L, E] from a query that is a transpose of [B, L, H, E]
+      // is itself such a transpose, so `.transpose(1, 2).contiguous()` copies nothing.
+      return iterator_layout(*p, v, /*first_only=*/true);
+    }
+    if (preserves_layout(*p) && p->output(0) == v)
+      return iterator_layout(*p, v, /*first_only=*/true);
+    if (is_pointwise(p->op_id()) && p->output(0) == v) return iterator_layout(*p, v);
+    if (!p->op().may_view() && p->op_id() != OpId::dropout) return dense;
+    const Value* base = func::view_base(*p);
+    if (base == nullptr || !base->is_tensor()) return dense;
+    Result<func::ViewOutcome> view = func::classify_view(env_, *p, of(base));
+    if (!view.ok() || view->undecided) return std::nullopt;
+    if (!view->aliases) return dense;
+    for (size_t i = 0; i < p->outputs().size(); ++i)
+      if (p->output(i) == v) return i < view->strides.size() ? view->strides[i] : std::nullopt;
+    return std::nullopt;
+  }
+
+  // TensorIterator's layout of a new output (reorder_dimensions): dims sorted fastest first by
+  // the inputs' strides broadcast to the output's shape, the first input whose strides order
+  // two dims deciding (a zero stride decides nothing; equal strides put the smaller dim first).
+  // With `first_only`, only the first tensor input decides.
+  func::Strides iterator_layout(const Node& p, const Value* out, bool first_only = false) {
+    const auto& shape = out->type().sizes;
+    const int64_t n = out->type().rank();
+    std::vector<std::vector<SymExpr>> operands;
+    for (const Arg& a : p.args()) {
+      if (!a.is<Value*>() || a.as<Value*>() == nullptr || !a.as<Value*>()->is_tensor()) continue;
+      const Value* in = a.as<Value*>();
+      const int64_t r = in->type().rank();
+      if (r == 0 || r > n) continue;
+      func::Strides st = of(in);
+      if (!st) return std::nullopt;
+      std::vector<SymExpr> b(n, SymExpr(0));
+      for (int64_t d = 0; d < r; ++d) {
+        const int64_t o = d + n - r;
+        const bool broadcast =
+            env_.provably_equal(in->type().sizes[d], 1) && !env_.provably_equal(shape[o], 1);
+        b[o] = broadcast ? SymExpr(0) : (*st)[d];
+      }
+      operands.push_back(std::move(b));
+      if (first_only) break;
+    }
+    // A comparison the shape environment cannot decide is false, as torch/_prims_common's
+    // compute_elementwise_output_logical_to_physical_perm takes it (guard_or_false) when
+    // export traces the op with symbolic sizes.
+    auto decide = [&](SymOp op, const SymExpr& x, const SymExpr& y) {
+      return env_.decide(SymExpr::make(op, {x, y})).value_or(false);
+    };
+    // > 0: swap, < 0: keep, 0: no operand decides.
+    auto should_swap = [&](int64_t d0, int64_t d1) {
+      for (const auto& st : operands) {
+        if (env_.provably_equal(st[d0], 0) || env_.provably_equal(st[d1], 0)) continue;
+        if (decide(SymOp::kLt, st[d0], st[d1])) return -1;
+        if (decide(SymOp::kLt, st[d1], st[d0])) return 1;
+        if (decide(SymOp::kLt, shape[d1], shape[d0])) return 1;
+      }
+      return 0;
+    };
+    std::vector<int64_t> perm(n);  // fastest first
+    for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+    for (int64_t i = 1; i < n; ++i) {
+      int64_t d1 = i;
+      for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+        const int c = should_swap(perm[d0], perm[d1]);
+        if (c > 0) {
+          std::swap(perm[d0], perm[d1]);
+          d1 = d0;
+        } else if (c < 0) {
+          break;
+        }
+      }
+    }
+    std::vector<SymExpr> st(n, SymExpr(1));
+    SymExpr next(1);
+    for (int64_t d : perm) {
+      st[d] = next;
+      next = env_.simplify(next * shape[d]);
+    }
+    return st;
+  }
+
+  ir::ShapeEnv& env_;
+  std::map<const Value*, func::Strides> memo_;
+};
+
+// clone's memory_format for a contiguous copy (the default keeps the input's layout).
+NamedArgs contiguous_format() { return {{"memory_format", Arg{std::string("contiguous_format")}}}; }
+
+bool contiguous_now(ir::ShapeEnv& env, const Value* v) {
+  const func::Strides s = StrideOracle(env).of(v);
+  if (!s) return false;
+  const std::vector<SymExpr> want = func::contiguous_strides(v->type());
+  for (int64_t d = 0; d < v->type().rank(); ++d) {
+    // A dim of size 1 may have any stride (ATen's is_contiguous skips it).
+    if (env.provably_equal(v->type().sizes[d], 1)) continue;
+    if (!env.provably_equal((*s)[d], want[d])) return false;
+  }
+  return true;
+}
+
+// contiguous(self): self when eager finds it contiguous, else a contiguous copy (a clone, as
+// run_decompositions({}) gives); a tensor whose strides splice cannot tell is copied too.
 Result<bool> contiguous(Rewriter& rw, Node* node) {
   Value* self = arg_value(*node, "self");
   if (self == nullptr) return false;
-  // Layout is each backend's own business: the value is the same tensor.
-  return alias(rw, node, self);
+  if (contiguous_now(rw.env(), self)) return alias(rw, node, self);
+  SPLICE_TRY(rw.replace(node, OpId::clone, {Arg{self}}, contiguous_format()));
+  return true;
+}
+
+// lift_fresh_copy(self): the copy the training IR makes of a constant tensor the forward
+// creates (torch.tensor(...)); run_decompositions({}) makes it a clone, and so does this, so
+// the writes it feeds plan with the twin's producer.
+Result<bool> lift_fresh_copy(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  SPLICE_TRY(rw.replace(node, OpId::clone, {Arg{self}}));
+  return true;
+}
+
+// reshape(self, shape): a view when ATen's computeStride finds strides for the new shape, else
+// a view of a contiguous clone (ATen's reshape; its _unsafe_view is a view once decomposed). A
+// reshape whose choice only the run can make stays.
+Result<bool> reshape(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  SPLICE_ASSIGN_OR_RETURN(func::ViewOutcome view,
+                          func::classify_view(rw.env(), *node, StrideOracle(rw.env()).of(self)));
+  // A choice the shape environment cannot make (symbolic sizes on a non-contiguous input)
+  // stays the run's: the reshape stays, and its kernel views or copies as eager does.
+  if (view.undecided) return false;
+  const Arg shape = node->arg("shape");
+  if (view.aliases) {
+    SPLICE_TRY(rw.replace(node, OpId::view, {Arg{self}, shape}));
+    return true;
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * copy,
+                          rw.insert_value(node, OpId::clone, {Arg{self}}, contiguous_format(),
+                                          node->name() + "_clone"));
+  SPLICE_TRY(rw.replace(node, OpId::view, {Arg{copy}, shape}));
+  return true;
 }
 
 // dropout(input, p, train): the identity unless training with p > 0, whose random mask splice
@@ -84,7 +295,10 @@ Result<bool> dropout(Rewriter& rw, Node* node) {
                       "{}: dropout in training mode is not supported (p={}); export the model "
                       "after model.eval()",
                       node_label(*node), p.is<double>() ? fmt::format("{}", pv) : "symbolic");
-  return alias(rw, node, input);
+  // torch/_decomp's dropout returns input.clone() here (eager returns the input itself; a
+  // write through it the functionalize pass has resolved already), and the twin plans a copy.
+  SPLICE_TRY(rw.replace(node, OpId::clone, {Arg{input}}));
+  return true;
 }
 
 // narrow(self, dim, start, length) = self[start':start' + length] along dim, start' being start
@@ -302,6 +516,8 @@ constexpr Entry kEntries[] = {
     {OpId::dropout, dropout},
     {OpId::narrow, narrow},
     {OpId::chunk, chunk},
+    {OpId::reshape, reshape, /*partial=*/true},
+    {OpId::lift_fresh_copy, lift_fresh_copy, /*partial=*/true},
     {OpId::flatten_using_ints, flatten},
     {OpId::unflatten_int, unflatten},
     {OpId::view_as, as_other},

@@ -62,6 +62,11 @@ using Decomposition = Result<bool> (*)(Rewriter& rw, ir::Node* node);
 struct Entry {
   ir::OpId op;
   Decomposition fn;
+  // The op keeps its kernels and is no composite (decomposed_targets leaves it out): reshape (left
+  // as it is where symbolic sizes leave its choice to the run) and lift_fresh_copy, which
+  // run_decompositions({}) rewrites (a view or a clone and a view; a clone) and this pass too, so a
+  // training-IR program plans its copies as its twin does.
+  bool partial = false;
 };
 
 // Conversions and views: to.*, type_as, contiguous, dropout, narrow, chunk, flatten,

@@ -173,6 +173,15 @@ class Functionalizer {
                         "tensor refers to a single memory location. Please clone() the tensor "
                         "before performing the operation.",
                         node_label(*node));
+    // copy_ of a tensor's own value onto it (export writes `self.pos += 1` on a buffer as
+    // add_ and then copy_(pos, add_), add_ being pos): nothing changes, and PyTorch's
+    // functionalization writes nothing, so neither does this.
+    if (functional == OpId::copy && node->arg("src").is<Value*>() &&
+        node->arg("self").is<Value*>() &&
+        node->arg("src").as<Value*>() == node->arg("self").as<Value*>()) {
+      if (Value* out = node->output(0)) aliases_[out] = aliases_.at(self);
+      return ok_result();
+    }
     std::string name = node->name();
     while (!name.empty() && name.back() == '_') name.pop_back();
     SPLICE_ASSIGN_OR_RETURN(Node * f, rw_.insert(node, functional, node->args(), {}, name));
@@ -184,26 +193,35 @@ class Functionalizer {
                                                {{"dtype", Arg{self->type().dtype}}}, "_to_copy"));
     }
     // Back up the chain: each view's inverse writes the new value into the view's base as it
-    // is now.
+    // is now. The bases are taken afresh here, from the root's latest value, as PyTorch's
+    // functionalization (and so the run_decompositions twin) takes them at the write: the
+    // write planner then sees the same order of src's producer and the base as in the twin.
     const std::vector<Step> path = target.path;
     Value* root_value = target.root;
+    std::vector<Value*> bases{roots_.at(root_value).latest};
+    for (size_t i = 0; i + 1 < path.size(); ++i) {
+      SPLICE_ASSIGN_OR_RETURN(
+          Value * next, func::replay_view(rw_, *path[i].view, path[i].out, bases.back(), node));
+      bases.push_back(next);
+    }
     Value* written = value;
     for (size_t i = path.size(); i-- > 0;) {
       const Node& view = *path[i].view;
-      SPLICE_ASSIGN_OR_RETURN(Value * base_now, current(path[i].input, node));
       SPLICE_ASSIGN_OR_RETURN(
-          written, func::scatter_view(rw_, view, path[i].out, base_now, written, node, *node));
+          written, func::scatter_view(rw_, view, path[i].out, bases[i], written, node, *node));
     }
     Root& root = roots_.at(root_value);
     root.latest = written;
     ++root.version;
     written_roots_.insert(root_value);
-    // self and the op's result are the written tensor: both read `value` from now on.
+    // self and the op's result are the written tensor. A view is read from now on as PyTorch's
+    // functionalization reads it (and so the twin): regenerated from the updated root at its
+    // next read, not `value` itself; a root is `value`.
     for (Value* v : {self, node->output(0)}) {
       if (v == nullptr) continue;
       Alias a = aliases_.at(self);
       a.current = value;
-      a.version = root.version;
+      a.version = path.empty() ? root.version : root.version - 1;
       aliases_[v] = std::move(a);
     }
     return ok_result();

@@ -24,56 +24,73 @@ using ir::Value;
 bool provably_one(ir::ShapeEnv& env, const SymExpr& s) { return env.provably_equal(s, 1); }
 
 // ATen's computeStride: strides that let a tensor of `old_sizes`/`old_strides` be viewed as
-// `new_sizes`, or nullopt when only a copy can (constant sizes only; symbolic: nullopt).
+// `new_sizes`, or nullopt when only a copy can — or, with symbolic sizes, when a comparison
+// computeStride makes cannot be decided from the shape environment (`decided` then false).
 std::optional<std::vector<SymExpr>> compute_stride(ir::ShapeEnv& env,
-                                                   const std::vector<SymExpr>& old_sizes,
-                                                   const std::vector<SymExpr>& old_strides,
-                                                   const std::vector<SymExpr>& new_sizes) {
-  std::vector<int64_t> os, ost, ns;
-  for (const SymExpr& s : old_sizes) {
-    if (!s.constant()) return std::nullopt;
-    os.push_back(*s.constant());
-  }
-  for (const SymExpr& s : old_strides) {
-    if (!s.constant()) return std::nullopt;
-    ost.push_back(*s.constant());
-  }
-  for (const SymExpr& s : new_sizes) {
-    if (!s.constant()) return std::nullopt;
-    ns.push_back(*s.constant());
-  }
-  (void)env;
+                                                   const std::vector<SymExpr>& os,
+                                                   const std::vector<SymExpr>& ost,
+                                                   const std::vector<SymExpr>& ns, bool& decided) {
+  decided = true;
+  auto holds = [&](SymOp op, const SymExpr& a, const SymExpr& b) -> std::optional<bool> {
+    std::optional<bool> r = env.decide(SymExpr::make(op, {a, b}));
+    if (!r) decided = false;
+    return r;
+  };
   std::vector<SymExpr> out(ns.size(), SymExpr(1));
   if (os.empty()) return out;
-  const int64_t numel = std::accumulate(os.begin(), os.end(), int64_t{1}, std::multiplies<>());
-  if (numel == 0) {
-    if (os == ns) return old_strides;
+  SymExpr numel(1);
+  for (const SymExpr& s : os) numel = env.simplify(numel * s);
+  const std::optional<bool> empty = holds(SymOp::kEq, numel, SymExpr(0));
+  if (!empty) return std::nullopt;
+  if (*empty) {
+    bool same = os.size() == ns.size();
+    for (size_t d = 0; same && d < os.size(); ++d) same = env.provably_equal(os[d], ns[d]);
+    if (same) return ost;
     // Every stride is as good as another for no elements: contiguous ones.
-    int64_t st = 1;
+    SymExpr st(1);
     for (size_t d = ns.size(); d-- > 0;) {
-      out[d] = SymExpr(st);
-      st *= std::max<int64_t>(ns[d], 1);
+      out[d] = st;
+      st = env.simplify(st * SymExpr::make(SymOp::kMax, {ns[d], SymExpr(1)}));
     }
     return out;
   }
   int64_t view_d = static_cast<int64_t>(ns.size()) - 1;
-  int64_t chunk_base_stride = ost.back();
-  int64_t tensor_numel = 1, view_numel = 1;
+  SymExpr chunk_base_stride = ost.back();
+  SymExpr tensor_numel(1), view_numel(1);
   for (int64_t tensor_d = static_cast<int64_t>(os.size()) - 1; tensor_d >= 0; --tensor_d) {
-    tensor_numel *= os[tensor_d];
-    if (tensor_d == 0 ||
-        (os[tensor_d - 1] != 1 && ost[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || ns[view_d] == 1)) {
-        out[view_d] = SymExpr(view_numel * chunk_base_stride);
-        view_numel *= ns[view_d];
-        --view_d;
+    tensor_numel = env.simplify(tensor_numel * os[tensor_d]);
+    bool chunk_ends = tensor_d == 0;
+    if (!chunk_ends) {
+      const std::optional<bool> one = holds(SymOp::kEq, os[tensor_d - 1], SymExpr(1));
+      if (!one) return std::nullopt;
+      if (!*one) {
+        const std::optional<bool> contiguous_with_next =
+            holds(SymOp::kEq, ost[tensor_d - 1], env.simplify(tensor_numel * chunk_base_stride));
+        if (!contiguous_with_next) return std::nullopt;
+        chunk_ends = !*contiguous_with_next;
       }
-      if (view_numel != tensor_numel) return std::nullopt;
-      if (tensor_d > 0) {
-        chunk_base_stride = ost[tensor_d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
+    }
+    if (!chunk_ends) continue;
+    while (view_d >= 0) {
+      const std::optional<bool> less = holds(SymOp::kLt, view_numel, tensor_numel);
+      if (!less) return std::nullopt;
+      bool take = *less;
+      if (!take) {
+        const std::optional<bool> one = holds(SymOp::kEq, ns[view_d], SymExpr(1));
+        if (!one) return std::nullopt;
+        take = *one;
       }
+      if (!take) break;
+      out[view_d] = env.simplify(view_numel * chunk_base_stride);
+      view_numel = env.simplify(view_numel * ns[view_d]);
+      --view_d;
+    }
+    const std::optional<bool> fits = holds(SymOp::kEq, view_numel, tensor_numel);
+    if (!fits || !*fits) return std::nullopt;
+    if (tensor_d > 0) {
+      chunk_base_stride = ost[tensor_d - 1];
+      tensor_numel = SymExpr(1);
+      view_numel = SymExpr(1);
     }
   }
   if (view_d != -1) return std::nullopt;
@@ -108,11 +125,16 @@ std::vector<int64_t> int_list(const Arg& a) {
 }
 
 // The strides of a reshape-like view to the output's sizes: computeStride, or nullopt.
+// `decided` is false when symbolic sizes left computeStride's choice to the run.
 Strides reshaped(ir::ShapeEnv& env, const ir::TensorType& in_type, const Strides& in,
-                 const ir::TensorType& out_type) {
+                 const ir::TensorType& out_type, bool* decided = nullptr) {
+  if (decided) *decided = in.has_value();
   if (!in) return std::nullopt;
   if (is_contiguous(env, in_type.sizes, *in)) return contiguous_strides(out_type);
-  return compute_stride(env, in_type.sizes, *in, out_type.sizes);
+  bool d = true;
+  Strides s = compute_stride(env, in_type.sizes, *in, out_type.sizes, d);
+  if (decided) *decided = d;
+  return s;
 }
 
 // The kept dims of a squeeze: every dim but the size-1 ones it removes.
@@ -215,10 +237,9 @@ Result<ViewOutcome> classify_view(ir::ShapeEnv& env, const Node& node, const Str
     case OpId::reshape_as:
     case OpId::flatten_using_ints:
     case OpId::unflatten_int: {
-      Strides s = reshaped(env, t, in, out_type(0));
-      bool symbolic = !in;
-      for (const SymExpr& e : t.sizes) symbolic |= !e.constant();
-      if (!s && symbolic) {
+      bool decided = true;
+      Strides s = reshaped(env, t, in, out_type(0), &decided);
+      if (!s && !decided) {
         // Unknown strides, or symbolic sizes on a non-contiguous input: eager decides on values
         // splice lacks.
         all(std::nullopt);

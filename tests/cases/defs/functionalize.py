@@ -484,6 +484,35 @@ def _():
     return module(forward), calls, None
 
 
+@case("f_kv_own_position_index_copy", calls=3, strict=True)
+def _():
+    # The write position is a buffer the program advances itself: each call writes k at slot
+    # pos, then pos += 1, so the calls write slots 2, 3, 4 with no position input.
+    def forward(self, k):
+        self.cache.index_copy_(2, self.pos, k)
+        self.pos.add_(1)
+        return self.cache.sum(-1), self.cache * 1
+    calls = [(randn(1, 2, 1, 4),) for _ in range(3)]
+    return (module(forward, cache=torch.zeros(1, 2, 8, 4), pos=torch.tensor([2])),
+            calls, None)
+
+
+@case("f_kv_own_position_slice", calls=3)
+def _():
+    # The slice-assignment form: cache[:, :, p:p + 1] = k at p = pos.item(), pos advanced in
+    # place; the calls write slots 5, 6, 7.
+    def forward(self, k):
+        p = self.pos.item()
+        torch._check(p >= 0)
+        torch._check(p + 1 <= self.cache.shape[2])
+        self.cache[:, :, p:p + 1] = k
+        self.pos += 1
+        return self.cache.sum(2), self.pos * 1
+    calls = [(randn(1, 2, 1, 4),) for _ in range(3)]
+    return (module(forward, cache=torch.zeros(1, 2, 8, 4), pos=torch.tensor(5)),
+            calls, None)
+
+
 @case("f_kv_slice_item_sdpa_mask", calls=3, strict=True)
 def _():
     # A decode step: k/v written at pos.item() into both caches, attention over all slots
