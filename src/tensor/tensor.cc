@@ -88,6 +88,9 @@ Result<Tensor> Tensor::empty(DType dtype, const Shape& sizes) {
 }
 
 bool Tensor::is_contiguous() const {
+  // A tensor with no elements is contiguous whatever its strides, as in PyTorch: [2, 0, 4] has
+  // strides [4, 4, 1], which the walk below would reject at the size-0 dim.
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (size_t i = sizes_.size(); i-- > 0;) {
     if (sizes_[i] == 1) continue;

@@ -69,6 +69,19 @@ TEST(Matmul, BatchedRanks) {
 // attention (bmm, and 4-D matmul whose batch dims are views), a left operand that is a slice of
 // wider rows, and a transposed left operand. An operand with no unit stride is copied once,
 // and still multiplies right.
+// Empty operands, as torch 2.11 gives them: bmm([2,0,3], [2,3,4]) is [2,0,4]; an empty inner
+// dim k sums nothing, so bmm([2,3,0], [2,0,4]) is zeros([2,3,4]) (float and integer alike).
+TEST(Matmul, EmptyDims) {
+  for (DType dt : {DType::kFloat32, DType::kInt32}) {
+    Tensor rows = call1("aten.bmm.default",
+                        {make(dt, {2, 0, 3}, {}), make(dt, {2, 3, 4}, std::vector<double>(24, 1))});
+    EXPECT_EQ(rows.sizes(), (Shape{2, 0, 4}));
+    Tensor inner = call1("aten.bmm.default", {make(dt, {2, 3, 0}, {}), make(dt, {2, 0, 4}, {})});
+    EXPECT_EQ(inner.sizes(), (Shape{2, 3, 4}));
+    EXPECT_EQ(values(inner), std::vector<double>(24, 0));
+  }
+}
+
 TEST(Matmul, StridedFloatOperandsGoToBlasUncopied) {
   const Tensor q = f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   const Tensor k = f32({2, 3, 2}, {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, -1});

@@ -88,6 +88,9 @@ TEST(Tensor, IsContiguous) {
   EXPECT_FALSE(t.view_as({3, 2}, {1, 3}, 0).is_contiguous());  // transpose
   EXPECT_FALSE(t.view_as({2, 2}, {3, 1}, 1).is_contiguous());  // t[:, 1:3]
   EXPECT_TRUE(t.view_as({3}, {1}, 3).is_contiguous());         // t[1]
+  // No elements: contiguous whatever the strides (torch.empty(2, 0, 4) has strides (4, 4, 1)
+  // and is_contiguous() is True).
+  EXPECT_TRUE(t.view_as({2, 0, 4}, {4, 4, 1}, 0).is_contiguous());
   // Size-1 dims may carry any stride.
   EXPECT_TRUE(t.view_as({1, 3}, {99, 1}, 3).is_contiguous());
   EXPECT_TRUE(t.view_as({3, 1}, {1, 7}, 0).is_contiguous());
