@@ -66,7 +66,7 @@ for w in rotary block2; do
   done
 done
 
-# Both sets of numbers are kept so the run ends with one table (performance.md: a claim is a
+# Both sets of numbers are kept so the run ends with one table (a speed claim is a
 # ratio measured side by side in one run).
 splice_out="$(mktemp)"
 torch_out="$(mktemp)"

@@ -126,7 +126,7 @@ def cos_sin(seq, half):
 
 
 def rotary_workload():
-    # performance.md's rotary shape (1, 32, T, 64) at T = 512: 4 MB of x.
+    # The rotary shape of the benchmark brief, (1, 32, T, 64), at T = 512: 4 MB of x.
     cos, sin = cos_sin(512, 32)
     return Rotary(), (torch.randn(1, 32, 512, 64), cos, sin)
 
