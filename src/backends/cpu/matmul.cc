@@ -151,8 +151,14 @@ Result<Tensor> batched(std::string_view op, const Tensor& a, const Tensor& b, in
       const Tensor c = contiguous_copy(t);
       return std::make_pair(c, *blas_operand(rows, cols, c.stride(d - 2), c.stride(d - 1)));
     };
-    const auto [va, fa] = operand(a, m, k);
-    const auto [vb, fb] = operand(b, k, n);
+    // Plain variables, not structured bindings: clang 14 (the sanitizer and fuzz builds) does
+    // not let a lambda capture a structured binding.
+    const auto operand_a = operand(a, m, k);
+    const auto operand_b = operand(b, k, n);
+    const Tensor& va = operand_a.first;
+    const Tensor& vb = operand_b.first;
+    const auto fa = operand_a.second;
+    const auto fb = operand_b.second;
     const std::vector<int64_t> oa = matrix_offsets(va, batch), ob = matrix_offsets(vb, batch);
     dispatch_dtype(a.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
