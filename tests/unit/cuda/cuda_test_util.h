@@ -17,6 +17,8 @@
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/device_tensor.h"
 #include "backends/cuda/error_word.h"
+#include "ir/ops.h"
+#include "passes/pass.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 #include "tensor/tensor.h"
@@ -264,5 +266,24 @@ class FailureLog {
   int64_t count_ = 0;
   int64_t runs_ = 0;
 };
+
+// Lowerings of targets no backend receives (decomposed before backends, or not in the op table:
+// the Scalar_Tensor forms) have no CPU kernel to compare with; they stay for fusion.
+inline bool reaches_no_backend(std::string_view target) {
+  if (ir::find_op(target) == nullptr) return true;
+  for (std::string_view t : passes::decomposed_targets())
+    if (t == target) return true;
+  return false;
+}
+
+// The CPU backend's result for `target`, the reference of every GPU test; an error, never a
+// null call, when the CPU has no kernel for it (a composite decomposed before any backend).
+inline Result<std::vector<Tensor>> cpu_reference(std::string_view target,
+                                                 std::span<const cpu::KernelArg> args) {
+  cpu::KernelFn kernel = cpu::find_kernel(target);
+  if (kernel == nullptr)
+    return Error(ErrorKind::kUnsupportedOp, "no CPU kernel for " + std::string(target));
+  return cpu::call_kernel(kernel, args);
+}
 
 }  // namespace splice::cuda::testing

@@ -63,7 +63,7 @@ class GpuIndexOps : public GpuTest {
                std::optional<Shape> error_shape = std::nullopt) {
     log.ran();
     Uploaded u = upload_args(args);
-    auto expected = cpu::call_kernel(cpu::find_kernel(target), args);
+    auto expected = cpu_reference(target, args);
     const Tensor self0 = std::get<Tensor>(args[0]).contiguous_copy().value();
     Destination dest;
     DeviceTensor out;

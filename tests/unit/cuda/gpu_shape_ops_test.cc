@@ -37,7 +37,7 @@ class GpuShapeOps : public GpuTest {
         }
       }
     }
-    auto expected = cpu::call_kernel(cpu::find_kernel(target), args);
+    auto expected = cpu_reference(target, args);
     LaunchContext ctx;
     ctx.error_word = error_word_.device();
     if (!expected.ok()) {
@@ -298,9 +298,9 @@ TEST_F(GpuShapeOps, SliceWriteAtADevicePosition) {
     ASSERT_TRUE(
         slice_write_at_position(dcache.view, dupdate.view, 1, pos->as<int64_t>(), ctx).ok());
     ASSERT_FALSE(take_failure().has_value());
-    auto r = cpu::call_kernel(
-        cpu::find_kernel("aten.slice_scatter.default"),
-        std::vector<cpu::KernelArg>{want, update, int64_t{1}, p, p + 3, int64_t{1}});
+    auto r =
+        cpu_reference("aten.slice_scatter.default",
+                      std::vector<cpu::KernelArg>{want, update, int64_t{1}, p, p + 3, int64_t{1}});
     ASSERT_TRUE(r.ok());
     want = (*r)[0];
   }

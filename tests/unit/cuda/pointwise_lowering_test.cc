@@ -49,15 +49,6 @@ PointwiseProgram merge(const std::vector<PointwiseProgram>& programs) {
   return m;
 }
 
-// Lowerings of targets no backend receives (decomposed before backends, or not in the op table:
-// the Scalar_Tensor forms) have no CPU kernel to compare with; they stay for fusion.
-bool reaches_no_backend(std::string_view target) {
-  if (ir::find_op(target) == nullptr) return true;
-  for (std::string_view t : passes::decomposed_targets())
-    if (t == target) return true;
-  return false;
-}
-
 TEST(CudaPointwiseLowering, AgreesWithTheCpuKernelsAndCompiles) {
   std::mt19937 rng(12345);
   std::map<DType, std::vector<PointwiseProgram>> by_dtype;
