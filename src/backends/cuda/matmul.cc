@@ -3,11 +3,10 @@
 // scale and integer kernels for the rest.
 #include "backends/cuda/matmul.h"
 
-#include <cublasLt.h>
-
 #include <map>
 #include <vector>
 
+#include "backends/cuda/cublaslt_library.h"
 #include "backends/cuda/strided_copy.h"
 
 namespace splice::cuda {
@@ -16,7 +15,7 @@ namespace {
 
 Error cublas_error(cublasStatus_t status, const char* call) {
   return make_error(ErrorKind::kBackend, "cuBLASLt {} failed: {} ({})", call,
-                    cublasLtGetStatusName(status), cublasLtGetStatusString(status));
+                    cublaslt().GetStatusName(status), cublaslt().GetStatusString(status));
 }
 
 #define SPLICE_CUBLAS_CHECK(call)                        \
@@ -55,9 +54,9 @@ struct CachedGemm {
   bool found = false;
 
   void destroy() {
-    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (desc) cublaslt().MatmulDescDestroy(desc);
     for (cublasLtMatrixLayout_t l : {a, b, d})
-      if (l) cublasLtMatrixLayoutDestroy(l);
+      if (l) cublaslt().MatrixLayoutDestroy(l);
     desc = nullptr;
     a = b = d = nullptr;
   }
@@ -66,17 +65,17 @@ struct CachedGemm {
 Result<cublasLtMatrixLayout_t> make_layout(DType dtype, int64_t rows, int64_t cols, int64_t ld,
                                            int64_t batch, int64_t stride) {
   cublasLtMatrixLayout_t layout = nullptr;
-  SPLICE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(
+  SPLICE_CUBLAS_CHECK(cublaslt().MatrixLayoutCreate(
       &layout, blas_type(dtype), static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
-    cublasStatus_t s = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                        &count, sizeof(count));
+    cublasStatus_t s = cublaslt().MatrixLayoutSetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                           &stride, sizeof(stride));
+      s = cublaslt().MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                              &stride, sizeof(stride));
     if (s != CUBLAS_STATUS_SUCCESS) {
-      cublasLtMatrixLayoutDestroy(layout);
+      cublaslt().MatrixLayoutDestroy(layout);
       return cublas_error(s, "cublasLtMatrixLayoutSetAttribute");
     }
   }
@@ -93,7 +92,7 @@ struct MatmulRunner::Impl {
 
   ~Impl() {
     for (auto& [key, entry] : cache) entry.destroy();
-    if (handle) cublasLtDestroy(handle);
+    if (handle) cublaslt().Destroy(handle);
   }
 
   Result<CachedGemm*> configure(const BlasCall& c) {
@@ -137,21 +136,21 @@ struct MatmulRunner::Impl {
     const bool f64 = c.dtype == DType::kFloat64;
     const cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
     const cudaDataType_t scale = f64 ? CUDA_R_64F : CUDA_R_32F;
-    SPLICE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&entry.desc, compute, scale));
+    SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescCreate(&entry.desc, compute, scale));
     const cublasOperation_t ta = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    SPLICE_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    SPLICE_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                          &ta, sizeof(ta)));
+    SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                          &tb, sizeof(tb)));
     if (c.bias) {
       const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
       const int32_t bias_type = blas_type(c.dtype);
-      SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(entry.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                         &epilogue, sizeof(epilogue)));
-      SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescSetAttribute(
+          entry.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+      SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescSetAttribute(
           entry.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
-      SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescSetAttribute(
           entry.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.bias, sizeof(c.bias)));
     }
     SPLICE_ASSIGN_OR_RETURN(
@@ -162,48 +161,48 @@ struct MatmulRunner::Impl {
                              c.stride_b));
     SPLICE_ASSIGN_OR_RETURN(entry.d, make_layout(c.dtype, c.m, c.n, c.ldd, c.batch, c.stride_d));
     cublasLtMatmulPreference_t pref = nullptr;
-    SPLICE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    SPLICE_CUBLAS_CHECK(cublaslt().MatmulPreferenceCreate(&pref));
     const uint64_t ws = workspace_bytes;
     // Split-K partial sums in the compute type only (never in a 16-bit output).
     const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     const uint32_t align_a = alignment_of(c.a), align_b = alignment_of(c.b),
                    align_d = alignment_of(c.d);
-    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
+    cublasStatus_t s = cublaslt().MatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                               &reduction, sizeof(reduction));
+      s = cublaslt().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                  &reduction, sizeof(reduction));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                               &align_a, sizeof(align_a));
+      s = cublaslt().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                  &align_a, sizeof(align_a));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                               &align_b, sizeof(align_b));
+      s = cublaslt().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                  &align_b, sizeof(align_b));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                               &align_d, sizeof(align_d));
+      s = cublaslt().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                  &align_d, sizeof(align_d));
     if (s == CUBLAS_STATUS_SUCCESS)
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                               &align_d, sizeof(align_d));
+      s = cublaslt().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                  &align_d, sizeof(align_d));
     if (s != CUBLAS_STATUS_SUCCESS) {
-      cublasLtMatmulPreferenceDestroy(pref);
+      cublaslt().MatmulPreferenceDestroy(pref);
       return cublas_error(s, "cublasLtMatmulPreferenceSetAttribute");
     }
     cublasLtMatmulHeuristicResult_t result{};
     int returned = 0;
-    s = cublasLtMatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d, pref,
-                                       1, &result, &returned);
+    s = cublaslt().MatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d,
+                                          pref, 1, &result, &returned);
     if (s == CUBLAS_STATUS_SUCCESS && returned == 0) {
       // Nothing with compute-type split-K sums: allow every reduction scheme (PyTorch's default,
       // allow_fp16/bf16_reduced_precision_reduction = True) rather than fail.
       const uint32_t any = CUBLASLT_REDUCTION_SCHEME_MASK;
-      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                               &any, sizeof(any));
+      s = cublaslt().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                  &any, sizeof(any));
       if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d, entry.d,
-                                           pref, 1, &result, &returned);
+        s = cublaslt().MatmulAlgoGetHeuristic(handle, entry.desc, entry.a, entry.b, entry.d,
+                                              entry.d, pref, 1, &result, &returned);
     }
-    cublasLtMatmulPreferenceDestroy(pref);
+    cublaslt().MatmulPreferenceDestroy(pref);
     if (s == CUBLAS_STATUS_SUCCESS && returned > 0) {
       entry.algo = result.algo;
       entry.found = true;
@@ -221,16 +220,16 @@ struct MatmulRunner::Impl {
     SPLICE_ASSIGN_OR_RETURN(CachedGemm * entry, configure(c));
     if (!entry->found) return false;
     if (c.bias) {
-      SPLICE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      SPLICE_CUBLAS_CHECK(cublaslt().MatmulDescSetAttribute(
           entry->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.bias, sizeof(c.bias)));
     }
     const float alpha_f = static_cast<float>(c.alpha), beta_f = static_cast<float>(c.beta);
     const bool f64 = c.dtype == DType::kFloat64;
     const void* alpha = f64 ? static_cast<const void*>(&c.alpha) : &alpha_f;
     const void* beta = f64 ? static_cast<const void*>(&c.beta) : &beta_f;
-    SPLICE_CUBLAS_CHECK(cublasLtMatmul(handle, entry->desc, alpha, c.a, entry->a, c.b, entry->b,
-                                       beta, c.d, entry->d, c.d, entry->d, &entry->algo, workspace,
-                                       workspace_bytes, stream));
+    SPLICE_CUBLAS_CHECK(cublaslt().Matmul(handle, entry->desc, alpha, c.a, entry->a, c.b, entry->b,
+                                          beta, c.d, entry->d, c.d, entry->d, &entry->algo,
+                                          workspace, workspace_bytes, stream));
     return true;
   }
 };
@@ -281,8 +280,9 @@ MatmulRunner::~MatmulRunner() = default;
 
 Result<std::unique_ptr<MatmulRunner>> MatmulRunner::create(void* workspace,
                                                            size_t workspace_bytes) {
+  SPLICE_ASSIGN_OR_RETURN(const CublasLtLibrary* lt, open_cublaslt());
   auto impl = std::make_unique<Impl>();
-  SPLICE_CUBLAS_CHECK(cublasLtCreate(&impl->handle));
+  SPLICE_CUBLAS_CHECK(lt->Create(&impl->handle));
   impl->workspace = workspace;
   impl->workspace_bytes = workspace == nullptr ? 0 : workspace_bytes;
   return std::unique_ptr<MatmulRunner>(new MatmulRunner(std::move(impl)));
