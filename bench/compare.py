@@ -3,13 +3,14 @@
 
 For each workload (a torch.export program and its inputs): PyTorch eager runs the exported
 program's module (ep.module()); ONNX Runtime runs the same program exported with
-torch.onnx.export(ep, dynamo=True); splice runs the .pt2 through its public API (bench_call).
+torch.onnx.export(ep, dynamo=True); splice runs the .pt2 through `splice bench` (its public
+API: one load, then timed Session::run calls).
 Each engine's outputs are checked against eager's first; an engine whose outputs differ is
 reported as wrong and not timed. Then each is timed for --seconds (after warm-up calls) on
 --threads threads, and the median time per call is reported. Writes a markdown table and a PNG
 bar chart into bench/RESULTS.md (between the compare markers) and bench/compare.png.
 
-  bench/run_compare.sh          # builds bench_call, generates workloads, runs this
+  bench/run_compare.sh          # builds splice, generates workloads, runs this
 """
 
 import argparse
@@ -100,7 +101,7 @@ def for_onnx(ep):
     return ep
 
 
-def run_one(name, model, inputs_path, args, bench_call, tmp):
+def run_one(name, model, inputs_path, args, splice, tmp):
     result = {"name": name}
     ep = torch.export.load(model)
     names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
@@ -111,10 +112,13 @@ def run_one(name, model, inputs_path, args, bench_call, tmp):
         ref = [t for t in pytree.tree_flatten(module(*[t.clone() for t in inputs]))[0]]
     ref_np = [t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t) for t in ref]
 
-    # splice: the first call's outputs, then its times.
+    # splice: `splice bench` writes the first call's outputs, then times calls; a short first run
+    # gives the call count that fills --seconds.
     out_path = os.path.join(tmp, f"{name}.splice.safetensors")
-    proc = subprocess.run([bench_call, model, inputs_path, out_path, str(args.threads),
-                           str(args.seconds)], capture_output=True, text=True)
+    base = [splice, "bench", model, "--inputs", inputs_path, "--threads", str(args.threads),
+            "--no-cache", "--json"]
+    proc = subprocess.run(base + ["--warmup", "2", "--iters", "20", "--outputs", out_path],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         result["splice_error"] = proc.stderr.strip()[-300:]
     else:
@@ -122,6 +126,10 @@ def run_one(name, model, inputs_path, args, bench_call, tmp):
         diff = max(max_rel_diff(got[f"output.{i}"].numpy(), r) for i, r in enumerate(ref_np))
         result["splice_diff"] = diff
         if diff <= args.tolerance:
+            first = json.loads(proc.stdout.strip().splitlines()[-1])
+            iters = max(20, int(args.seconds * 1000 / max(first["median_ms"], 1e-3)))
+            proc = subprocess.run(base + ["--warmup", "10", "--iters", str(iters)],
+                                  capture_output=True, text=True, check=True)
             timing = json.loads(proc.stdout.strip().splitlines()[-1])
             result["splice_ms"], result["splice_min_ms"] = timing["median_ms"], timing["min_ms"]
         else:
@@ -223,7 +231,7 @@ def write_results(results, args, meta):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--bench-call", required=True, help="path of the bench_call binary")
+    p.add_argument("--splice", required=True, help="path of the splice binary (`splice bench`)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--tolerance", type=float, default=1e-3)
@@ -247,7 +255,7 @@ def main():
             if not os.path.exists(model):
                 print(f"{name}: {model} is missing", file=sys.stderr)
                 continue
-            r = run_one(name, model, inputs, args, args.bench_call, tmp)
+            r = run_one(name, model, inputs, args, args.splice, tmp)
             r["what"] = what
             print(json.dumps(r), flush=True)
             results.append(r)

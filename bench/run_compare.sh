@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# splice vs ONNX Runtime vs PyTorch eager in one run (issue 17): builds bench_call, generates
+# splice vs ONNX Runtime vs PyTorch eager in one run (issue 17): builds splice, generates
 # the bench workloads when missing (bench/workloads/generate.py, seeded), then runs
 # bench/compare.py, which checks every engine's outputs against eager before timing it and
 # writes the table into bench/RESULTS.md and the chart into bench/compare.png.
@@ -31,10 +31,10 @@ if [[ ! -f "$build/build.ninja" ]]; then
   # SPLICE_WERROR=OFF: see run_cpu.sh (a false -Wrestrict of GCC 12 at -O3).
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSPLICE_WERROR=OFF >/dev/null
 fi
-ninja -C "$build" bench_call >/dev/null
+ninja -C "$build" splice >/dev/null
 type="$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")"
 meta="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, load average"
 meta="$meta $(cut -d' ' -f1 /proc/loadavg) at the start; splice built $type ($(git -C "$root" rev-parse --short HEAD))"
 meta="$meta; torch $(python3 -c 'import torch; print(torch.__version__)')"
 meta="$meta, onnxruntime $(python3 -c 'import onnxruntime; print(onnxruntime.__version__)')"
-python3 "$root/bench/compare.py" --bench-call "$build/bin/bench_call" --meta "$meta" "$@"
+python3 "$root/bench/compare.py" --splice "$build/bin/splice" --meta "$meta" "$@"

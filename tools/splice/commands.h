@@ -46,6 +46,19 @@ struct CompileOptions {
 };
 Result<void> run_compile(const CompileOptions& options);
 
+struct BenchOptions {
+  std::string model;
+  std::string inputs;
+  std::string state_in;
+  std::string outputs;  // the first call's outputs, to check before trusting a time
+  int threads = 0;
+  int warmup = 10;
+  int iters = 100;
+  bool json = false;
+  PlanOptions planning;
+};
+Result<void> run_bench(const BenchOptions& options);
+
 // The public API's LoadOptions from the command line's planning options.
 Result<LoadOptions> to_load_options(const PlanOptions& planning, int threads);
 

@@ -75,6 +75,23 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"planned", "naive"}));
   add_device(compile_cmd, compile.planning);
 
+  splice::tools::BenchOptions bench;
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "Time a program's calls on one set of inputs (median, p90, min, mean)");
+  bench_cmd->add_option("model", bench.model, "a .pt2 archive or an engine file")->required();
+  bench_cmd->add_option("--inputs", bench.inputs, "safetensors file of user inputs by name");
+  bench_cmd->add_option("--state-in", bench.state_in,
+                        "safetensors file of buffer values every timed call starts from");
+  bench_cmd->add_option("--outputs", bench.outputs, "write the first call's outputs here");
+  bench_cmd->add_option("--threads", bench.threads, "CPU threads (0 = all cores)")
+      ->check(CLI::Range(0, 4096));
+  bench_cmd->add_option("--warmup", bench.warmup, "untimed calls first (default 10)")
+      ->check(CLI::Range(0, 1000000));
+  bench_cmd->add_option("--iters", bench.iters, "timed calls (default 100)")
+      ->check(CLI::Range(1, 10000000));
+  bench_cmd->add_flag("--json", bench.json, "print one JSON object");
+  add_planning(bench_cmd, bench.planning);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -86,6 +103,7 @@ int main(int argc, char** argv) {
   if (*inspect_cmd) result = splice::tools::run_inspect(inspect);
   if (*run_cmd) result = splice::tools::run_run(run);
   if (*compile_cmd) result = splice::tools::run_compile(compile);
+  if (*bench_cmd) result = splice::tools::run_bench(bench);
   if (!result.ok()) {
     std::fprintf(stderr, "splice: error: %s\n", result.error().message().c_str());
     return result.error().exit_code();

@@ -1,0 +1,88 @@
+// `splice bench`: the timing summary (text and JSON) of real cases, the first call's outputs
+// (written with --outputs) equal to PyTorch's recorded ones from the initial state and from
+// --state-in, every timed call starting from the same state, and exit code 2 with a message for
+// bad input and bad options.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/tools/cli_test_util.h"
+
+namespace splice::test {
+namespace {
+
+using nlohmann::json;
+
+// A KV cache program: each call writes the cache at a position and reads the state it had.
+const std::string kCase = kCasesDir + "/kv_cache_reads_old_state.default";
+
+std::string file(const std::string& name) { return kCase + "/" + name; }
+
+TEST(SpliceBench, PrintsTheTimesAsJson) {
+  Outcome o =
+      run_splice({"bench", file("model.pt2"), "--inputs", file("call0.inputs.safetensors"),
+                  "--warmup", "2", "--iters", "7", "--threads", "1", "--json", "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  const json j = json::parse(o.out);
+  EXPECT_EQ(j["iters"], 7);
+  EXPECT_EQ(j["warmup"], 2);
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_GT(j["min_ms"].get<double>(), 0.0);
+  EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
+  EXPECT_LE(j["median_ms"].get<double>(), j["p90_ms"].get<double>());
+  EXPECT_LE(j["min_ms"].get<double>(), j["mean_ms"].get<double>());
+}
+
+TEST(SpliceBench, PrintsATextSummary) {
+  Outcome o = run_splice({"bench", file("model.pt2"), "--inputs", file("call0.inputs.safetensors"),
+                          "--iters", "3", "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  EXPECT_NE(o.out.find("3 calls after 10 warm-up"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("median"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("p90"), std::string::npos) << o.out;
+}
+
+// The first call starts from the program's initial buffers, as PyTorch's call 0 did; with
+// --state-in call0's state, from where PyTorch's call 1 started. Every later (timed) call starts
+// there again, so the warm-up calls do not move the cache.
+TEST(SpliceBench, FirstCallOutputsArePyTorchs) {
+  TempDir tmp;
+  Outcome o = run_splice({"bench", file("model.pt2"), "--inputs", file("call0.inputs.safetensors"),
+                          "--iters", "2", "--outputs", tmp.file("out0.safetensors"), "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  auto out0 = read_tensors(tmp.file("out0.safetensors"));
+  auto want0 = read_tensors(file("call0.outputs.safetensors"));
+  for (auto it = want0.begin(); it != want0.end();)
+    it = it->first.rfind("output.", 0) == 0 ? std::next(it) : want0.erase(it);
+  expect_same_tensors(out0, want0);
+
+  o = run_splice({"bench", file("model.pt2"), "--inputs", file("call1.inputs.safetensors"),
+                  "--state-in", file("call0.state.safetensors"), "--iters", "2", "--outputs",
+                  tmp.file("out1.safetensors"), "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  auto want1 = read_tensors(file("call1.outputs.safetensors"));
+  for (auto it = want1.begin(); it != want1.end();)
+    it = it->first.rfind("output.", 0) == 0 ? std::next(it) : want1.erase(it);
+  expect_same_tensors(read_tensors(tmp.file("out1.safetensors")), want1);
+}
+
+void expect_user_error(const std::vector<std::string>& args, const std::string& substring) {
+  Outcome o = run_splice(args);
+  EXPECT_EQ(o.exit_code, 2) << describe(o);
+  EXPECT_NE((o.err + o.out).find(substring), std::string::npos)
+      << "expected '" << substring << "'\n"
+      << describe(o);
+}
+
+TEST(SpliceBench, BadInputAndOptionsExitTwo) {
+  expect_user_error({"bench", file("model.pt2"), "--no-cache"}, "missing input 'k'");
+  expect_user_error({"bench", file("model.pt2"), "--iters", "0"}, "--iters");
+  expect_user_error({"bench", file("model.pt2"), "--warmup", "-1"}, "--warmup");
+  expect_user_error({"bench", file("model.pt2"), "--inputs", file("call0.inputs.safetensors"),
+                     "--outputs", file("model.pt2")},
+                    "--outputs");
+  expect_user_error({"bench", kCase + "/no-such.pt2"}, "no-such.pt2");
+}
+
+}  // namespace
+}  // namespace splice::test
