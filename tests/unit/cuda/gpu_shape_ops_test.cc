@@ -156,19 +156,9 @@ TEST_F(GpuShapeOps, FlipRollRepeatTriPad) {
               },
               out);
         }
-        for (const char* mode : {"constant", "reflect", "replicate", "circular", "wrap"}) {
-          for (const Shape& pads : {Shape{1, 2}, Shape{2, 0, 1, 1}, Shape{3, 3}}) {
-            std::vector<cpu::KernelArg> args = {x, pads, std::string(mode), std::monostate{}};
-            compare(
-                log, fmt::format("pad {} {} {}", mode, shape_string(pads), tag), "aten.pad.default",
-                args,
-                [&](const DeviceTensor& o, const auto& t, const auto& ctx) -> Result<void> {
-                  SPLICE_ASSIGN_OR_RETURN(PadMode m, pad_mode("aten.pad.default", mode));
-                  return pad("aten.pad.default", o, t[0], pads, m, Scalar(0.0), ctx);
-                },
-                out);
-          }
-        }
+        // aten.pad reaches no backend (decompose_shape_ops: constant_pad_nd, or index_selects
+        // for the other modes), so it has no CPU kernel to compare with; constant_pad_nd above
+        // is the pad every backend runs.
       }
     }
   }

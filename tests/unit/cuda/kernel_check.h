@@ -65,6 +65,9 @@ class DeviceArena {
       base = static_cast<char*>(alloc(s->nbytes()));
       if (base && s->nbytes() > 0) cudaMemcpy(base, s->data(), s->nbytes(), cudaMemcpyHostToDevice);
       twins_[s] = base;
+      // Held for the arena's life: a storage freed and another allocated at its address would
+      // otherwise find this twin (of the old size and data) and not be uploaded.
+      alive_.push_back(t.storage());
     } else {
       base = it->second;
     }
@@ -85,6 +88,7 @@ class DeviceArena {
  private:
   std::vector<void*> ptrs_;
   std::map<const Storage*, char*> twins_;
+  std::vector<std::shared_ptr<const Storage>> alive_;
 };
 
 // ---- values ---------------------------------------------------------------------------------
