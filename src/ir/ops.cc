@@ -2,6 +2,7 @@
 // The table keeps PyTorch's own schema text so its defaults stay exactly PyTorch's.
 #include "ir/ops.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -302,7 +303,12 @@ bool OpSchema::is_symbolic() const {
 }
 
 bool OpSchema::runs_on_host() const {
-  return is_symbolic() || returns.empty() || !target.starts_with("aten.");
+  if (is_symbolic() || returns.empty()) return true;
+  // Python operators and torch.sym_* outside aten; a custom op returning tensors
+  // (transformers.grouped_mm_fallback) is a tensor op like aten's.
+  const bool tensor_result = std::any_of(returns.begin(), returns.end(),
+                                         [](const auto& r) { return r.type == ArgType::kTensor; });
+  return !target.starts_with("aten.") && !tensor_result;
 }
 
 std::optional<size_t> OpSchema::find_arg(std::string_view name) const {

@@ -191,6 +191,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::masked_fill_Tensor, masked_fill},
     {OpId::minimum, binary<Promotion::kDefault>},
     {OpId::min_other, binary<Promotion::kDefault>},
+    {OpId::max_other, binary<Promotion::kDefault>},
     {OpId::maximum, binary<Promotion::kDefault>},
     {OpId::clamp, clamp},
     {OpId::clamp_Tensor, clamp},

@@ -33,6 +33,7 @@ std::span<const RuleEntry> reduce_rules();
 std::span<const RuleEntry> nn_rules();
 std::span<const RuleEntry> index_rules();
 std::span<const RuleEntry> scalar_rules();
+std::span<const RuleEntry> model_rules();
 
 // A Python number's type, for promotion (a wrapped number or a Scalar argument).
 enum class NumberKind { kBool, kInt, kFloat };

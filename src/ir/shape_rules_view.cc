@@ -101,6 +101,25 @@ Result<Outputs> t(RuleArgs& a) {
   return transpose_dims(a, 0, 1);
 }
 
+// Tensor.T: every dim reversed (a permute).
+Result<Outputs> numpy_T(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  std::vector<int64_t> dims(self->rank());
+  for (int64_t d = 0; d < self->rank(); ++d) dims[d] = self->rank() - 1 - d;
+  return permute_to(a, *self, dims);
+}
+
+// Tensor.mT: the last two dims swapped; eager refuses fewer than two.
+Result<Outputs> mT(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  if (self->rank() < 2)
+    return a.error(
+        "tensor.mT is only supported on matrices or batches of matrices. Got {}-D "
+        "tensor.",
+        self->rank());
+  return transpose_dims(a, -2, -1);
+}
+
 Result<Outputs> unsqueeze(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
@@ -465,6 +484,8 @@ constexpr RuleEntry kEntries[] = {
     {OpId::permute, permute},
     {OpId::transpose_int, transpose},
     {OpId::t, t},
+    {OpId::numpy_T, numpy_T},
+    {OpId::mT, mT},
     {OpId::unsqueeze, unsqueeze},
     {OpId::squeeze_dim, squeeze},
     {OpId::squeeze_dims, squeeze},

@@ -1,6 +1,8 @@
 // decompose_composites: the CompositeImplicit ops that the training IR and run_decompositions({})
 // keep (einsum, group_norm, pad in every mode, the `to` conversions, narrow/chunk/flatten and
-// the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min.other, diff) are
+// the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min/max.other, diff)
+// and the ops no backend has a kernel for (convolution, sort, topk, histc, transformers'
+// grouped_mm_fallback; decompose_model_ops.cc) are
 // rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
 // every backend runs them from its primitive kernels and no backend writes them again. Every
 // node a decomposition creates is typed by its op's shape rule (Rewriter), and the result must
@@ -149,7 +151,8 @@ using ir::Node;
 const std::map<ir::OpId, decomp::Decomposition>& decompositions() {
   static const auto table = [] {
     std::map<ir::OpId, decomp::Decomposition> t;
-    for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions()})
+    for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
+                        decomp::model_decompositions()})
       for (const decomp::Entry& e : family) t.emplace(e.op, e.fn);
     return t;
   }();
@@ -166,12 +169,18 @@ class DecomposeComposites final : public Pass {
            "non-contiguous input or else an alias, eval-mode dropout a clone, reshape a view "
            "when the strides allow or else a clone and a view, narrow a slice, chunk a split, "
            "flatten/unflatten/view_as/reshape_as "
-           "a reshape or view, expand_as an expand, movedim a permute, swapaxes a transpose, "
+           "a reshape or view, expand_as an expand, movedim and numpy_T (Tensor.T) a permute, "
+           "swapaxes and mT a transpose, "
            "pad a constant_pad_nd or (reflect, replicate, circular) index_selects with computed "
            "indices, einsum permutes, diagonals, sums and bmm, baddbmm a bmm with mul and add, "
            "outer a broadcast mul, the vector norms abs/pow/sum/amax/amin, std_mean a var_mean "
-           "and sqrt, group_norm native_group_norm, zero zeros_like, min.other minimum, diff "
-           "a cat and slice differences. Sizes a decomposition needs are sym_size and "
+           "and sqrt, group_norm native_group_norm, zero zeros_like, min.other minimum, "
+           "max.other maximum, diff "
+           "a cat and slice differences, convolutions an im2col matmul "
+           "(strided slices, a stack, one matmul per group), sort ranks from an [n, n] "
+           "comparison and scatters, topk a sort and a slice, histc an index_put of ones, "
+           "transformers' grouped_mm_fallback every expert's matmul and a per-row pick. Sizes a "
+           "decomposition needs are sym_size and "
            "_operator nodes when symbolic. Dropout in training mode is an error.";
   }
   Result<bool> run(ir::Program& program) override {
@@ -201,7 +210,8 @@ std::unique_ptr<Pass> make_decompose_composites() {
 
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
-  for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions()})
+  for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
+                      decomp::model_decompositions()})
     for (const decomp::Entry& e : family)
       if (!e.partial) out.push_back(ir::op_target(e.op));
   return out;

@@ -11,8 +11,9 @@
 //     (ord 0), amax/amin of |x| (±inf), else (sum |x|^ord)^(1/ord) in the computation dtype
 //     (sqrt for ord 2, as eager's kernel);
 //   std_mean: var_mean and sqrt; group_norm: native_group_norm with N, C and HxW;
-//   zero: zeros_like; min.other: minimum; diff: cat of prepend/self/append, then n slice
-//     differences (logical_xor for bool), as ATen's diff_helper.
+//   zero: zeros_like; min.other: minimum; max.other: maximum; diff: cat of
+//     prepend/self/append, then n slice differences (logical_xor for bool), as ATen's
+//     diff_helper.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -452,12 +453,14 @@ Result<bool> zero(Rewriter& rw, Node* node) {
   return true;
 }
 
-// min.other(self, other): minimum(self, other), the same kernel under another name.
+// min.other(self, other): minimum(self, other), the same kernel under another name; max.other
+// (XGLM's attention-mask clamp, torch.max(a, b)) maximum.
 Result<bool> min_other(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   Value* other = tensor_arg(*node, "other");
   if (self == nullptr || other == nullptr) return false;
-  SPLICE_TRY(rw.replace(node, OpId::minimum, {Arg{self}, Arg{other}}));
+  SPLICE_TRY(rw.replace(node, node->op_id() == OpId::max_other ? OpId::maximum : OpId::minimum,
+                        {Arg{self}, Arg{other}}));
   return true;
 }
 
@@ -526,6 +529,7 @@ constexpr Entry kEntries[] = {
     {OpId::group_norm, group_norm},
     {OpId::zero, zero},
     {OpId::min_other, min_other},
+    {OpId::max_other, min_other},
     {OpId::diff, diff},
 };
 

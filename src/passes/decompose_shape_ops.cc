@@ -5,7 +5,8 @@
 // dropout); reshape is a view when the strides allow, else a clone and a view (ATen's reshape),
 // so a program plans its copies as its run_decompositions({}) twin; narrow is a slice, chunk a
 // split, flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
-// permute, swapaxes a transpose (narrow with a start of unknown sign an index_select of an
+// permute, swapaxes and mT a transpose, numpy_T (Tensor.T) a permute reversing
+// every dim (narrow with a start of unknown sign an index_select of an
 // arange); pad is constant_pad_nd, or for reflect/replicate/circular one
 // index_select per padded dim with indices computed from an arange (torch/_refs
 // _reflection_or_replication_pad's index form).
@@ -448,6 +449,24 @@ Result<bool> swapaxes(Rewriter& rw, Node* node) {
   return true;
 }
 
+// Tensor.T: a permute reversing every dim; Tensor.mT: a transpose of the last two.
+Result<bool> numpy_T(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  std::vector<ir::SymIntArg> dims;
+  for (int64_t d = self->type().rank() - 1; d >= 0; --d) dims.push_back(d);
+  SPLICE_TRY(rw.replace(node, OpId::permute, {Arg{self}, Arg{dims}}));
+  return true;
+}
+
+Result<bool> mT(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  SPLICE_TRY(
+      rw.replace(node, OpId::transpose_int, {Arg{self}, Arg{int64_t{-2}}, Arg{int64_t{-1}}}));
+  return true;
+}
+
 // pad(self, pad, mode, value). Non-constant modes read, for output position o of a padded dim of
 // size n with pads (l, r), input index i = o - l mapped back into [0, n): reflect
 // (n-1) - |(n-1) - |i||, replicate clamp(i, 0, n-1), circular i mod n.
@@ -529,6 +548,8 @@ constexpr Entry kEntries[] = {
     {OpId::moveaxis_intlist, movedim},
     {OpId::swapaxes, swapaxes},
     {OpId::swapdims, swapaxes},
+    {OpId::numpy_T, numpy_T},
+    {OpId::mT, mT},
     {OpId::pad, pad},
 };
 

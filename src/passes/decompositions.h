@@ -74,5 +74,8 @@ struct Entry {
 std::span<const Entry> shape_decompositions();
 // einsum, baddbmm, outer, the vector norms, std_mean, group_norm.
 std::span<const Entry> math_decompositions();
+// convolution and conv1d/2d/3d, sort, topk, histc, transformers::grouped_mm_fallback and
+// aten._grouped_mm.
+std::span<const Entry> model_decompositions();
 
 }  // namespace splice::passes::decomp

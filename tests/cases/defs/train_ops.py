@@ -97,6 +97,13 @@ def _():
     return module(forward), same(1, randn(2, 3, 4)), None
 
 
+@case("x4_transpose_props", notes="Tensor.T (aten.numpy_T, Falcon's attention) and Tensor.mT")
+def _():
+    def forward(self, x, m):
+        return x.T + 0, m.T * 2, x.mT - 1, torch.matmul(m, m.T)
+    return module(forward), same(1, randn(2, 3, 4), randn(3, 5)), None
+
+
 @case("x4_einsum")
 def _():
     def forward(self, q, k, a, b, u, v, s):

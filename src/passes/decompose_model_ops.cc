@@ -1,0 +1,380 @@
+// Decompositions of the ops that vision/audio front ends and mixture-of-experts layers of
+// transformers models bring (decompositions.h), so no backend needs a kernel of its own:
+//   convolution (and conv1d/2d/3d, "valid"/"same" padding): im2col — constant_pad_nd, one
+//     strided slice per kernel offset, stacked to [N, C, K, L] and reshaped per group to
+//     [N, g, C/g*K, L], one matmul with the weight as [g, O/g, C/g*K], then the bias. A patch
+//     embedding (stride = kernel) reads each input element once; k offsets cost k copies.
+//   sort (stable, NaN largest as eager): each element's rank is the number of elements that
+//     precede it (smaller, or equal and earlier; larger for descending), from an [.., n, n]
+//     comparison and a sum; values and indices are scattered to their ranks. O(n^2) memory and
+//     work along the sorted dim: meant for the router sorts (tokens x top-k expert ids), not
+//     for sorting a vocabulary.
+//   topk: a sort (descending when largest) and a slice of the first k.
+//   histc (constant min < max): eager's bin ((x - min) * bins / (max - min), truncated, the
+//     top edge in the last bin, out-of-range and NaN elements not counted) accumulated with
+//     index_put into zeros.
+//   transformers::grouped_mm_fallback(input [S, K], weight [E, K, N], offs [E]): row r belongs
+//     to expert #{e : offs[e] <= r}; every expert's product is computed ([E, S, N], E times the
+//     work of the grouped loop), each row picks its expert's, rows past offs[E-1] are 0;
+//     aten._grouped_mm (bf16 experts) the same, or a bmm of two 3-d operands.
+#include <algorithm>
+
+#include "passes/decompositions.h"
+
+namespace splice::passes::decomp {
+
+namespace {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+// Inserts `target` before `node`, named after it.
+struct Builder {
+  Rewriter& rw;
+  Node* node;
+  Result<Value*> op(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
+    return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
+  }
+  Result<Node*> op_node(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
+    return rw.insert(node, target, std::move(args), named, part_name(*node, target));
+  }
+};
+
+template <typename... Args>
+Error unsupported(const Node& node, fmt::format_string<Args...> format, Args&&... args) {
+  return Error(ErrorKind::kUnsupportedOp,
+               node_label(node) + ": " + fmt::format(format, std::forward<Args>(args)...));
+}
+
+std::optional<std::vector<int64_t>> constant_list(const Arg& a, size_t n) {
+  std::vector<int64_t> out;
+  if (a.is<int64_t>()) {
+    out.assign(n, a.as<int64_t>());
+    return out;
+  }
+  if (!a.is<std::vector<ir::SymIntArg>>()) return std::nullopt;
+  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>()) {
+    if (!std::holds_alternative<int64_t>(e)) return std::nullopt;
+    out.push_back(std::get<int64_t>(e));
+  }
+  if (out.size() == 1 && n > 1) out.assign(n, out[0]);
+  if (out.size() != n) return std::nullopt;
+  return out;
+}
+
+// ---- convolution ----
+
+Result<bool> convolution(Rewriter& rw, Node* node) {
+  Value* input = tensor_arg(*node, "input");
+  Value* weight = tensor_arg(*node, "weight");
+  Value* bias = tensor_arg(*node, "bias");
+  if (input == nullptr || weight == nullptr) return false;
+  Builder b{rw, node};
+  const ir::TensorType& wt = weight->type();
+  const size_t spatial = static_cast<size_t>(wt.rank() - 2);
+  auto stride = constant_list(node->arg("stride"), spatial);
+  auto dilation = constant_list(node->arg("dilation"), spatial);
+  auto groups = constant_int(node->arg("groups"));
+  if (!stride || !dilation || !groups)
+    return unsupported(*node, "symbolic stride, dilation or groups are not supported");
+  std::vector<int64_t> kernel, sizes;
+  for (size_t i = 0; i < spatial; ++i) {
+    auto k = static_size(wt, static_cast<int64_t>(2 + i));
+    auto n = static_size(input->type(), static_cast<int64_t>(2 + i));
+    if (!k || !n) return unsupported(*node, "a convolution over symbolic spatial sizes");
+    kernel.push_back(*k);
+    sizes.push_back(*n);
+  }
+  auto out_channels = static_size(wt, 0);
+  auto in_per_group = static_size(wt, 1);
+  if (!out_channels || !in_per_group)
+    return unsupported(*node, "a convolution with symbolic channels");
+  std::vector<int64_t> lo(spatial, 0), hi(spatial, 0);
+  const Arg& padding = node->arg("padding");
+  if (padding.is<std::string>()) {
+    if (padding.as<std::string>() == "same") {
+      // ATen's _convolution_mode: the total padding split with the extra element at the end.
+      for (size_t i = 0; i < spatial; ++i) {
+        const int64_t total = (*dilation)[i] * (kernel[i] - 1);
+        lo[i] = total / 2;
+        hi[i] = total - lo[i];
+      }
+    }
+  } else {
+    auto p = constant_list(padding, spatial);
+    if (!p) return unsupported(*node, "symbolic padding is not supported");
+    lo = hi = *p;
+  }
+  if (node->op().find_arg("transposed") && node->arg("transposed").is<bool>() &&
+      node->arg("transposed").as<bool>())
+    return unsupported(*node, "transposed convolution is not supported");
+
+  Value* x = input;
+  if (std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v != 0; }) ||
+      std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v != 0; })) {
+    std::vector<ir::SymIntArg> pad;
+    for (size_t i = spatial; i-- > 0;) {
+      pad.push_back(lo[i]);
+      pad.push_back(hi[i]);
+    }
+    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{pad}, Arg{int64_t{0}}}));
+  }
+  std::vector<int64_t> out_sizes;
+  int64_t positions = 1, offsets = 1;
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t padded = sizes[i] + lo[i] + hi[i];
+    out_sizes.push_back((padded - (*dilation)[i] * (kernel[i] - 1) - 1) / (*stride)[i] + 1);
+    positions *= out_sizes.back();
+    offsets *= kernel[i];
+  }
+  // One strided slice per kernel offset, the offsets in the weight's (row-major) order.
+  std::vector<Value*> columns;
+  for (int64_t flat = 0; flat < offsets; ++flat) {
+    Value* v = x;
+    int64_t rest = flat;
+    std::vector<int64_t> at(spatial);
+    for (size_t i = spatial; i-- > 0;) {
+      at[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t start = at[i] * (*dilation)[i];
+      const int64_t end = start + (*stride)[i] * (out_sizes[i] - 1) + 1;
+      SPLICE_ASSIGN_OR_RETURN(
+          v, b.op(OpId::slice_Tensor, {Arg{v}, Arg{static_cast<int64_t>(2 + i)}, Arg{start},
+                                       Arg{end}, Arg{(*stride)[i]}}));
+    }
+    columns.push_back(v);
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * stacked, b.op(OpId::stack, {Arg{columns}, Arg{int64_t{2}}}));
+  SizeBuilder sb(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(input, 0));
+  const int64_t g = *groups;
+  const int64_t inner = *in_per_group * offsets;
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * cols,
+      b.op(OpId::reshape,
+           {Arg{stacked}, Arg{to_list({n, SizeBuilder::constant(g), SizeBuilder::constant(inner),
+                                       SizeBuilder::constant(positions)})}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * w, b.op(OpId::reshape,
+                      {Arg{weight}, Arg{std::vector<ir::SymIntArg>{g, *out_channels / g, inner}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * prod, b.op(OpId::matmul, {Arg{w}, Arg{cols}}));
+  std::vector<Size> shape = {n, SizeBuilder::constant(*out_channels)};
+  for (int64_t s : out_sizes) shape.push_back(SizeBuilder::constant(s));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::reshape, {Arg{prod}, Arg{to_list(shape)}}));
+  if (bias != nullptr) {
+    std::vector<ir::SymIntArg> bshape = {*out_channels};
+    for (size_t i = 0; i < spatial; ++i) bshape.push_back(int64_t{1});
+    SPLICE_ASSIGN_OR_RETURN(Value * bv, b.op(OpId::reshape, {Arg{bias}, Arg{bshape}}));
+    SPLICE_ASSIGN_OR_RETURN(out, b.op(OpId::add_Tensor, {Arg{out}, Arg{bv}}));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// ---- sort, topk ----
+
+Result<bool> sort(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  const int64_t rank = self->type().rank();
+  if (rank == 0) return unsupported(*node, "sorting a 0-d tensor is not supported");
+  auto dim_arg = constant_int(node->arg("dim"));
+  auto dim = dim_arg ? wrap_dim(*dim_arg, rank) : std::nullopt;
+  if (!dim) return unsupported(*node, "the dim must be a constant within the rank");
+  const bool descending = node->arg("descending").is<bool>() && node->arg("descending").as<bool>();
+  Value* x = self;
+  const bool moved = *dim != rank - 1;
+  if (moved) {
+    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::transpose_int, {Arg{x}, Arg{*dim}, Arg{rank - 1}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * mine, b.op(OpId::unsqueeze, {Arg{x}, Arg{int64_t{-1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * other, b.op(OpId::unsqueeze, {Arg{x}, Arg{int64_t{-2}}}));
+  // before[.., i, j]: element j precedes element i.
+  SPLICE_ASSIGN_OR_RETURN(Value * before, b.op(descending ? OpId::gt_Tensor : OpId::lt_Tensor,
+                                               {Arg{other}, Arg{mine}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * tie, b.op(OpId::eq_Tensor, {Arg{other}, Arg{mine}}));
+  if (is_floating(self->type().dtype)) {
+    // NaN sorts above everything and ties with NaN, as eager's comparator.
+    SPLICE_ASSIGN_OR_RETURN(Value * nan_mine, b.op(OpId::isnan, {Arg{mine}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * nan_other, b.op(OpId::isnan, {Arg{other}}));
+    Value* larger_nan = descending ? nan_other : nan_mine;
+    Value* smaller = descending ? nan_mine : nan_other;
+    SPLICE_ASSIGN_OR_RETURN(Value * not_smaller, b.op(OpId::logical_not, {Arg{smaller}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * by_nan,
+                            b.op(OpId::logical_and, {Arg{larger_nan}, Arg{not_smaller}}));
+    SPLICE_ASSIGN_OR_RETURN(before, b.op(OpId::logical_or, {Arg{before}, Arg{by_nan}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * both_nan,
+                            b.op(OpId::logical_and, {Arg{nan_mine}, Arg{nan_other}}));
+    SPLICE_ASSIGN_OR_RETURN(tie, b.op(OpId::logical_or, {Arg{tie}, Arg{both_nan}}));
+  }
+  SizeBuilder sb(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(x, rank - 1));
+  SPLICE_ASSIGN_OR_RETURN(Value * iota,
+                          b.op(OpId::arange, {to_arg(n)}, {{"dtype", Arg{DType::kInt64}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * iota_i, b.op(OpId::unsqueeze, {Arg{iota}, Arg{int64_t{-1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * iota_j, b.op(OpId::unsqueeze, {Arg{iota}, Arg{int64_t{0}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * earlier, b.op(OpId::lt_Tensor, {Arg{iota_j}, Arg{iota_i}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * tie_before, b.op(OpId::logical_and, {Arg{tie}, Arg{earlier}}));
+  SPLICE_ASSIGN_OR_RETURN(before, b.op(OpId::logical_or, {Arg{before}, Arg{tie_before}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * ranks, b.op(OpId::sum_dim_IntList,
+                          {Arg{before}, Arg{std::vector<ir::SymIntArg>{int64_t{-1}}}, Arg{false}},
+                          {{"dtype", Arg{DType::kInt64}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * values,
+                          b.op(OpId::scatter_src, {Arg{x}, Arg{int64_t{-1}}, Arg{ranks}, Arg{x}}));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> xs, sb.dims(x));
+  SPLICE_ASSIGN_OR_RETURN(Value * positions, b.op(OpId::expand, {Arg{iota}, Arg{to_list(xs)}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * indices,
+      b.op(OpId::scatter_src, {Arg{positions}, Arg{int64_t{-1}}, Arg{ranks}, Arg{positions}}));
+  if (moved) {
+    SPLICE_ASSIGN_OR_RETURN(values,
+                            b.op(OpId::transpose_int, {Arg{values}, Arg{*dim}, Arg{rank - 1}}));
+    SPLICE_ASSIGN_OR_RETURN(indices,
+                            b.op(OpId::transpose_int, {Arg{indices}, Arg{*dim}, Arg{rank - 1}}));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {values, indices}));
+  return true;
+}
+
+Result<bool> topk(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  const bool largest = !node->arg("largest").is<bool>() || node->arg("largest").as<bool>();
+  if (self->type().rank() == 0) return unsupported(*node, "topk of a 0-d tensor");
+  SPLICE_ASSIGN_OR_RETURN(Node * sorted,
+                          b.op_node(OpId::sort, {Arg{self}, node->arg("dim"), Arg{largest}}));
+  std::vector<Value*> out;
+  for (Value* v : sorted->outputs()) {
+    SPLICE_ASSIGN_OR_RETURN(Value * first,
+                            b.op(OpId::slice_Tensor, {Arg{v}, node->arg("dim"), Arg{int64_t{0}},
+                                                      node->arg("k"), Arg{int64_t{1}}}));
+    out.push_back(first);
+  }
+  SPLICE_TRY(replace_outputs(rw, node, out));
+  return true;
+}
+
+// ---- histc ----
+
+std::optional<double> scalar_of(const Arg& a) {
+  if (a.is<int64_t>()) return static_cast<double>(a.as<int64_t>());
+  if (a.is<double>()) return a.as<double>();
+  return std::nullopt;
+}
+
+Result<bool> histc(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  auto bins = constant_int(node->arg("bins"));
+  auto lo = scalar_of(node->arg("min"));
+  auto hi = scalar_of(node->arg("max"));
+  if (!bins || !lo || !hi) return unsupported(*node, "symbolic bins, min or max");
+  if (!(*lo < *hi))
+    return unsupported(*node,
+                       "min {} must be below max {} (a range taken from the data is not "
+                       "supported)",
+                       *lo, *hi);
+  const DType dtype = self->type().dtype;
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * x, b.op(OpId::reshape, {Arg{self}, Arg{std::vector<ir::SymIntArg>{int64_t{-1}}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * ge, b.op(OpId::ge_Scalar, {Arg{x}, Arg{*lo}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * le, b.op(OpId::le_Scalar, {Arg{x}, Arg{*hi}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * inside, b.op(OpId::logical_and, {Arg{ge}, Arg{le}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * t, b.op(OpId::sub_Scalar, {Arg{x}, Arg{*lo}}));
+  SPLICE_ASSIGN_OR_RETURN(t, b.op(OpId::mul_Scalar, {Arg{t}, Arg{*bins}}));
+  SPLICE_ASSIGN_OR_RETURN(t, b.op(OpId::div_Scalar, {Arg{t}, Arg{*hi - *lo}}));
+  SPLICE_ASSIGN_OR_RETURN(t, b.op(OpId::where_ScalarOther, {Arg{inside}, Arg{t}, Arg{0.0}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * pos,
+                          b.op(OpId::_to_copy, {Arg{t}}, {{"dtype", Arg{DType::kInt64}}}));
+  SPLICE_ASSIGN_OR_RETURN(pos, b.op(OpId::clamp_max, {Arg{pos}, Arg{*bins - 1}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * ones,
+                          b.op(OpId::_to_copy, {Arg{inside}}, {{"dtype", Arg{dtype}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * zeros, b.op(OpId::zeros, {Arg{std::vector<ir::SymIntArg>{*bins}}},
+                                              {{"dtype", Arg{dtype}}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * counts,
+      b.op(OpId::index_put, {Arg{zeros}, Arg{std::vector<Value*>{pos}}, Arg{ones}, Arg{true}}));
+  SPLICE_TRY(replace_outputs(rw, node, {counts}));
+  return true;
+}
+
+// ---- transformers::grouped_mm_fallback ----
+
+// aten._grouped_mm(self, mat2, offs, bias=None, out_dtype): the same for a 2-d self and a
+// 3-d mat2 (eager leaves rows past the last offset unwritten; here they are 0), a bmm for two
+// 3-d operands without offs; with out_dtype the operands are cast to it.
+Result<bool> grouped_mm_fallback(Rewriter& rw, Node* node) {
+  const bool aten = node->op_id() == OpId::_grouped_mm;
+  Value* input = tensor_arg(*node, aten ? "self" : "input");
+  Value* weight = tensor_arg(*node, aten ? "mat2" : "weight");
+  Value* offs = tensor_arg(*node, "offs");
+  if (input == nullptr || weight == nullptr) return false;
+  Builder b{rw, node};
+  const DType out_dtype = node->output(0) ? node->output(0)->type().dtype : input->type().dtype;
+  // An out_dtype other than the operands' (bf16 -> f32): the operands are cast first, so the
+  // products accumulate and come out in out_dtype as eager's, never rounded to bf16 between.
+  if (input->type().dtype != out_dtype) {
+    SPLICE_ASSIGN_OR_RETURN(input, b.op(OpId::_to_copy, {Arg{input}}, {{"dtype", Arg{out_dtype}}}));
+    SPLICE_ASSIGN_OR_RETURN(weight,
+                            b.op(OpId::_to_copy, {Arg{weight}}, {{"dtype", Arg{out_dtype}}}));
+  }
+  auto finish = [&](Value* out) -> Result<bool> {
+    SPLICE_TRY(replace_outputs(rw, node, {out}));
+    return true;
+  };
+  if (offs == nullptr) {
+    SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::bmm, {Arg{input}, Arg{weight}}));
+    return finish(out);
+  }
+  auto experts = static_size(weight->type(), 0);
+  if (!experts) return unsupported(*node, "a symbolic number of experts");
+  SizeBuilder sb(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size rows, sb.dim(input, 0));
+  SPLICE_ASSIGN_OR_RETURN(Value * x, b.op(OpId::unsqueeze, {Arg{input}, Arg{int64_t{0}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * every, b.op(OpId::matmul, {Arg{x}, Arg{weight}}));  // [E, S, N]
+  SPLICE_ASSIGN_OR_RETURN(Value * r,
+                          b.op(OpId::arange, {to_arg(rows)}, {{"dtype", Arg{DType::kInt64}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * r2, b.op(OpId::unsqueeze, {Arg{r}, Arg{int64_t{1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * o2, b.op(OpId::unsqueeze, {Arg{offs}, Arg{int64_t{0}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * passed, b.op(OpId::le_Tensor, {Arg{o2}, Arg{r2}}));  // [S, E]
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * group, b.op(OpId::sum_dim_IntList,
+                          {Arg{passed}, Arg{std::vector<ir::SymIntArg>{int64_t{1}}}, Arg{false}},
+                          {{"dtype", Arg{DType::kInt64}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * valid, b.op(OpId::lt_Scalar, {Arg{group}, Arg{*experts}}));
+  SPLICE_ASSIGN_OR_RETURN(group, b.op(OpId::clamp_max, {Arg{group}, Arg{*experts - 1}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * picked, b.op(OpId::index_Tensor, {Arg{every}, Arg{std::vector<Value*>{group, r}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * valid2, b.op(OpId::unsqueeze, {Arg{valid}, Arg{int64_t{1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * out,
+                          b.op(OpId::where_ScalarOther, {Arg{valid2}, Arg{picked}, Arg{0.0}}));
+  return finish(out);
+}
+
+constexpr Entry kEntries[] = {
+    {OpId::convolution, convolution},
+    {OpId::conv1d, convolution},
+    {OpId::conv2d, convolution},
+    {OpId::conv3d, convolution},
+    {OpId::conv1d_padding, convolution},
+    {OpId::conv2d_padding, convolution},
+    {OpId::sort, sort},
+    {OpId::sort_stable, sort},
+    {OpId::topk, topk},
+    {OpId::histc, histc},
+    {OpId::transformers_grouped_mm_fallback, grouped_mm_fallback},
+    {OpId::_grouped_mm, grouped_mm_fallback},
+};
+
+}  // namespace
+
+std::span<const Entry> model_decompositions() { return kEntries; }
+
+}  // namespace splice::passes::decomp

@@ -1,0 +1,82 @@
+"""Cases for the ops that transformers models beyond the decoder family bring (found by
+tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convolution in the
+default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
+the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm) and
+max.other (XGLM). splice decomposes all of them (passes/decompose_model_ops.cc,
+decompose_math.cc). Every case name starts with m_."""
+
+import torch
+import torch.nn.functional as F
+
+from .registry import case, module, same, randn, randint
+
+
+@case("m_conv", notes="conv1d as Whisper's front end (padding 1, stride 2), conv2d as a ViT "
+      "patch embedding (stride = kernel), conv3d with mixed strides and padding, a grouped "
+      "and dilated conv1d without bias")
+def _():
+    def forward(self, a, w1, b1, x, w2, b2, v, w3, wg):
+        return (F.conv1d(a, w1, b1, stride=2, padding=1),
+                F.conv2d(x, w2, b2, stride=4),
+                F.conv3d(v, w3, None, stride=(1, 2, 1), padding=(1, 0, 1)),
+                F.conv1d(a, wg, None, padding=2, dilation=2, groups=2))
+    return module(forward), same(1, randn(2, 4, 9), randn(6, 4, 3), randn(6),
+                                 randn(2, 3, 8, 8), randn(5, 3, 4, 4), randn(5),
+                                 randn(1, 2, 3, 5, 4), randn(3, 2, 2, 3, 2),
+                                 randn(4, 2, 3)), None
+
+
+@case("m_conv_string_padding", notes="padding=\"same\" (an even kernel pads one more at the "
+      "end) and \"valid\"")
+def _():
+    def forward(self, a, w1, x, w2):
+        return (F.conv1d(a, w1, padding="same"), F.conv2d(x, w2, padding="same", dilation=2),
+                F.conv1d(a, w1, padding="valid"))
+    return module(forward), same(1, randn(2, 3, 7), randn(4, 3, 4), randn(1, 2, 6, 5),
+                                 randn(3, 2, 3, 2)), None
+
+
+@case("m_sort_topk", notes="sort along either dim, descending, with NaN (sorted above every "
+      "number), stable on integers with ties; topk largest and smallest")
+def _():
+    def forward(self, x, ids):
+        nan = torch.where(x > 1.0, float("nan"), x)
+        s0, i0 = torch.sort(x)
+        s1, i1 = torch.sort(nan, dim=0, descending=True)
+        s2, i2 = torch.sort(ids, stable=True)
+        s3, i3 = torch.sort(nan, dim=-1)
+        t0, j0 = torch.topk(x, 3)
+        t1, j1 = torch.topk(x, 2, dim=0, largest=False)
+        return s0, i0, s1, i1, s2, i2, s3, i3, t0, j0, t1, j1
+    return module(forward), same(1, randn(4, 6), randint(0, 4, 2, 12)), None
+
+
+@case("m_histc", notes="histc with elements below, inside, on the top edge and above the range, "
+      "and of integer-valued floats (transformers' expert counts)")
+def _():
+    def forward(self, x, ids):
+        edge = torch.cat([x.flatten(), x.new_tensor([1.0, -1.0])])
+        return (torch.histc(edge, bins=5, min=-1, max=1),
+                torch.histc(ids.float(), bins=4, min=0, max=3))
+    return module(forward), same(1, randn(3, 7), randint(0, 4, 16)), None
+
+
+@case("m_max_other", notes="torch.max(a, b) and torch.min(a, b) (aten.max.other and "
+      "aten.min.other in the training IR; XGLM clamps its attention mask so), broadcast")
+def _():
+    def forward(self, x, y):
+        return torch.max(x, y), torch.min(x, y[0])
+    return module(forward), same(1, randn(3, 4), randn(1, 4)), None
+
+
+@case("m_grouped_mm", notes="aten._grouped_mm (transformers' MoE experts with bf16 weights; "
+      "export takes bf16 only): 10 rows over 4 experts with offsets [3, 3, 7, 10] (expert 1 "
+      "empty), and the 3-d x 3-d form without offsets")
+def _():
+    def forward(self, x, w, offs, a, b):
+        return torch._grouped_mm(x, w, offs=offs), torch._grouped_mm(a, b)
+    # eager's CPU kernel wants 16-byte strides: inner sizes of 8.
+    offs = torch.tensor([3, 3, 7, 10], dtype=torch.int32)
+    bf16 = torch.bfloat16
+    return module(forward), same(1, randn(10, 8, dtype=bf16), randn(4, 8, 8, dtype=bf16), offs,
+                                 randn(3, 4, 8, dtype=bf16), randn(3, 8, 8, dtype=bf16)), None
