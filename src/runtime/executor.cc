@@ -329,16 +329,15 @@ class Call {
   // destination) or into a new tensor.
   Result<void> run_group(int gi) {
     const detail::GroupExec& g = m_.groups[gi];
-    Shape sizes;
-    if (g.static_sizes) {
-      sizes = *g.static_sizes;
-    } else {
+    Shape evaluated;
+    if (!g.static_sizes) {
       for (const SymExpr& d : g.sizes) {
         auto n = d.evaluate(f_.symbols);
         if (!n.ok()) return n.error().with_context(g.label);
-        sizes.push_back(*n);
+        evaluated.push_back(*n);
       }
     }
+    const Shape& sizes = g.static_sizes ? *g.static_sizes : evaluated;
     std::vector<Tensor> ins, outs;
     ins.reserve(g.inputs.size());
     for (int32_t slot : g.inputs) {
@@ -366,7 +365,11 @@ class Call {
       if (p != nullptr && p->kind == PlacementKind::kRegion) {
         SPLICE_ASSIGN_OR_RETURN(dest, region_destination(p->write, p->squeeze_dim));
       } else if (p != nullptr) {
-        dest = whole_view(v, p->buffer);
+        // The view cached for the producing member (which never runs on its own).
+        Tensor holder;
+        const Tensor* whole =
+            buffer_destination(g.output_nodes[k], v, g.outputs[k], p->buffer, holder);
+        if (whole != nullptr) dest = *whole;
       }
       if (dest && (dest->sizes() != sizes || dest->dtype() != v.type().dtype))
         return make_error(
@@ -578,6 +581,9 @@ Result<void> resolve_plan(detail::ModelImpl& m) {
 // Rebuilds each group's program and resolves its slots and placements.
 Result<void> resolve_groups(detail::ModelImpl& m) {
   const auto& nodes = m.program.graph.nodes();
+  std::unordered_map<const ir::Node*, int> position;
+  for (size_t pos = 0; pos < nodes.size(); ++pos)
+    position[nodes[pos].get()] = static_cast<int>(pos);
   for (size_t i = 0; i < m.plan.groups.size(); ++i) {
     const plan::Group& group = m.plan.groups[i];
     SPLICE_ASSIGN_OR_RETURN(plan::GroupProgram gp, plan::group_program(m.program.graph, group));
@@ -593,6 +599,7 @@ Result<void> resolve_groups(detail::ModelImpl& m) {
                           m.backend->name());
     for (const Value* v : gp.inputs) e.inputs.push_back(m.slot_of.at(v));
     for (const Value* v : gp.outputs) {
+      e.output_nodes.push_back(position.at(v->producer()));
       e.outputs.push_back(m.slot_of.at(v));
       e.output_values.push_back(v);
       auto it = m.placement.find(v);

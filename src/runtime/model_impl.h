@@ -61,6 +61,7 @@ struct GroupExec {
   std::vector<int32_t> inputs;                     // slot per program input
   std::vector<int32_t> outputs;                    // slot per program output
   std::vector<const ir::Value*> output_values;     // per program output
+  std::vector<int> output_nodes;                   // per program output: its member's position
   std::vector<const plan::Placement*> placements;  // per program output, nullptr if none
   std::vector<SymExpr> sizes;                      // the iteration space
   std::optional<Shape> static_sizes;               // when every size is a constant

@@ -17,6 +17,11 @@ namespace splice::cpu::pointwise {
 
 using ir::PointwiseFn;
 
+// Elements of one tile: every function runs over exactly this many (a constant trip count,
+// which the compiler vectorizes even at -O2; the interpreter ignores what lies past a short
+// tile's end).
+inline constexpr int64_t kTileElements = 256;
+
 template <typename T>
 T wrap_neg(T x) {
   return static_cast<T>(0ull - static_cast<uint64_t>(x));
@@ -77,14 +82,16 @@ T std_min(T a, T b) {
   return b < a ? b : a;
 }
 
-// Applies a function whose result is the compute type T: out[i] = fn(x[i], y[i], z[i], w[i]).
+// Applies a function whose result is the compute type T over a tile:
+// out[i] = fn(x[i], y[i], z[i], w[i]);
+// `out` is never an operand (so the loops vectorize).
 // Returns false for a function (or class) it does not implement.
 template <typename T>
-bool apply(PointwiseFn fn, int64_t n, const T* x, const T* y, const T* z, const T* w, T* out) {
-#define SPLICE_PW(expr)                              \
-  do {                                               \
-    for (int64_t i = 0; i < n; ++i) out[i] = (expr); \
-    return true;                                     \
+bool apply(PointwiseFn fn, const T* x, const T* y, const T* z, const T* w, T* __restrict out) {
+#define SPLICE_PW(expr)                                          \
+  do {                                                           \
+    for (int64_t i = 0; i < kTileElements; ++i) out[i] = (expr); \
+    return true;                                                 \
   } while (0)
   using U = uint64_t;
   if constexpr (std::is_same_v<T, bool>) {
@@ -259,7 +266,7 @@ bool apply(PointwiseFn fn, int64_t n, const T* x, const T* y, const T* z, const 
       case PointwiseFn::kSigmoid:
         SPLICE_PW(T(1) / (T(1) + std::exp(-x[i])));
       case PointwiseFn::kLogit:
-        for (int64_t i = 0; i < n; ++i) {
+        for (int64_t i = 0; i < kTileElements; ++i) {
           T v = x[i];
           if (y[i] >= T(0)) {
             const T lo = y[i], hi = T(1) - y[i];
@@ -328,17 +335,17 @@ bool apply(PointwiseFn fn, int64_t n, const T* x, const T* y, const T* z, const 
 
 // where(cond, y, z) in the compute type T.
 template <typename T>
-void apply_where(int64_t n, const bool* c, const T* y, const T* z, T* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? y[i] : z[i];
+void apply_where(const bool* c, const T* y, const T* z, T* __restrict out) {
+  for (int64_t i = 0; i < kTileElements; ++i) out[i] = c[i] ? y[i] : z[i];
 }
 
 // A function whose result is bool (comparisons, logical ops, classification), computed in T.
 template <typename T>
-bool apply_predicate(PointwiseFn fn, int64_t n, const T* x, const T* y, bool* out) {
-#define SPLICE_PW(expr)                              \
-  do {                                               \
-    for (int64_t i = 0; i < n; ++i) out[i] = (expr); \
-    return true;                                     \
+bool apply_predicate(PointwiseFn fn, const T* x, const T* y, bool* __restrict out) {
+#define SPLICE_PW(expr)                                          \
+  do {                                                           \
+    for (int64_t i = 0; i < kTileElements; ++i) out[i] = (expr); \
+    return true;                                                 \
   } while (0)
   switch (fn) {
     case PointwiseFn::kEq:

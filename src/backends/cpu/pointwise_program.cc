@@ -27,7 +27,7 @@ using ir::PointwiseProgram;
 using ir::PointwiseRef;
 
 // Elements per tile: the slots of a program of a few dozen nodes stay in L1/L2.
-constexpr int64_t kTile = 256;
+constexpr int64_t kTile = pointwise::kTileElements;
 // Bytes of one slot: kTile elements of the widest dtype.
 constexpr size_t kSlotBytes = kTile * 8;
 
@@ -38,7 +38,7 @@ void convert_array(DType from, const std::byte* src, DType to, std::byte* dst, i
     dispatch_dtype(to, [&](auto tt) {
       using T = typename decltype(tt)::type;
       const F* s = reinterpret_cast<const F*>(src);
-      T* d = reinterpret_cast<T*>(dst);
+      T* __restrict d = reinterpret_cast<T*>(dst);
       for (int64_t i = 0; i < n; ++i) d[i] = cast_value<T, F>(s[i]);
     });
   });
@@ -62,16 +62,34 @@ void scatter_run(const std::byte* src, std::byte* dst, int64_t stride, size_t si
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * step, src + i * size, size);
 }
 
-// Calls f(tile_offset, element_offset_of(tensor) for each, run_length) for every run of the
-// innermost dim inside [start, start + n) of the row-major iteration space.
+// The multi-index of the iteration space: inline up to kInlineRank dims (no allocation on
+// the per-tile path), on the heap beyond.
+constexpr size_t kInlineRank = 12;
+class Index {
+ public:
+  explicit Index(size_t rank) : rank_(rank) {
+    if (rank > kInlineRank) heap_.assign(rank, 0);
+  }
+  int64_t* data() { return rank_ > kInlineRank ? heap_.data() : inline_; }
+  size_t size() const { return rank_; }
+
+ private:
+  size_t rank_;
+  int64_t inline_[kInlineRank] = {};
+  std::vector<int64_t> heap_;
+};
+
+// Calls f(tile_offset, index, run_length) for every run of the innermost dim inside
+// [start, start + n) of the row-major iteration space.
 template <typename F>
 void for_each_run(const Shape& sizes, int64_t start, int64_t n, F&& f) {
   const size_t rank = sizes.size();
+  Index index(rank);
+  int64_t* idx = index.data();
   if (rank == 0) {
-    f(int64_t{0}, Shape{}, int64_t{1});
+    f(int64_t{0}, idx, int64_t{1});
     return;
   }
-  Shape idx(rank, 0);
   int64_t rest = start;
   for (size_t d = rank; d-- > 0;) {
     idx[d] = rest % sizes[d];
@@ -90,9 +108,9 @@ void for_each_run(const Shape& sizes, int64_t start, int64_t n, F&& f) {
   }
 }
 
-int64_t offset_of(const Shape& idx, const Shape& strides) {
+int64_t offset_of(const int64_t* idx, const Shape& strides) {
   int64_t off = 0;
-  for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides[d];
+  for (size_t d = 0; d < strides.size(); ++d) off += idx[d] * strides[d];
   return off;
 }
 
@@ -109,6 +127,7 @@ class Interpreter {
 
   // Runs tiles [first, last) with this thread's scratch.
   void run_tiles(int64_t first, int64_t last, int64_t numel) const {
+    const int64_t fill = std::min(kTile, numel);  // elements of a constant's slot ever read
     // Slots: inputs, constants, nodes, the linear index, 4 operand temporaries, 1 result.
     const size_t count = p_.inputs.size() + p_.constants.size() + p_.nodes.size() + 6;
     thread_local std::vector<std::byte> scratch;
@@ -130,7 +149,7 @@ class Interpreter {
         else
           v = cast_value<T, int64_t>(c.value.to_int());
         T* d = reinterpret_cast<T*>(slot(c0 + k));
-        for (int64_t i = 0; i < kTile; ++i) d[i] = v;
+        for (int64_t i = 0; i < fill; ++i) d[i] = v;
       });
     }
     for (int64_t t = first; t < last; ++t) {
@@ -139,21 +158,21 @@ class Interpreter {
         auto* d = reinterpret_cast<int64_t*>(slot(index_slot));
         for (int64_t i = 0; i < n; ++i) d[i] = start + i;
       }
-      for_each_run(sizes_, start, n, [&](int64_t at, const Shape& idx, int64_t len) {
+      for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t i = 0; i < inputs_.size(); ++i) {
           const Tensor& in = inputs_[i];
           const size_t size = dtype_size(in.dtype());
-          const int64_t inner = idx.empty() ? 1 : in.strides().back();
+          const int64_t inner = sizes_.empty() ? 1 : in.strides().back();
           gather_run(in.raw_data() + offset_of(idx, in.strides()) * static_cast<int64_t>(size),
                      inner, size, slot(i) + at * static_cast<int64_t>(size), len);
         }
       });
       for (size_t j = 0; j < p_.nodes.size(); ++j) run_node(j, n, slot, n0, index_slot, temp0);
-      for_each_run(sizes_, start, n, [&](int64_t at, const Shape& idx, int64_t len) {
+      for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t k = 0; k < outputs_.size(); ++k) {
           const Tensor& out = outputs_[k];
           const size_t size = dtype_size(out.dtype());
-          const int64_t inner = idx.empty() ? 1 : out.strides().back();
+          const int64_t inner = sizes_.empty() ? 1 : out.strides().back();
           scatter_run(slot(n0 + p_.outputs[k].node) + at * static_cast<int64_t>(size),
                       out.raw_data() + offset_of(idx, out.strides()) * static_cast<int64_t>(size),
                       inner, size, len);
@@ -163,6 +182,9 @@ class Interpreter {
   }
 
  private:
+  // Nodes compute whole tiles whatever the tile's element count: a constant trip count the
+  // compiler vectorizes. Elements past the count hold stale values that are computed on but
+  // never stored.
   template <typename SlotFn>
   void run_node(size_t j, int64_t n, SlotFn& slot, size_t n0, size_t index_slot,
                 size_t temp0) const {
@@ -182,7 +204,7 @@ class Interpreter {
       if (from == to) {
         ops[k] = src;
       } else {
-        convert_array(from, src, to, slot(temp0 + k), n);
+        convert_array(from, src, to, slot(temp0 + k), kTile);
         ops[k] = slot(temp0 + k);
       }
     }
@@ -198,16 +220,16 @@ class Interpreter {
         auto* z = reinterpret_cast<const T*>(ops[2]);
         auto* w = reinterpret_cast<const T*>(ops[3]);
         if (info.bool_result) {
-          pointwise::apply_predicate<T>(node.fn, n, x, y, reinterpret_cast<bool*>(fn_out));
+          pointwise::apply_predicate<T>(node.fn, x, y, reinterpret_cast<bool*>(fn_out));
         } else if (node.fn == PointwiseFn::kWhere) {
-          pointwise::apply_where<T>(n, reinterpret_cast<const bool*>(ops[0]), y, z,
+          pointwise::apply_where<T>(reinterpret_cast<const bool*>(ops[0]), y, z,
                                     reinterpret_cast<T*>(fn_out));
         } else {
-          pointwise::apply<T>(node.fn, n, x, y, z, w, reinterpret_cast<T*>(fn_out));
+          pointwise::apply<T>(node.fn, x, y, z, w, reinterpret_cast<T*>(fn_out));
         }
       }
     });
-    if (fn_out != result) convert_array(fn_type, fn_out, node.result, result, n);
+    if (fn_out != result) convert_array(fn_type, fn_out, node.result, result, kTile);
   }
 
   const PointwiseProgram& p_;
@@ -243,7 +265,8 @@ uint8_t interpreted_classes(PointwiseFn fn) {
 
 Result<void> run_pointwise_program(const PointwiseProgram& p, std::span<const Tensor> inputs,
                                    std::span<const Tensor> outputs, const Shape& sizes) {
-  SPLICE_TRY(ir::validate(p));
+  // The program's structure is checked where it is made (ir::validate in the planner and the
+  // loader); per call, only that every function is interpreted and the tensors fit.
   auto bad = [](std::string what) {
     return make_error(ErrorKind::kInternal, "pointwise program: {}", what);
   };

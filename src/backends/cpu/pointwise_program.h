@@ -23,8 +23,9 @@ uint8_t interpreted_classes(ir::PointwiseFn fn);
 
 // Runs `p` over `sizes`: inputs[i] is program input i, of rank sizes.size() with zero strides
 // where it broadcasts; outputs[k] is program output k, a strided view of `sizes`. Outputs
-// must not overlap the inputs (a planned group never stores into memory it reads). Errors
-// (kInternal) name what does not match the program.
+// must not overlap the inputs (a planned group never stores into memory it reads). `p` must
+// be valid (ir::validate: the planner and the loader check it once). Errors (kInternal) name
+// what does not match the program.
 Result<void> run_pointwise_program(const ir::PointwiseProgram& p, std::span<const Tensor> inputs,
                                    std::span<const Tensor> outputs, const Shape& sizes);
 
