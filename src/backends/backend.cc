@@ -38,6 +38,15 @@ Target Target::from_kernels(std::string name, std::span<const KernelEntry> kerne
   return t;
 }
 
+bool Target::runs_pointwise(ir::PointwiseFn fn, DType compute) const {
+  const size_t i = static_cast<size_t>(fn);
+  if (i >= pointwise_classes.size()) return false;
+  const uint8_t cls = compute == DType::kBool ? ir::kComputeBool
+                      : is_integral(compute)  ? ir::kComputeInt
+                                              : ir::kComputeFloat;
+  return (pointwise_classes[i] & cls) != 0;
+}
+
 void Backend::set_kernels(std::string name, std::span<const KernelEntry> kernels) {
   by_op_.assign(static_cast<size_t>(ir::OpId::kCount), KernelEntry{});
   for (const KernelEntry& e : kernels) {

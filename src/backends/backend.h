@@ -19,6 +19,7 @@
 
 #include "backends/kernel_abi.h"
 #include "backends/target.h"
+#include "ir/pointwise.h"
 #include "splice/device.h"
 
 namespace splice::backend {
@@ -68,12 +69,27 @@ class Backend {
 
   virtual Result<std::shared_ptr<ModelContext>> open_model(const ModelOptions& options) const = 0;
   virtual Result<std::unique_ptr<SessionContext>> open_session(ModelContext& model) const = 0;
+  // Runs a PointwiseProgram (a planned group of pointwise ops, or one op) over the iteration
+  // space `sizes`: inputs[i] is program input i (rank sizes.size(), size 1 where it
+  // broadcasts), outputs[k] the strided view program output k is stored into, on this
+  // backend's device. Only for functions Target::pointwise_classes lists; a backend that
+  // lists none is never asked.
+  virtual Result<void> run_pointwise(SessionContext* session, const ir::PointwiseProgram& program,
+                                     std::span<const Tensor> inputs,
+                                     std::span<const Tensor> outputs, const Shape& sizes) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend runs no pointwise groups", name());
+  }
+
   // Waits until the session's queued work is done and reports a failure it recorded.
   virtual Result<void> synchronize(SessionContext& session) const { return ok_result(); }
 
  protected:
   // Builds the lookup table and the Target from the backend's kernels (one per op).
   void set_kernels(std::string name, std::span<const KernelEntry> kernels);
+  // Declares the functions run_pointwise runs (Target::pointwise_classes), after set_kernels.
+  void set_pointwise_classes(std::vector<uint8_t> classes) {
+    target_.pointwise_classes = std::move(classes);
+  }
 
  private:
   std::vector<KernelEntry> by_op_;  // indexed by OpId

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/kernel_abi.h"
+#include "ir/pointwise.h"
 
 namespace splice::backend {
 
@@ -16,9 +17,15 @@ struct Target {
   std::string name;            // "cpu", "cuda"
   std::vector<uint32_t> caps;  // KernelCaps by OpId
   std::vector<bool> kernels;   // by OpId: whether the backend has a kernel
+  // By ir::PointwiseFn: the compute classes (ir::PointwiseComputeClass bits) in which
+  // Backend::run_pointwise runs the function. Empty: the backend runs no pointwise groups,
+  // and the planner forms none for it.
+  std::vector<uint8_t> pointwise_classes;
 
   bool supports(ir::OpId op) const { return kernels.at(static_cast<size_t>(op)); }
   bool has(ir::OpId op, KernelCaps c) const { return (caps.at(static_cast<size_t>(op)) & c) != 0; }
+  // Whether run_pointwise runs `fn` computing in `compute`.
+  bool runs_pointwise(ir::PointwiseFn fn, DType compute) const;
   // The target of a kernel table.
   static Target from_kernels(std::string name, std::span<const KernelEntry> kernels);
 };

@@ -5,6 +5,7 @@
 
 #include "ir/ops.h"
 #include "plan/dataflow.h"
+#include "plan/fusion.h"
 #include "plan/memory_planner.h"
 #include "plan/write_planner.h"
 
@@ -25,12 +26,39 @@ int64_t write_launches(const WriteDecision& d) {
   }
 }
 
+// df with a group's reads where the group runs: every value a member or a node moved after the
+// group reads is read at the group's last member's position, so the memory planner keeps it
+// (and never hands its storage to a group output) until the group is done.
+DataFlow with_group_reads(const DataFlow& df, const ir::Program& program,
+                          const FusionPlan& fusion) {
+  if (fusion.groups.empty()) return df;
+  DataFlow out = df;
+  const auto& nodes = program.graph.nodes();
+  auto read_at = [&](const ir::Node& node, int pos) {
+    for (const ir::Value* v : node.operands())
+      if (v != nullptr && v->is_tensor()) out.reads[v].push_back(pos);
+  };
+  int last = -1;  // the last member of the latest group in the order
+  for (const OrderItem& item : fusion.order) {
+    if (item.group) {
+      const Group& g = fusion.groups[item.index];
+      last = g.nodes.back();
+      for (int32_t pos : g.nodes) read_at(*nodes[pos], last);
+    } else if (item.index < last) {
+      read_at(*nodes[item.index], last);  // moved after the group
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target& target) {
   const DataFlow df = analyse(program, target);
   WritePlanResult wp = plan_writes(df, mode);
-  MemoryPlan mem = plan_memory(df, wp, mode);
+  FusionPlan fusion = plan_fusion(df, wp, mode);
+  const DataFlow fused = with_group_reads(df, program, fusion);
+  MemoryPlan mem = plan_memory(fused, wp, mode, fusion);
 
   Plan plan;
   plan.mode = mode;
@@ -38,6 +66,7 @@ Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target
   plan.buffers = std::move(mem.buffers);
   plan.placements = std::move(mem.placements);
   plan.totals.peak_bytes = mem.peak_bytes;
+  plan.groups = fusion.groups;
 
   // A copy_then_write whose producer stores into the new buffer copies the base just before.
   std::map<int, std::vector<int32_t>> base_copies;  // producer position → decisions
@@ -52,25 +81,48 @@ Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target
 
   const auto& nodes = program.graph.nodes();
   Totals& t = plan.totals;
-  for (int pos = 0; pos < df.end; ++pos) {
-    for (int32_t d : base_copies[pos]) {
-      plan.steps.push_back({StepKind::kBaseCopy, d});
-      t.steps += 1;
-    }
-    plan.steps.push_back({StepKind::kNode, pos});
+  // Work one node does when it runs as its own step (0 for views, host nodes, planned empty
+  // factories and writes whose producer stored src). copy_bytes counts the program's copy ops
+  // whether or not a group fuses them (the figure compares plans across backends).
+  auto node_work = [&](int pos) -> int64_t {
     const ir::Node& node = *nodes[pos];
     if (wp.decision_at[pos] >= 0) {
       const WriteDecision& d = wp.writes[wp.decision_at[pos]];
-      t.steps += write_launches(d);
       t.copy_bytes += d.bytes;
-      continue;
+      return write_launches(d);
     }
-    if (node.op().runs_on_host() || node.op().may_view()) continue;
+    if (node.op().runs_on_host() || node.op().may_view()) return 0;
     const ir::Value* out = node.outputs().empty() ? nullptr : node.output(0);
     if (node.op().is_empty_factory() && out != nullptr && in_buffer.count(out->name()))
-      continue;  // planned storage: nothing to run
-    t.steps += 1;
+      return 0;  // planned storage: nothing to run
     if (node.op().is_copy() && out != nullptr) t.copy_bytes += example_bytes(program, *out);
+    return 1;
+  };
+  for (const OrderItem& item : fusion.order) {
+    if (item.group) {
+      const Group& g = fusion.groups[item.index];
+      for (int32_t pos : g.nodes) {
+        for (int32_t d : base_copies[pos]) {
+          plan.steps.push_back({StepKind::kBaseCopy, d});
+          t.steps += 1;
+          t.kernels += 1;
+        }
+        t.steps += node_work(pos);
+      }
+      plan.steps.push_back({StepKind::kGroup, item.index});
+      t.kernels += 1;
+      continue;
+    }
+    const int pos = item.index;
+    for (int32_t d : base_copies[pos]) {
+      plan.steps.push_back({StepKind::kBaseCopy, d});
+      t.steps += 1;
+      t.kernels += 1;
+    }
+    plan.steps.push_back({StepKind::kNode, pos});
+    const int64_t work = node_work(pos);
+    t.steps += work;
+    t.kernels += work;
   }
   plan.writes = std::move(wp.writes);
   return plan;

@@ -58,8 +58,14 @@ int64_t peak_of(const std::vector<Interval>& intervals, int end) {
 
 class MemoryPlanner {
  public:
-  MemoryPlanner(const DataFlow& df, const WritePlanResult& wp, PlanMode mode)
-      : df_(df), wp_(wp), mode_(mode), lives_(root_lives(df, wp)) {}
+  MemoryPlanner(const DataFlow& df, const WritePlanResult& wp, PlanMode mode,
+                const FusionPlan& fusion)
+      : df_(df), wp_(wp), mode_(mode), fusion_(fusion), lives_(root_lives(df, wp)) {
+    for (const Group& g : fusion.groups) {
+      for (const std::string& name : g.outputs)
+        group_outputs_.insert(df.program->graph.find_value(name));
+    }
+  }
 
   MemoryPlan run() {
     // Values stored into a write's destination by their producer.
@@ -90,6 +96,8 @@ class MemoryPlanner {
       return d.src == SrcMode::kProducerWrites ? d.producer : pos;
     }
     if (node.outputs().size() != 1) return std::nullopt;
+    // A group stores its outputs wherever they are placed, from the group's first member on.
+    if (const int g = fusion_.group_of[pos]; g >= 0) return fusion_.groups[g].nodes.front();
     if (node.op().is_empty_factory() ||
         df_.target->has(node.op_id(), backend::kStoresIntoDestination))
       return pos;
@@ -100,6 +108,8 @@ class MemoryPlanner {
     const Node& node = *nodes()[pos];
     for (const Value* v : node.outputs()) {
       if (v == nullptr || !v->is_tensor()) continue;
+      // A group's member value that only the group reads is never stored.
+      if (fusion_.group_of[pos] >= 0 && !group_outputs_.count(v)) continue;
       const int r = wp_.root_of.at(v);
       const Root& root = wp_.roots[r];
       if (root.anchor != v || root.kind != Root::Kind::kIntermediate) continue;
@@ -160,6 +170,8 @@ class MemoryPlanner {
   const DataFlow& df_;
   const WritePlanResult& wp_;
   PlanMode mode_;
+  const FusionPlan& fusion_;
+  std::unordered_set<const Value*> group_outputs_;
   std::vector<RootLife> lives_;
   MemoryPlan plan_;
   std::unordered_set<const Value*> region_values_;
@@ -171,8 +183,9 @@ class MemoryPlanner {
 
 }  // namespace
 
-MemoryPlan plan_memory(const DataFlow& df, const WritePlanResult& wp, PlanMode mode) {
-  return MemoryPlanner(df, wp, mode).run();
+MemoryPlan plan_memory(const DataFlow& df, const WritePlanResult& wp, PlanMode mode,
+                       const FusionPlan& fusion) {
+  return MemoryPlanner(df, wp, mode, fusion).run();
 }
 
 }  // namespace splice::plan

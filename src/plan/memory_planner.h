@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plan/dataflow.h"
+#include "plan/fusion.h"
 #include "plan/plan.h"
 #include "plan/write_planner.h"
 
@@ -24,6 +25,10 @@ struct MemoryPlan {
   int64_t peak_bytes = 0;  // at the example sizes
 };
 
-MemoryPlan plan_memory(const DataFlow& df, const WritePlanResult& writes, PlanMode mode);
+// With pointwise groups (`fusion`), a group's outputs are stored by the group from its first
+// member's position on, and its other member values get no storage at all; `df` must count
+// the group's reads at its last member's position (build.cc does).
+MemoryPlan plan_memory(const DataFlow& df, const WritePlanResult& writes, PlanMode mode,
+                       const FusionPlan& fusion);
 
 }  // namespace splice::plan

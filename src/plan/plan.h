@@ -11,8 +11,10 @@
 //               share a buffer.
 //   placements  values whose storage is planned: a whole buffer, or the destination view of
 //               a write (its producer stores straight into the slice).
-//   steps       execution order: every node once, plus the base copies that must run before
-//               a producer writes into a copied base.
+//   groups      pointwise groups (plan/fusion.h): chains of pointwise ops that run as one loop
+//               nest, their intermediates never stored.
+//   steps       execution order: every node once (alone, or in its group's step), plus the
+//               base copies that must run before a producer writes into a copied base.
 
 #include <cstdint>
 #include <optional>
@@ -25,7 +27,7 @@
 namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
-inline constexpr uint32_t kPlanFormatVersion = 2;
+inline constexpr uint32_t kPlanFormatVersion = 3;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -102,6 +104,16 @@ enum class StepKind {
   kNode,      // run graph node `index` (a kernel, a view, a write, or a scalar computation)
   kBaseCopy,  // copy the base of write `index` (into Plan::writes) into its new buffer, before
               // the write's producer stores src into it
+  kGroup,     // run pointwise group `index` (into Plan::groups) as one loop nest
+};
+
+// Pointwise ops (and casts) over one iteration space that run as one loop nest: the backend
+// gets one PointwiseProgram (rebuilt from the graph by plan/fusion.h's group_program) and
+// stores only `outputs`, each to its placement; the other members' values never exist.
+struct Group {
+  std::vector<int32_t> nodes;        // the members, graph node indices in program order
+  std::vector<std::string> outputs;  // member values used outside the group, in member order
+  bool operator==(const Group&) const = default;
 };
 
 struct Step {
@@ -112,7 +124,10 @@ struct Step {
 
 // Figures at the example sizes, for reports and tests.
 struct Totals {
-  int64_t steps = 0;       // kernel launches and library calls (views and scalars are free)
+  int64_t steps = 0;       // kernel launches and library calls with every op run on its own
+                           // (views and scalars are free)
+  int64_t kernels = 0;     // loop nests and library calls per call: steps, less what the
+                           // pointwise groups fuse (a group is one)
   int64_t copy_bytes = 0;  // bytes written by copy steps (base copies, src copies, casts)
   int64_t peak_bytes = 0;  // peak of intermediate buffers (not weights, inputs, outputs, state)
   bool operator==(const Totals&) const = default;
@@ -124,6 +139,7 @@ struct Plan {
   std::vector<WriteDecision> writes;
   std::vector<Buffer> buffers;
   std::vector<Placement> placements;
+  std::vector<Group> groups;
   std::vector<Step> steps;
   Totals totals;
   bool operator==(const Plan&) const = default;

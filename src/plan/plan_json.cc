@@ -17,7 +17,17 @@ using nlohmann::json;
 const char* placement_kind_name(PlacementKind k) {
   return k == PlacementKind::kBuffer ? "buffer" : "region";
 }
-const char* step_kind_name(StepKind k) { return k == StepKind::kNode ? "node" : "base_copy"; }
+const char* step_kind_name(StepKind k) {
+  switch (k) {
+    case StepKind::kNode:
+      return "node";
+    case StepKind::kBaseCopy:
+      return "base_copy";
+    case StepKind::kGroup:
+      return "group";
+  }
+  return "?";
+}
 
 // plan.h names only the enums `splice inspect --plan` prints; these two exist only in the JSON.
 std::optional<PlacementKind> parse_placement_kind(std::string_view s) {
@@ -28,6 +38,7 @@ std::optional<PlacementKind> parse_placement_kind(std::string_view s) {
 std::optional<StepKind> parse_step_kind(std::string_view s) {
   if (s == "node") return StepKind::kNode;
   if (s == "base_copy") return StepKind::kBaseCopy;
+  if (s == "group") return StepKind::kGroup;
   return std::nullopt;
 }
 
@@ -195,12 +206,46 @@ Result<Placement> read_placement(const json& j, const std::string& where, const 
   return p;
 }
 
-Result<Step> read_step(const json& j, const std::string& where, size_t nodes, size_t writes) {
+// A group: member node indices (increasing, each in no other group) and output value names.
+Result<Group> read_group(const json& j, const std::string& where, const ir::Graph& graph,
+                         std::vector<bool>& grouped) {
+  SPLICE_TRY(expect_object(j, where));
+  Group g;
+  SPLICE_ASSIGN_OR_RETURN(const json* members, member(j, "nodes", where));
+  SPLICE_ASSIGN_OR_RETURN(const json* outputs, member(j, "outputs", where));
+  if (!members->is_array() || !outputs->is_array())
+    return plan_error("{}.nodes and .outputs must be arrays", where);
+  for (size_t i = 0; i < members->size(); ++i) {
+    const std::string what = fmt::format("{}.nodes[{}]", where, i);
+    SPLICE_ASSIGN_OR_RETURN(int64_t n, int_of((*members)[i], what));
+    if (n < 0 || static_cast<uint64_t>(n) >= grouped.size())
+      return plan_error("{} is {}, outside the {} graph nodes", what, n, grouped.size());
+    if (grouped[n]) return plan_error("{} puts node {} in a second group", what, n);
+    if (!g.nodes.empty() && n <= g.nodes.back())
+      return plan_error("{} is {}: members must be in program order", what, n);
+    grouped[n] = true;
+    g.nodes.push_back(static_cast<int32_t>(n));
+  }
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const json& o = (*outputs)[i];
+    if (!o.is_string() || graph.find_value(o.get<std::string>()) == nullptr)
+      return plan_error("{}.outputs[{}] is not a value of the graph", where, i);
+    g.outputs.push_back(o.get<std::string>());
+  }
+  if (g.nodes.empty() || g.outputs.empty())
+    return plan_error("{} has no members or no outputs", where);
+  return g;
+}
+
+Result<Step> read_step(const json& j, const std::string& where, size_t nodes, size_t writes,
+                       size_t groups) {
   SPLICE_TRY(expect_object(j, where));
   Step s;
   SPLICE_ASSIGN_OR_RETURN(s.kind, get_enum<StepKind>(j, "kind", where, parse_step_kind));
   if (s.kind == StepKind::kNode) {
     SPLICE_ASSIGN_OR_RETURN(s.index, get_index(j, "index", where, nodes, "graph nodes", false));
+  } else if (s.kind == StepKind::kGroup) {
+    SPLICE_ASSIGN_OR_RETURN(s.index, get_index(j, "index", where, groups, "groups", false));
   } else {
     SPLICE_ASSIGN_OR_RETURN(s.index, get_index(j, "index", where, writes, "writes", false));
   }
@@ -233,6 +278,8 @@ json plan_to_json(const Plan& plan) {
                           {"buffer", p.buffer},
                           {"write", p.write},
                           {"squeeze_dim", p.squeeze_dim}});
+  json groups = json::array();
+  for (const Group& g : plan.groups) groups.push_back({{"nodes", g.nodes}, {"outputs", g.outputs}});
   json steps = json::array();
   for (const Step& s : plan.steps)
     steps.push_back({{"kind", step_kind_name(s.kind)}, {"index", s.index}});
@@ -241,9 +288,11 @@ json plan_to_json(const Plan& plan) {
           {"writes", std::move(writes)},
           {"buffers", std::move(buffers)},
           {"placements", std::move(placements)},
+          {"groups", std::move(groups)},
           {"steps", std::move(steps)},
           {"totals",
            {{"steps", plan.totals.steps},
+            {"kernels", plan.totals.kernels},
             {"copy_bytes", plan.totals.copy_bytes},
             {"peak_bytes", plan.totals.peak_bytes}}}};
 }
@@ -294,16 +343,33 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
     plan.placements.push_back(std::move(p));
   }
 
+  SPLICE_ASSIGN_OR_RETURN(const json* groups, get_array(j, "groups"));
+  std::vector<bool> grouped(nodes, false);
+  for (size_t i = 0; i < groups->size(); ++i) {
+    SPLICE_ASSIGN_OR_RETURN(Group g,
+                            read_group((*groups)[i], fmt::format("groups[{}]", i), graph, grouped));
+    plan.groups.push_back(std::move(g));
+  }
+
   SPLICE_ASSIGN_OR_RETURN(const json* steps, get_array(j, "steps"));
   std::vector<bool> scheduled(nodes, false);
+  std::vector<bool> group_run(plan.groups.size(), false);
   for (size_t i = 0; i < steps->size(); ++i) {
-    SPLICE_ASSIGN_OR_RETURN(
-        Step s, read_step((*steps)[i], fmt::format("steps[{}]", i), nodes, plan.writes.size()));
-    if (s.kind == StepKind::kNode) {
-      if (scheduled[s.index])
-        return plan_error("steps[{}] runs node {} ('{}') a second time", i, s.index,
-                          graph.nodes()[s.index]->name());
-      scheduled[s.index] = true;
+    SPLICE_ASSIGN_OR_RETURN(Step s, read_step((*steps)[i], fmt::format("steps[{}]", i), nodes,
+                                              plan.writes.size(), plan.groups.size()));
+    std::vector<int32_t> runs;
+    if (s.kind == StepKind::kNode) runs.push_back(s.index);
+    if (s.kind == StepKind::kGroup) {
+      if (group_run[s.index])
+        return plan_error("steps[{}] runs group {} a second time", i, s.index);
+      group_run[s.index] = true;
+      runs = plan.groups[s.index].nodes;
+    }
+    for (int32_t n : runs) {
+      if (scheduled[n])
+        return plan_error("steps[{}] runs node {} ('{}') a second time", i, n,
+                          graph.nodes()[n]->name());
+      scheduled[n] = true;
     }
     plan.steps.push_back(s);
   }
@@ -314,6 +380,7 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
   SPLICE_ASSIGN_OR_RETURN(const json* totals, member(j, "totals", "plan"));
   SPLICE_TRY(expect_object(*totals, "totals"));
   SPLICE_ASSIGN_OR_RETURN(plan.totals.steps, get_int(*totals, "steps", "totals"));
+  SPLICE_ASSIGN_OR_RETURN(plan.totals.kernels, get_int(*totals, "kernels", "totals"));
   SPLICE_ASSIGN_OR_RETURN(plan.totals.copy_bytes, get_int(*totals, "copy_bytes", "totals"));
   SPLICE_ASSIGN_OR_RETURN(plan.totals.peak_bytes, get_int(*totals, "peak_bytes", "totals"));
   return plan;

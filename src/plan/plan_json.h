@@ -10,8 +10,10 @@
 //                "producer": 5, "dest_value": "slice_scatter", "bytes": 0}],
 //    "buffers": [{"bytes": "16*s0", "per_call": false}],
 //    "placements": [{"value": "mul", "kind": "buffer", "buffer": 0, "write": -1}],
-//    "steps": [{"kind": "node", "index": 0}, {"kind": "base_copy", "index": 0}],
-//    "totals": {"steps": 9, "copy_bytes": 128, "peak_bytes": 4096}}
+//    "groups": [{"nodes": [3, 4, 6], "outputs": ["add"]}],
+//    "steps": [{"kind": "node", "index": 0}, {"kind": "base_copy", "index": 0},
+//              {"kind": "group", "index": 0}],
+//    "totals": {"steps": 9, "kernels": 7, "copy_bytes": 128, "peak_bytes": 4096}}
 //
 // Symbolic buffer sizes are stored as SymExpr::to_string() text and read back with
 // ir::parse_sym_expr.
@@ -28,9 +30,11 @@ nlohmann::json plan_to_json(const Plan& plan);
 
 // Rebuilds a Plan and checks it against `graph`: node indices in [0, nodes), placements name
 // tensor values of the graph (each at most once), buffer and write indices in range, every
-// node in exactly one kNode step, base copies of existing writes, at most one decision per
-// node, enum strings known, buffer sizes parse and use only the graph's symbols. Any violation
-// is kBadArchive "engine plan: <what>".
+// node in exactly one kNode step or in one group (members in program order) run by exactly
+// one kGroup step, base copies of existing writes, at most one decision per node, enum
+// strings known, buffer sizes parse and use only the graph's symbols. Any violation is
+// kBadArchive "engine plan: <what>". Whether a group's members are pointwise ops is checked
+// when the runtime rebuilds its program (fusion.h, group_program).
 Result<Plan> plan_from_json(const nlohmann::json& json, const ir::Graph& graph);
 
 }  // namespace splice::plan

@@ -19,11 +19,19 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
                       {"rejected", std::move(rejected)},
                       {"bytes", d.bytes}});
   }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const Group& g : plan.groups) {
+    nlohmann::json members = nlohmann::json::array();
+    for (int32_t n : g.nodes) members.push_back(nodes[n]->name());
+    groups.push_back({{"nodes", std::move(members)}, {"outputs", g.outputs}});
+  }
   return {{"mode", plan_mode_name(plan.mode)},
           {"backend", plan.backend},
           {"writes", std::move(writes)},
+          {"groups", std::move(groups)},
           {"totals",
            {{"steps", plan.totals.steps},
+            {"kernels", plan.totals.kernels},
             {"copy_bytes", plan.totals.copy_bytes},
             {"peak_bytes", plan.totals.peak_bytes}}}};
 }
@@ -42,12 +50,23 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
     for (const Rejection& r : d.rejected)
       out += fmt::format("  not {}: {}\n", r.strategy, r.reason);
   }
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    const Group& g = plan.groups[i];
+    std::string members, outputs;
+    for (int32_t n : g.nodes)
+      members += fmt::format("{}{} ({})", members.empty() ? "" : ", ", nodes[n]->name(),
+                             nodes[n]->target());
+    for (const std::string& o : g.outputs) outputs += (outputs.empty() ? "" : ", ") + o;
+    out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
+                       g.nodes.size(), outputs, members);
+  }
   int64_t pooled = 0, per_call = 0;
   for (const Buffer& b : plan.buffers) (b.per_call ? per_call : pooled) += 1;
   out += fmt::format(
-      "totals: {} steps, {} bytes copied, peak {} bytes of intermediates; {} planned buffer(s) "
-      "reused across calls, {} per call\n",
-      plan.totals.steps, plan.totals.copy_bytes, plan.totals.peak_bytes, pooled, per_call);
+      "totals: {} steps, {} kernels, {} bytes copied, peak {} bytes of intermediates; {} planned "
+      "buffer(s) reused across calls, {} per call\n",
+      plan.totals.steps, plan.totals.kernels, plan.totals.copy_bytes, plan.totals.peak_bytes,
+      pooled, per_call);
   return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include "plan/build.h"
 #include "plan/dataflow.h"
+#include "plan/fusion.h"
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
@@ -70,23 +71,26 @@ class Call {
 
   Result<void> run_steps() {
     const auto& nodes = m_.program.graph.nodes();
-    for (const plan::Step& step : m_.plan.steps) {
+    for (size_t s = 0; s < m_.plan.steps.size(); ++s) {
+      const plan::Step& step = m_.plan.steps[s];
       if (step.kind == plan::StepKind::kBaseCopy) {
         SPLICE_TRY(run_base_copy(step.index));
-        continue;
-      }
-      const int pos = step.index;
-      const Node& node = *nodes[pos];
-      if (node.op().runs_on_host()) {
-        SPLICE_TRY(run_host_node(m_.program, node, f_));
-        // A data-dependent symbol (.item()) may just have been bound.
-        SPLICE_TRY(run_shape_checks(m_.program, f_.symbols, checks_done_));
-      } else if (m_.decision_at[pos] >= 0) {
-        SPLICE_TRY(run_write(pos, m_.decision_at[pos]));
+      } else if (step.kind == plan::StepKind::kGroup) {
+        SPLICE_TRY(run_group(step.index));
       } else {
-        SPLICE_TRY(run_kernel(pos));
+        const int pos = step.index;
+        const Node& node = *nodes[pos];
+        if (node.op().runs_on_host()) {
+          SPLICE_TRY(run_host_node(m_.program, node, f_));
+          // A data-dependent symbol (.item()) may just have been bound.
+          SPLICE_TRY(run_shape_checks(m_.program, f_.symbols, checks_done_));
+        } else if (m_.decision_at[pos] >= 0) {
+          SPLICE_TRY(run_write(pos, m_.decision_at[pos]));
+        } else {
+          SPLICE_TRY(run_kernel(pos));
+        }
       }
-      for (int32_t slot : m_.exec[pos].release) f_.slots[slot] = std::monostate{};
+      for (int32_t slot : m_.step_release[s]) f_.slots[slot] = std::monostate{};
     }
     return ok_result();
   }
@@ -320,6 +324,74 @@ class Call {
     return false;
   }
 
+  // A pointwise group: its program over its iteration space on the backend, its inputs as
+  // views broadcast to it, each output stored to its placement (a planned buffer, or a write's
+  // destination) or into a new tensor.
+  Result<void> run_group(int gi) {
+    const detail::GroupExec& g = m_.groups[gi];
+    Shape evaluated;
+    if (!g.static_sizes) {
+      for (const SymExpr& d : g.sizes) {
+        auto n = d.evaluate(f_.symbols);
+        if (!n.ok()) return n.error().with_context(g.label);
+        evaluated.push_back(*n);
+      }
+    }
+    const Shape& sizes = g.static_sizes ? *g.static_sizes : evaluated;
+    std::vector<Tensor> ins, outs;
+    ins.reserve(g.inputs.size());
+    for (int32_t slot : g.inputs) {
+      SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f_, m_.slot_value[slot]));
+      if (t->dim() > static_cast<int64_t>(sizes.size()))
+        return make_error(ErrorKind::kInternal, "{}: input of rank {} over rank {}", g.label,
+                          t->dim(), sizes.size());
+      // Leading dims it lacks broadcast (size 1).
+      const size_t lead = sizes.size() - static_cast<size_t>(t->dim());
+      Shape in_sizes(lead, 1), in_strides(lead, 0);
+      in_sizes.insert(in_sizes.end(), t->sizes().begin(), t->sizes().end());
+      in_strides.insert(in_strides.end(), t->strides().begin(), t->strides().end());
+      for (size_t d = 0; d < sizes.size(); ++d)
+        if (in_sizes[d] != sizes[d] && in_sizes[d] != 1)
+          return make_error(
+              ErrorKind::kShapeMismatch, "{}: '{}' of sizes {} does not broadcast to {}", g.label,
+              m_.slot_value[slot]->name(), shape_string(t->sizes()), shape_string(sizes));
+      ins.push_back(t->view_as(std::move(in_sizes), std::move(in_strides), t->offset()));
+    }
+    outs.reserve(g.outputs.size());
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const Value& v = *g.output_values[k];
+      const plan::Placement* p = g.placements[k];
+      std::optional<Tensor> dest;
+      if (p != nullptr && p->kind == PlacementKind::kRegion) {
+        SPLICE_ASSIGN_OR_RETURN(dest, region_destination(p->write, p->squeeze_dim));
+      } else if (p != nullptr) {
+        // The view cached for the producing member (which never runs on its own).
+        Tensor holder;
+        const Tensor* whole =
+            buffer_destination(g.output_nodes[k], v, g.outputs[k], p->buffer, holder);
+        if (whole != nullptr) dest = *whole;
+      }
+      if (dest && (dest->sizes() != sizes || dest->dtype() != v.type().dtype))
+        return make_error(
+            ErrorKind::kInternal, "{}: '{}' is planned into a {}{} destination, not {}", g.label,
+            v.name(), dtype_name(dest->dtype()), shape_string(dest->sizes()), v.type().to_string());
+      if (!dest) {
+        SPLICE_ASSIGN_OR_RETURN(dest, new_tensor(v.type().dtype, sizes));
+      }
+      outs.push_back(std::move(*dest));
+    }
+    auto r = m_.backend->run_pointwise(session(), g.program, ins, outs, sizes);
+    if (!r.ok()) return r.error().with_context(g.label);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      // One record per output: each may be stored into a different storage.
+      if (stats_ != nullptr)
+        stats_->steps.push_back(
+            {g.label, "kernel", static_cast<int64_t>(outs[k].nbytes()), outs[k].storage().get()});
+      f_.slots[g.outputs[k]] = std::move(outs[k]);
+    }
+    return ok_result();
+  }
+
   Result<void> run_write(int pos, int wi) {
     const plan::WriteDecision& d = m_.plan.writes[wi];
     const Node& node = *m_.program.graph.nodes()[pos];
@@ -467,23 +539,83 @@ Result<void> resolve_plan(detail::ModelImpl& m) {
       if (spec.kind == ir::InputKind::kUserInput) m.inputs_written_in_place.insert(input->name());
     }
   }
-  // Lifetimes: a value dies after its last reader; a producer's destination lives until the
-  // producer has run; graph outputs live to the end.
+  // Lifetimes, by plan step: a value dies after the step of its last reader (a group's step
+  // for its members); a producer's destination lives until the producer has run; graph
+  // outputs live to the end.
+  std::vector<int> step_of(nodes.size(), -1);
+  for (size_t s = 0; s < m.plan.steps.size(); ++s) {
+    const plan::Step& step = m.plan.steps[s];
+    if (step.kind == plan::StepKind::kNode) step_of[step.index] = static_cast<int>(s);
+    if (step.kind == plan::StepKind::kGroup)
+      for (int32_t n : m.plan.groups[step.index].nodes) step_of[n] = static_cast<int>(s);
+  }
   std::unordered_map<const Value*, int> last;
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
-    for (const Value* v : nodes[pos]->operands()) last[v] = static_cast<int>(pos);
+    for (const Value* v : nodes[pos]->operands()) last[v] = std::max(last[v], step_of[pos]);
     for (const Value* v : nodes[pos]->outputs())
-      if (v != nullptr && !last.count(v)) last[v] = static_cast<int>(pos);
+      if (v != nullptr && !last.count(v)) last[v] = step_of[pos];
   }
   for (size_t i = 0; i < m.plan.writes.size(); ++i)
-    if (m.dest_value[i] != nullptr)
-      last[m.dest_value[i]] = std::max(last[m.dest_value[i]], m.plan.writes[i].producer);
+    if (m.dest_value[i] != nullptr && m.plan.writes[i].producer >= 0 &&
+        m.plan.writes[i].producer < static_cast<int>(nodes.size()))
+      last[m.dest_value[i]] = std::max(last[m.dest_value[i]], step_of[m.plan.writes[i].producer]);
+  // Every node whose output is placed in a write's destination finds it through the
+  // destination value (a view of the stored value after a group runs, too).
+  std::unordered_map<const ir::Node*, int> position;
+  for (size_t pos = 0; pos < nodes.size(); ++pos)
+    position[nodes[pos].get()] = static_cast<int>(pos);
+  for (const auto& [v, p] : m.placement) {
+    if (p->kind != PlacementKind::kRegion || v->producer() == nullptr) continue;
+    const Value* dest = m.dest_value[p->write];
+    last[dest] = std::max(last[dest], step_of[position.at(v->producer())]);
+  }
   for (const auto& out : g.outputs())
     if (auto* v = std::get_if<Value*>(&out.data)) last.erase(*v);
   for (const auto& spec : m.program.signature.inputs) last.erase(spec.value);
-  m.release_after.assign(nodes.size(), {});
-  for (const auto& [v, pos] : last)
-    if (pos >= 0 && pos < static_cast<int>(nodes.size())) m.release_after[pos].push_back(v);
+  m.release_after.assign(m.plan.steps.size(), {});
+  for (const auto& [v, s] : last)
+    if (s >= 0 && s < static_cast<int>(m.plan.steps.size())) m.release_after[s].push_back(v);
+  return ok_result();
+}
+
+// Rebuilds each group's program and resolves its slots and placements.
+Result<void> resolve_groups(detail::ModelImpl& m) {
+  const auto& nodes = m.program.graph.nodes();
+  std::unordered_map<const ir::Node*, int> position;
+  for (size_t pos = 0; pos < nodes.size(); ++pos)
+    position[nodes[pos].get()] = static_cast<int>(pos);
+  for (size_t i = 0; i < m.plan.groups.size(); ++i) {
+    const plan::Group& group = m.plan.groups[i];
+    SPLICE_ASSIGN_OR_RETURN(plan::GroupProgram gp, plan::group_program(m.program.graph, group));
+    detail::GroupExec e;
+    e.label = fmt::format("group {} ({} .. {})", i, nodes[group.nodes.front()]->name(),
+                          nodes[group.nodes.back()]->name());
+    for (const auto& n : gp.program.nodes)
+      if (!m.backend->target().runs_pointwise(n.fn, n.compute))
+        return make_error(ErrorKind::kBadArchive,
+                          "plan: {} computes {} in {}, which the {} "
+                          "backend does not run in a group",
+                          e.label, ir::pointwise_fn_info(n.fn).name, dtype_name(n.compute),
+                          m.backend->name());
+    for (const Value* v : gp.inputs) e.inputs.push_back(m.slot_of.at(v));
+    for (const Value* v : gp.outputs) {
+      e.output_nodes.push_back(position.at(v->producer()));
+      e.outputs.push_back(m.slot_of.at(v));
+      e.output_values.push_back(v);
+      auto it = m.placement.find(v);
+      e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
+    }
+    Shape sizes;
+    for (const SymExpr& d : gp.sizes) {
+      auto c = d.constant();
+      if (!c) break;
+      sizes.push_back(*c);
+    }
+    if (sizes.size() == gp.sizes.size()) e.static_sizes = std::move(sizes);
+    e.sizes = std::move(gp.sizes);
+    e.program = std::move(gp.program);
+    m.groups.push_back(std::move(e));
+  }
   return ok_result();
 }
 
@@ -575,18 +707,29 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   // Steps must run every node once, in an order the plan chose; check before trusting it.
   std::vector<int> seen(model.program.graph.nodes().size(), 0);
   for (const auto& s : model.plan.steps) {
-    const bool node = s.kind == plan::StepKind::kNode;
-    const int limit =
-        node ? static_cast<int>(seen.size()) : static_cast<int>(model.plan.writes.size());
+    const bool node = s.kind == plan::StepKind::kNode, group = s.kind == plan::StepKind::kGroup;
+    const int limit = node    ? static_cast<int>(seen.size())
+                      : group ? static_cast<int>(model.plan.groups.size())
+                              : static_cast<int>(model.plan.writes.size());
     if (s.index < 0 || s.index >= limit)
       return make_error(ErrorKind::kBadArchive, "plan: a step refers to {} {}",
-                        node ? "node" : "write", s.index);
+                        node    ? "node"
+                        : group ? "group"
+                                : "write",
+                        s.index);
     if (node) ++seen[s.index];
+    if (group)
+      for (int32_t n : model.plan.groups[s.index].nodes) {
+        if (n < 0 || n >= static_cast<int>(seen.size()))
+          return make_error(ErrorKind::kBadArchive, "plan: group {} names node {}", s.index, n);
+        ++seen[n];
+      }
   }
   if (std::any_of(seen.begin(), seen.end(), [](int n) { return n != 1; }))
     return make_error(ErrorKind::kBadArchive, "plan: the steps do not run every node once");
   SPLICE_TRY(resolve_plan(model));
   SPLICE_TRY(resolve_node_exec(model));
+  SPLICE_TRY(resolve_groups(model));
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
   SPLICE_ASSIGN_OR_RETURN(model.backend_model, model.backend->open_model(backend_options));

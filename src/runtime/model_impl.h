@@ -51,8 +51,21 @@ struct NodeExec {
   std::vector<backend::KernelArg> args;
   std::vector<ArgRef> refs;
   std::vector<int32_t> outputs;  // slot per output; -1 where the output is unused (None)
-  std::vector<int32_t> release;  // slots whose value dies after this node
   const plan::Placement* placement = nullptr;  // of output 0, when planned
+};
+
+// A pointwise group's step, resolved at load: its program (plan/fusion.h, group_program) and
+// where its tensors live.
+struct GroupExec {
+  ir::PointwiseProgram program;
+  std::vector<int32_t> inputs;                     // slot per program input
+  std::vector<int32_t> outputs;                    // slot per program output
+  std::vector<const ir::Value*> output_values;     // per program output
+  std::vector<int> output_nodes;                   // per program output: its member's position
+  std::vector<const plan::Placement*> placements;  // per program output, nullptr if none
+  std::vector<SymExpr> sizes;                      // the iteration space
+  std::optional<Shape> static_sizes;               // when every size is a constant
+  std::string label;                               // "group 0 (mul .. add)", for errors
 };
 
 struct ModelImpl {
@@ -74,9 +87,13 @@ struct ModelImpl {
   std::vector<int> decision_at;  // by node position: index into plan.writes, or -1
   std::unordered_map<const ir::Value*, const plan::Placement*> placement;
   std::vector<const ir::Value*> dest_value;  // by write: its producer's destination value
-  // Values to drop after the node at each position (their last reader), so kernel-allocated
+  // Values to drop after each plan step (their last reader's), so kernel-allocated
   // intermediates die as the plan's lifetimes say.
   std::vector<std::vector<const ir::Value*>> release_after;
+  // The same as slots, by plan step.
+  std::vector<std::vector<int32_t>> step_release;
+  // By plan group: what running it needs.
+  std::vector<GroupExec> groups;
   // Buffers (by FQN) that writes update in place: a session keeps writable copies of them.
   std::set<std::string, std::less<>> state_written_in_place;
   // User inputs (by name) that writes update in place: the caller's memory is written.

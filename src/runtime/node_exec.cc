@@ -111,13 +111,15 @@ Result<void> resolve_node_exec(detail::ModelImpl& m) {
     }
     m.static_shape.push_back(std::move(shape));
   }
+  m.step_release.assign(m.release_after.size(), {});
+  for (size_t s = 0; s < m.release_after.size(); ++s)
+    for (const Value* v : m.release_after[s]) m.step_release[s].push_back(m.slot_of.at(v));
   const auto& nodes = g.nodes();
   m.exec.assign(nodes.size(), {});
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
     const ir::Node& node = *nodes[pos];
     detail::NodeExec& e = m.exec[pos];
     for (const Value* v : node.outputs()) e.outputs.push_back(v == nullptr ? -1 : m.slot_of.at(v));
-    for (const Value* v : m.release_after[pos]) e.release.push_back(m.slot_of.at(v));
     if (node.outputs().size() == 1 && node.output(0) != nullptr) {
       auto it = m.placement.find(node.output(0));
       if (it != m.placement.end()) e.placement = it->second;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 #include "backends/cuda/pointwise_codegen.h"
-#include "backends/cuda/pointwise_lowering.h"
+#include "ir/pointwise_lowering.h"
 #include "pointwise_case_args.h"
 using namespace splice;
 using namespace splice::cuda;

@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "backends/cuda/pointwise_launch.h"
-#include "backends/cuda/pointwise_lowering.h"
+#include "ir/pointwise_lowering.h"
 #include "pointwise_case_args.h"
 using namespace splice;
 using namespace splice::cuda;

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "backends/cpu/pointwise_program.h"
 #include "backends/cpu/registry.h"
 #include "backends/cpu/thread_pool.h"
 #include "tensor/convert.h"
@@ -43,6 +44,10 @@ class CpuBackend final : public backend::Backend {
     // start threads of its own on top (it would oversubscribe the cores).
     openblas_set_num_threads(1);
     set_kernels("cpu", kernels());
+    // Pointwise groups run in the program interpreter (pointwise_program.h).
+    std::vector<uint8_t> classes;
+    for (ir::PointwiseFn fn : ir::all_pointwise_fns()) classes.push_back(interpreted_classes(fn));
+    set_pointwise_classes(std::move(classes));
   }
 
   std::string_view name() const override { return "cpu"; }
@@ -62,6 +67,17 @@ class CpuBackend final : public backend::Backend {
                            shape_string(dst.sizes()));
     copy_cast_into(dst, src);
     return ok_result();
+  }
+
+  Result<void> run_pointwise(backend::SessionContext* session, const ir::PointwiseProgram& program,
+                             std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                             const Shape& sizes) const override {
+    ScopedPool scoped_pool(session != nullptr ? session_pool(*session) : current_pool());
+    try {
+      return run_pointwise_program(program, inputs, outputs, sizes);
+    } catch (const std::bad_alloc&) {
+      return make_error(ErrorKind::kBackend, "out of memory running a pointwise group");
+    }
   }
 
   Result<std::shared_ptr<backend::ModelContext>> open_model(

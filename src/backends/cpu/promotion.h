@@ -1,30 +1,18 @@
 #pragma once
-// PyTorch's type promotion (c10::promoteTypes and at::native::result_type): categories
-// bool < integral < floating; within the highest category present, dimensioned tensors beat
-// 0-d tensors, which beat Python scalars, and the winning group's dtypes are promoted
-// together. A lower-priority operand of a higher category still lifts the result to its
-// category (int tensor + float scalar → the default float32; f16 tensor + float scalar → f16).
+// PyTorch's type promotion for the CPU kernels: ir/promotion.h's rules, plus the operand of a
+// tensor (whose rank decides its priority) and result_type over tensors and numbers.
 
-#include <span>
-
-#include "support/dtype.h"
-#include "tensor/scalar.h"
+#include "ir/promotion.h"
 #include "tensor/tensor.h"
 
 namespace splice::cpu {
 
-struct PromotionOperand {
-  enum class Priority { kScalar, kZeroDim, kDimensioned };
-  DType dtype;
-  Priority priority;
-};
+using ir::promote_types;
+using ir::promotion_operand;
+using ir::PromotionOperand;
+using ir::result_type;
 
 PromotionOperand promotion_operand(const Tensor& t);
-PromotionOperand promotion_operand(const Scalar& s);
-
-// c10::promoteTypes for two dtypes (symmetric; f16 with bf16 → f32; u8 with i8 → i16).
-DType promote_types(DType a, DType b);
-DType result_type(std::span<const PromotionOperand> operands);
 
 template <typename A, typename B>
 DType result_type(const A& a, const B& b) {

@@ -1,5 +1,5 @@
 // Pointwise ops, copies, casts and factories on the CUDA backend: each op is lowered to an
-// ir::PointwiseProgram with the CPU backend's semantics (pointwise_lowering.h), compiled once
+// ir::PointwiseProgram with the CPU backend's semantics (ir/pointwise_lowering.h), compiled once
 // through NVRTC (cached per program structure) and launched over the output, which may be a
 // strided view of planned memory (kStoresIntoDestination): this is how a producer writes
 // straight into a slice on the GPU. The empty_* factories only allocate.
@@ -8,13 +8,17 @@
 
 #include "backends/cuda/kernel_glue.h"
 #include "backends/cuda/pointwise_launch.h"
-#include "backends/cuda/pointwise_lowering.h"
+#include "ir/pointwise_lowering.h"
 
 namespace splice::cuda::glue {
 
 namespace {
 
 using backend::kStoresIntoDestination;
+using ir::arange_length;
+using ir::lower_pointwise_op;
+using ir::LoweredPointwise;
+using ir::OpArg;
 
 OpArg op_arg(const KernelArg& a) {
   if (const auto* t = std::get_if<Tensor>(&a)) return OpArg::tensor(t->dtype(), t->dim());

@@ -1,16 +1,24 @@
 #pragma once
-// Turns a PointwiseCase into the CPU kernel's arguments (random tensors) and the CUDA
-// lowering's OpArgs, for one dtype and one (N, M).
+// Turns a PointwiseCase into the CPU kernel's arguments (random tensors) and the
+// pointwise lowering's OpArgs, for one dtype and one (N, M).
 
 #include <random>
 #include <vector>
 
 #include "backends/cpu/registry.h"
-#include "backends/cuda/pointwise_lowering.h"
 #include "cuda_test_util.h"
+#include "ir/pointwise_lowering.h"
 #include "pointwise_cases.h"
 
 namespace splice::cuda::testing {
+
+// The lowering lives in the IR (the planner fuses with it); the tests name it unqualified.
+using ir::arange_length;
+using ir::has_pointwise_lowering;
+using ir::lower_pointwise_op;
+using ir::LoweredPointwise;
+using ir::OpArg;
+using ir::pointwise_lowering_targets;
 
 inline Shape instantiate(const std::vector<int64_t>& shape, int64_t n, int64_t m) {
   Shape s;

@@ -540,6 +540,53 @@ TEST_F(PlanJsonTest, RefusesWhatDoesNotFitTheGraph) {
 namespace splice::plan {
 namespace {
 
+TEST_F(EngineFileTest, PointwiseGroupsRoundTripAndBadOnesAreRefused) {
+  ir::Program program = load(kRotary);
+  const Plan plan = real_plan(program);
+  ASSERT_EQ(plan.groups.size(), 1u);  // the rotary chain
+  const json good = plan_to_json(plan);
+  auto back = plan_from_json(json::parse(good.dump()), program.graph);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(*back, plan);
+  auto refused = [&](auto edit, const std::string& needle) {
+    json j = good;
+    edit(j);
+    auto r = plan_from_json(j, program.graph);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_EQ(r.error().kind(), ErrorKind::kBadArchive);
+    EXPECT_NE(r.error().message().find(needle), std::string::npos) << r.error().message();
+  };
+  const size_t nodes = program.graph.nodes().size();
+  refused([](json& j) { j.erase("groups"); }, "plan.groups is missing");
+  refused([&](json& j) { j["groups"][0]["nodes"][0] = nodes; },
+          fmt::format("groups[0].nodes[0] is {}, outside the {} graph nodes", nodes, nodes));
+  refused([](json& j) { j["groups"][0]["nodes"][1] = j["groups"][0]["nodes"][0]; },
+          "groups[0].nodes[1] puts node");
+  refused([](json& j) { std::swap(j["groups"][0]["nodes"][0], j["groups"][0]["nodes"][1]); },
+          "members must be in program order");
+  refused([](json& j) { j["groups"][0]["outputs"][0] = "nope"; },
+          "groups[0].outputs[0] is not a value of the graph");
+  refused([](json& j) { j["groups"][0]["outputs"] = json::array(); },
+          "groups[0] has no members or no outputs");
+  refused(
+      [](json& j) {
+        j["steps"].push_back({{"kind", "group"}, {"index", 0}});
+      },
+      "runs group 0 a second time");
+  refused(
+      [](json& j) {
+        j["steps"].push_back({{"kind", "group"}, {"index", 1}});
+      },
+      "index is 1, outside the 1 groups");
+  refused([](json& j) { j["totals"].erase("kernels"); }, "totals.kernels is missing");
+  // A node both on its own and in the group.
+  refused(
+      [&](json& j) {
+        j["steps"].push_back({{"kind", "node"}, {"index", j["groups"][0]["nodes"][0]}});
+      },
+      "a second time");
+}
+
 TEST_F(EngineFileTest, APlanOtherThanSplicesOwnIsRefused) {
   // A well-formed plan with a valid checksum that is not the plan splice makes (an edited
   // file) could name storage to write in place: the loader refuses it.

@@ -109,7 +109,20 @@ void expect_well_formed(const json& report, const std::string& what) {
   ASSERT_TRUE(report.is_object()) << what;
   std::set<std::string> top;
   for (const auto& [k, v] : report.items()) top.insert(k);
-  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "totals"})) << what;
+  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "totals"})) << what;
+  ASSERT_TRUE(report["groups"].is_array()) << what;
+  for (const auto& g : report["groups"]) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : g.items()) keys.insert(k);
+    EXPECT_EQ(keys, (std::set<std::string>{"nodes", "outputs"})) << what << ": " << g.dump();
+    // A group fuses at least two ops and stores at least one value.
+    EXPECT_TRUE(g["nodes"].is_array() && g["nodes"].size() >= 2) << what << ": " << g.dump();
+    EXPECT_TRUE(g["outputs"].is_array() && !g["outputs"].empty()) << what << ": " << g.dump();
+  }
+  // Naive mode runs every op on its own.
+  if (report["mode"] == "naive") {
+    EXPECT_TRUE(report["groups"].empty()) << what;
+  }
   EXPECT_TRUE(report["mode"] == "planned" || report["mode"] == "naive") << what;
   ASSERT_TRUE(report["writes"].is_array()) << what;
   for (const auto& w : report["writes"]) {
@@ -143,7 +156,9 @@ void expect_well_formed(const json& report, const std::string& what) {
     totals.insert(k);
     EXPECT_TRUE(v.is_number_integer() && v >= 0) << what << ": totals." << k;
   }
-  EXPECT_EQ(totals, (std::set<std::string>{"steps", "copy_bytes", "peak_bytes"})) << what;
+  EXPECT_EQ(totals, (std::set<std::string>{"steps", "kernels", "copy_bytes", "peak_bytes"}))
+      << what;
+  EXPECT_LE(report["totals"]["kernels"], report["totals"]["steps"]) << what;
 }
 
 TEST_F(PlanReport, RotaryHalvesAreStoredStraightIntoTheirBase) {
@@ -165,6 +180,30 @@ TEST_F(PlanReport, RotaryHalvesAreStoredStraightIntoTheirBase) {
   }
   EXPECT_EQ(report["totals"]["copy_bytes"], 0);
   EXPECT_GT(report["totals"]["steps"], 0);
+}
+
+TEST_F(PlanReport, RotaryChainIsOneKernel) {
+  // Both halves (x1 * cos - x2 * sin, x2 * cos + x1 * sin) in one loop nest that stores each
+  // straight into its half of the empty_like buffer: six ops, one kernel.
+  for (const std::string c :
+       {"rotary_halves_into_empty_like.default", "rotary_halves_f16.default"}) {
+    SCOPED_TRACE(c);
+    json report = plan_json(model_of(c));
+    ASSERT_FALSE(report.is_null());
+    EXPECT_EQ(report["totals"]["kernels"], 1);
+    EXPECT_EQ(report["totals"]["steps"], 6);
+    ASSERT_EQ(report["groups"].size(), 1u);
+    EXPECT_EQ(report["groups"][0]["nodes"].size(), 6u);
+    EXPECT_EQ(report["groups"][0]["outputs"], json({"sub", "add"}));
+    json naive = plan_json(model_of(c), {"--plan-mode", "naive"});
+    EXPECT_TRUE(naive["groups"].empty());
+    EXPECT_EQ(naive["totals"]["kernels"], naive["totals"]["steps"]);
+  }
+  const std::string text = plan_text(model_of("rotary_halves_into_empty_like.default"));
+  EXPECT_NE(text.find("group 0: 6 pointwise ops as one loop nest, storing sub, add\n  mul "
+                      "(aten.mul.Tensor), mul_1 (aten.mul.Tensor), sub (aten.sub.Tensor)"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(PlanReport, KvCacheUpdateIsWrittenIntoTheStateAndMovesOnlyTheUpdate) {
@@ -244,6 +283,7 @@ TEST_F(PlanReport, TextFormShowsEveryWriteAndTheTotals) {
   const json& t = report["totals"];
   const std::string totals =
       "totals: " + std::to_string(t["steps"].get<int64_t>()) + " steps, " +
+      std::to_string(t["kernels"].get<int64_t>()) + " kernels, " +
       std::to_string(t["copy_bytes"].get<int64_t>()) + " bytes copied, peak " +
       std::to_string(t["peak_bytes"].get<int64_t>()) + " bytes of intermediates; ";
   EXPECT_NE(text.find(totals), std::string::npos) << totals << "\nnot in:\n" << text;

@@ -1,14 +1,14 @@
 // The lowering's shared machinery (argument access, operands, the program builder with
 // PyTorch's conversion rule), the target table merged from the lowering files, and arange's
 // length.
-#include "backends/cuda/pointwise_lowering.h"
+#include "ir/pointwise_lowering.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cuda/pointwise_lowering_util.h"
+#include "ir/pointwise_lowering_util.h"
 
-namespace splice::cuda {
+namespace splice::ir {
 
 namespace lowering {
 
@@ -64,10 +64,10 @@ Result<std::optional<DType>> LArgs::opt_dtype(size_t i) const {
   return bad(i, "ScalarType");
 }
 
-cpu::PromotionOperand Operand::promotion() const {
-  if (!is_tensor) return cpu::promotion_operand(scalar);
-  return {dtype, rank == 0 ? cpu::PromotionOperand::Priority::kZeroDim
-                           : cpu::PromotionOperand::Priority::kDimensioned};
+PromotionOperand Operand::promotion() const {
+  if (!is_tensor) return promotion_operand(scalar);
+  return {dtype, rank == 0 ? PromotionOperand::Priority::kZeroDim
+                           : PromotionOperand::Priority::kDimensioned};
 }
 
 Result<Operand> read_operand(const LArgs& a, size_t i) {
@@ -106,7 +106,7 @@ PointwiseRef Builder::operand(const Operand& o, DType dtype, bool keep_original)
 }
 
 PointwiseRef Builder::node(PointwiseFn fn, std::vector<PointwiseRef> operands, DType result) {
-  return lowered_.program.add_node(fn, std::move(operands), result, ir::opmath_dtype(result));
+  return lowered_.program.add_node(fn, std::move(operands), result, opmath_dtype(result));
 }
 
 LoweredPointwise Builder::finish(PointwiseRef out) && {
@@ -143,10 +143,10 @@ LowerFn find(std::string_view target) {
 Result<LoweredPointwise> lower_pointwise_op(std::string_view target, std::span<const OpArg> args) {
   lowering::LowerFn fn = lowering::find(target);
   if (fn == nullptr) {
-    return make_error(ErrorKind::kUnsupportedOp, "{} has no CUDA pointwise lowering", target);
+    return make_error(ErrorKind::kUnsupportedOp, "{} has no pointwise lowering", target);
   }
   SPLICE_ASSIGN_OR_RETURN(LoweredPointwise lowered, fn(target, args));
-  SPLICE_TRY(ir::validate(lowered.program));
+  SPLICE_TRY(validate(lowered.program));
   return lowered;
 }
 
@@ -182,4 +182,4 @@ Result<int64_t> arange_length(std::string_view op, const Scalar& start, const Sc
   return static_cast<int64_t>(size);
 }
 
-}  // namespace splice::cuda
+}  // namespace splice::ir

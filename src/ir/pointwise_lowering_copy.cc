@@ -9,10 +9,10 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cuda/pointwise_lowering_util.h"
+#include "ir/pointwise_lowering_util.h"
 #include "tensor/dtype_dispatch.h"
 
-namespace splice::cuda::lowering {
+namespace splice::ir::lowering {
 
 namespace {
 
@@ -275,4 +275,4 @@ std::span<const LoweringEntry> copy_lowerings() {
   return kEntries;
 }
 
-}  // namespace splice::cuda::lowering
+}  // namespace splice::ir::lowering

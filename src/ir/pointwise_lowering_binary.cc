@@ -5,9 +5,9 @@
 // clamp_min/clamp_max in both overloads.
 #include <cmath>
 
-#include "backends/cuda/pointwise_lowering_util.h"
+#include "ir/pointwise_lowering_util.h"
 
-namespace splice::cuda::lowering {
+namespace splice::ir::lowering {
 
 namespace {
 
@@ -18,8 +18,8 @@ bool is_one(const Scalar& s) { return s.is_double() ? s.to_double() == 1.0 : s.t
 // cpu::arith: result_type, the checks, then one node.
 Result<LoweredPointwise> arith(std::string_view op, BinOp kind, const Operand& a, const Operand& b,
                                const Scalar& alpha) {
-  const cpu::PromotionOperand ops[] = {a.promotion(), b.promotion()};
-  const DType common = cpu::result_type(ops);
+  const PromotionOperand ops[] = {a.promotion(), b.promotion()};
+  const DType common = result_type(ops);
   DType compute = common;
   if (kind == BinOp::kDiv && !is_floating(common)) compute = DType::kFloat32;
   if (kind == BinOp::kAdd) {
@@ -46,7 +46,7 @@ Result<LoweredPointwise> arith(std::string_view op, BinOp kind, const Operand& a
         out = build.node(PointwiseFn::kSub, {x, y}, compute);
       } else {
         // alpha in the dtype (integers, bool) or in the opmath type (floats), as cpu::arith.
-        const DType alpha_dtype = is_floating(compute) ? ir::opmath_dtype(compute) : compute;
+        const DType alpha_dtype = is_floating(compute) ? opmath_dtype(compute) : compute;
         const Scalar al = is_floating(compute) ? Scalar(alpha.to_double()) : alpha;
         out = build.node(PointwiseFn::kAddScaled, {x, y, build.constant(al, alpha_dtype)}, compute);
       }
@@ -91,8 +91,8 @@ Result<LoweredPointwise> add_like(std::string_view op, std::span<const OpArg> ar
          "expects a tensor operand, got two numbers");
   SPLICE_ASSIGN_OR_RETURN(Scalar alpha, a.scalar_or(2, Scalar(int64_t{1})));
   if constexpr (kNegate) {
-    const cpu::PromotionOperand ops[] = {self.promotion(), other.promotion()};
-    LCHECK(cpu::result_type(ops) != DType::kBool, ErrorKind::kBadInput,
+    const PromotionOperand ops[] = {self.promotion(), other.promotion()};
+    LCHECK(result_type(ops) != DType::kBool, ErrorKind::kBadInput,
            "subtraction with two bool tensors is not supported; use logical_xor");
     if (alpha.is_double())
       alpha = Scalar(-alpha.to_double());
@@ -152,8 +152,8 @@ Result<LoweredPointwise> where(std::string_view op, std::span<const OpArg> args)
   SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 2));
   LCHECK(cond.dtype == DType::kBool || cond.dtype == DType::kUInt8, ErrorKind::kBadInput,
          "condition must be a bool tensor, got {}", dtype_name(cond.dtype));
-  const cpu::PromotionOperand ops[] = {x.promotion(), y.promotion()};
-  const DType dtype = cpu::result_type(ops);
+  const PromotionOperand ops[] = {x.promotion(), y.promotion()};
+  const DType dtype = result_type(ops);
   Builder build;
   const PointwiseRef c = build.input(0, cond.dtype);
   const PointwiseRef vx = build.operand(x, dtype);
@@ -180,8 +180,8 @@ Result<LoweredPointwise> bitwise(std::string_view op, std::span<const OpArg> arg
   SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 1));
   LCHECK(x.is_tensor || y.is_tensor, ErrorKind::kBadInput,
          "expects a tensor operand, got two numbers");
-  const cpu::PromotionOperand ops[] = {x.promotion(), y.promotion()};
-  const DType dtype = cpu::result_type(ops);
+  const PromotionOperand ops[] = {x.promotion(), y.promotion()};
+  const DType dtype = result_type(ops);
   LCHECK(!is_floating(dtype), ErrorKind::kBadInput,
          "only supported for integer and bool tensors, got {}", dtype_name(dtype));
   Builder build;
@@ -221,19 +221,19 @@ Result<LoweredPointwise> compare(std::string_view op, std::span<const OpArg> arg
   }
   LCHECK(lhs.is_tensor || rhs.is_tensor, ErrorKind::kBadInput,
          "expects a tensor operand, got two numbers");
-  const cpu::PromotionOperand ops[] = {lhs.promotion(), rhs.promotion()};
-  const DType common = cpu::result_type(ops);
+  const PromotionOperand ops[] = {lhs.promotion(), rhs.promotion()};
+  const DType common = result_type(ops);
   Builder build;
   const PointwiseRef x = build.operand(lhs, common);
   const PointwiseRef y = build.operand(rhs, common);
-  return std::move(build).finish(build.node(kFn, {x, y}, DType::kBool, ir::opmath_dtype(common)));
+  return std::move(build).finish(build.node(kFn, {x, y}, DType::kBool, opmath_dtype(common)));
 }
 
 // minimum/maximum(self, other) and the single-tensor-bound clamps: promoted, NaN-propagating.
 Result<LoweredPointwise> extremum(std::string_view op, bool max, const Operand& x,
                                   const Operand& y) {
-  const cpu::PromotionOperand ops[] = {x.promotion(), y.promotion()};
-  const DType dtype = cpu::result_type(ops);
+  const PromotionOperand ops[] = {x.promotion(), y.promotion()};
+  const DType dtype = result_type(ops);
   Builder build;
   const PointwiseRef px = build.operand(x, dtype);
   const PointwiseRef py = build.operand(y, dtype);
@@ -261,12 +261,12 @@ Result<LoweredPointwise> clamp_scalars(std::string_view op, const OpArg& self,
   LCHECK(lo || hi, ErrorKind::kBadInput, "at least one of 'min' or 'max' must not be None");
   DType dtype = self.dtype;
   if (!is_floating(dtype)) {
-    std::vector<cpu::PromotionOperand> ops = {
-        {self.dtype, self.rank == 0 ? cpu::PromotionOperand::Priority::kZeroDim
-                                    : cpu::PromotionOperand::Priority::kDimensioned}};
-    if (lo) ops.push_back(cpu::promotion_operand(*lo));
-    if (hi) ops.push_back(cpu::promotion_operand(*hi));
-    dtype = cpu::result_type(ops);
+    std::vector<PromotionOperand> ops = {
+        {self.dtype, self.rank == 0 ? PromotionOperand::Priority::kZeroDim
+                                    : PromotionOperand::Priority::kDimensioned}};
+    if (lo) ops.push_back(promotion_operand(*lo));
+    if (hi) ops.push_back(promotion_operand(*hi));
+    dtype = result_type(ops);
   }
   LCHECK(dtype != DType::kBool, ErrorKind::kBadInput, "not implemented for bool tensors");
   Builder build;
@@ -339,8 +339,8 @@ Result<LoweredPointwise> clamp_tensor(std::string_view op, std::span<const OpArg
   }
   SPLICE_ASSIGN_OR_RETURN(Operand lo, read_operand(a, 1));
   SPLICE_ASSIGN_OR_RETURN(Operand hi, read_operand(a, 2));
-  const cpu::PromotionOperand ops[] = {x.promotion(), lo.promotion(), hi.promotion()};
-  const DType dtype = cpu::result_type(ops);
+  const PromotionOperand ops[] = {x.promotion(), lo.promotion(), hi.promotion()};
+  const DType dtype = result_type(ops);
   LCHECK(dtype != DType::kBool, ErrorKind::kBadInput, "not implemented for bool tensors");
   Builder build;
   const PointwiseRef px = build.operand(x, dtype);
@@ -356,8 +356,8 @@ Result<LoweredPointwise> atan2(std::string_view op, std::span<const OpArg> args)
   SPLICE_TRY(a.tensor(1));
   SPLICE_ASSIGN_OR_RETURN(Operand x, read_operand(a, 0));
   SPLICE_ASSIGN_OR_RETURN(Operand y, read_operand(a, 1));
-  const cpu::PromotionOperand ops[] = {x.promotion(), y.promotion()};
-  DType dtype = cpu::result_type(ops);
+  const PromotionOperand ops[] = {x.promotion(), y.promotion()};
+  DType dtype = result_type(ops);
   if (!is_floating(dtype)) dtype = DType::kFloat32;
   Builder build;
   const PointwiseRef px = build.operand(x, dtype);
@@ -439,4 +439,4 @@ std::span<const LoweringEntry> binary_lowerings() {
   return kEntries;
 }
 
-}  // namespace splice::cuda::lowering
+}  // namespace splice::ir::lowering

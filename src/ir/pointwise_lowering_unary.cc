@@ -5,9 +5,9 @@
 // activations (their parameters in the opmath type).
 #include <cmath>
 
-#include "backends/cuda/pointwise_lowering_util.h"
+#include "ir/pointwise_lowering_util.h"
 
-namespace splice::cuda::lowering {
+namespace splice::ir::lowering {
 
 namespace {
 
@@ -88,7 +88,7 @@ Result<LoweredPointwise> round_decimals(std::string_view op, std::span<const OpA
   const bool negative = decimals < 0;
   const double exponent = negative ? -static_cast<double>(decimals) : static_cast<double>(decimals);
   const PointwiseRef ten_pow =
-      build.constant(Scalar(std::pow(10.0, exponent)), ir::opmath_dtype(self.dtype));
+      build.constant(Scalar(std::pow(10.0, exponent)), opmath_dtype(self.dtype));
   return std::move(build).finish(
       build.node(negative ? PointwiseFn::kRoundScaledNegative : PointwiseFn::kRoundScaled,
                  {x, ten_pow}, self.dtype));
@@ -129,7 +129,7 @@ Result<LoweredPointwise> classify(std::string_view op, std::span<const OpArg> ar
   SPLICE_ASSIGN_OR_RETURN(OpArg self, self_tensor(a));
   Builder build;
   const PointwiseRef x = build.input(0, self.dtype);
-  return std::move(build).finish(build.node(kFn, {x}, DType::kBool, ir::opmath_dtype(self.dtype)));
+  return std::move(build).finish(build.node(kFn, {x}, DType::kBool, opmath_dtype(self.dtype)));
 }
 
 // hardtanh(self, min_val=-1, max_val=1): clamp in self's dtype, bounds converted to it.
@@ -160,7 +160,7 @@ Result<LoweredPointwise> activation(std::string_view op, std::span<const OpArg> 
   SPLICE_ASSIGN_OR_RETURN(Scalar p2, a.scalar_or(3, Scalar(1.0)));
   LCHECK(is_floating(self.dtype), ErrorKind::kBadInput, "not implemented for {} tensors",
          dtype_name(self.dtype));
-  const DType m = ir::opmath_dtype(self.dtype);
+  const DType m = opmath_dtype(self.dtype);
   Builder build;
   const PointwiseRef x = build.input(0, self.dtype);
   auto param = [&](const Scalar& s) { return build.constant(Scalar(s.to_double()), m); };
@@ -218,4 +218,4 @@ std::span<const LoweringEntry> unary_lowerings() {
   return kEntries;
 }
 
-}  // namespace splice::cuda::lowering
+}  // namespace splice::ir::lowering

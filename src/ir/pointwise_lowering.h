@@ -1,5 +1,5 @@
 #pragma once
-// From an ATen pointwise op to an ir::PointwiseProgram of one node (plus the conversions PyTorch
+// From an ATen pointwise op to a PointwiseProgram of one node (plus the conversions PyTorch
 // makes first), with exactly the CPU backend's semantics: the same result_type, the same
 // conversions of each operand into the common dtype (a float32 operand of a float16 op is
 // rounded to float16 first, except the 0-d second operand of mul/div, which PyTorch keeps in
@@ -22,7 +22,7 @@
 #include "support/error.h"
 #include "tensor/scalar.h"
 
-namespace splice::cuda {
+namespace splice::ir {
 
 // One argument of the op call, in schema order (defaulted arguments filled): a tensor (its
 // dtype and rank), a Python number (Scalar, also for int/bool/float arguments), a string, a
@@ -45,7 +45,7 @@ struct OpArg {
 };
 
 struct LoweredPointwise {
-  ir::PointwiseProgram program;
+  PointwiseProgram program;
   // For each program input in order, the index of the op argument (a tensor) it reads. The
   // output's shape is the broadcast of those tensors' shapes (for copy.default: self's shape;
   // for factories: the size argument; for *_like: that tensor's shape).
@@ -64,4 +64,4 @@ std::vector<std::string_view> pointwise_lowering_targets();
 Result<int64_t> arange_length(std::string_view op, const Scalar& start, const Scalar& end,
                               const Scalar& step);
 
-}  // namespace splice::cuda
+}  // namespace splice::ir

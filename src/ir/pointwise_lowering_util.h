@@ -7,17 +7,14 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/cpu/promotion.h"
-#include "backends/cuda/pointwise_lowering.h"
+#include "ir/pointwise_lowering.h"
+#include "ir/promotion.h"
 
 // An Error of `kind` prefixed with the op (a local `op` must be in scope), as the CPU's KCHECK.
 #define LCHECK(cond, kind, fmt_str, ...) \
   SPLICE_CHECK_OR_RETURN(cond, kind, "{}: " fmt_str, op __VA_OPT__(, ) __VA_ARGS__)
 
-namespace splice::cuda::lowering {
-
-using ir::PointwiseFn;
-using ir::PointwiseRef;
+namespace splice::ir::lowering {
 
 // Argument access; errors name the op and position as the CPU's Args does.
 class LArgs {
@@ -49,7 +46,7 @@ struct Operand {
   int64_t rank = 0;
   Scalar scalar;
 
-  cpu::PromotionOperand promotion() const;
+  PromotionOperand promotion() const;
   bool is_zero_dim() const { return !is_tensor || rank == 0; }
 };
 
@@ -90,4 +87,4 @@ std::span<const LoweringEntry> binary_lowerings();
 std::span<const LoweringEntry> unary_lowerings();
 std::span<const LoweringEntry> copy_lowerings();
 
-}  // namespace splice::cuda::lowering
+}  // namespace splice::ir::lowering

@@ -1,0 +1,312 @@
+// The PointwiseProgram interpreter (see pointwise_program.h). The iteration space is cut into
+// tiles of kTile elements in row-major order. Per tile, every input is gathered into a slot
+// in its own dtype, every node converts its operands into its compute dtype (c10's rules,
+// cast_value), applies its function over the tile (pointwise_fns.h) and rounds the result
+// into its result dtype, and every output is scattered through its strides. Slots are
+// per-thread scratch, so tiles run in parallel over the session's pool; each element is
+// computed by the same code whatever the split, so results do not depend on the thread count.
+#include "backends/cpu/pointwise_program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/parallel.h"
+#include "backends/cpu/pointwise_fns.h"
+#include "tensor/convert.h"
+
+namespace splice::cpu {
+
+namespace {
+
+using ir::PointwiseFn;
+using ir::PointwiseNode;
+using ir::PointwiseProgram;
+using ir::PointwiseRef;
+
+// Elements per tile: the slots of a program of a few dozen nodes stay in L1/L2.
+constexpr int64_t kTile = pointwise::kTileElements;
+// Bytes of one slot: kTile elements of the widest dtype.
+constexpr size_t kSlotBytes = kTile * 8;
+
+// n elements of `from` at src converted into `to` at dst (c10's conversion).
+void convert_array(DType from, const std::byte* src, DType to, std::byte* dst, int64_t n) {
+  dispatch_dtype(from, [&](auto ft) {
+    using F = typename decltype(ft)::type;
+    dispatch_dtype(to, [&](auto tt) {
+      using T = typename decltype(tt)::type;
+      const F* s = reinterpret_cast<const F*>(src);
+      T* __restrict d = reinterpret_cast<T*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = cast_value<T, F>(s[i]);
+    });
+  });
+}
+
+// Copies `n` elements of `size` bytes between a packed array and a strided run.
+void gather_run(const std::byte* src, int64_t stride, size_t size, std::byte* dst, int64_t n) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * size);
+    return;
+  }
+  const int64_t step = stride * static_cast<int64_t>(size);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * size, src + i * step, size);
+}
+void scatter_run(const std::byte* src, std::byte* dst, int64_t stride, size_t size, int64_t n) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * size);
+    return;
+  }
+  const int64_t step = stride * static_cast<int64_t>(size);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * step, src + i * size, size);
+}
+
+// The multi-index of the iteration space: inline up to kInlineRank dims (no allocation on
+// the per-tile path), on the heap beyond.
+constexpr size_t kInlineRank = 12;
+class Index {
+ public:
+  explicit Index(size_t rank) : rank_(rank) {
+    if (rank > kInlineRank) heap_.assign(rank, 0);
+  }
+  int64_t* data() { return rank_ > kInlineRank ? heap_.data() : inline_; }
+  size_t size() const { return rank_; }
+
+ private:
+  size_t rank_;
+  int64_t inline_[kInlineRank] = {};
+  std::vector<int64_t> heap_;
+};
+
+// Calls f(tile_offset, index, run_length) for every run of the innermost dim inside
+// [start, start + n) of the row-major iteration space.
+template <typename F>
+void for_each_run(const Shape& sizes, int64_t start, int64_t n, F&& f) {
+  const size_t rank = sizes.size();
+  Index index(rank);
+  int64_t* idx = index.data();
+  if (rank == 0) {
+    f(int64_t{0}, idx, int64_t{1});
+    return;
+  }
+  int64_t rest = start;
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = rest % sizes[d];
+    rest /= sizes[d];
+  }
+  int64_t done = 0;
+  while (done < n) {
+    const int64_t len = std::min(n - done, sizes[rank - 1] - idx[rank - 1]);
+    f(done, idx, len);
+    done += len;
+    idx[rank - 1] += len;
+    for (size_t d = rank - 1; d > 0 && idx[d] == sizes[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+int64_t offset_of(const int64_t* idx, const Shape& strides) {
+  int64_t off = 0;
+  for (size_t d = 0; d < strides.size(); ++d) off += idx[d] * strides[d];
+  return off;
+}
+
+class Interpreter {
+ public:
+  Interpreter(const PointwiseProgram& p, std::span<const Tensor> inputs,
+              std::span<const Tensor> outputs, const Shape& sizes)
+      : p_(p), inputs_(inputs), outputs_(outputs), sizes_(sizes) {
+    uses_index_ = false;
+    for (const PointwiseNode& node : p.nodes)
+      for (const PointwiseRef& r : node.operands)
+        uses_index_ = uses_index_ || r.kind == PointwiseRef::Kind::kLinearIndex;
+  }
+
+  // Runs tiles [first, last) with this thread's scratch.
+  void run_tiles(int64_t first, int64_t last, int64_t numel) const {
+    const int64_t fill = std::min(kTile, numel);  // elements of a constant's slot ever read
+    // Slots: inputs, constants, nodes, the linear index, 4 operand temporaries, 1 result.
+    const size_t count = p_.inputs.size() + p_.constants.size() + p_.nodes.size() + 6;
+    thread_local std::vector<std::byte> scratch;
+    if (scratch.size() < count * kSlotBytes) scratch.resize(count * kSlotBytes);
+    std::byte* base = scratch.data();
+    auto slot = [&](size_t i) { return base + i * kSlotBytes; };
+    const size_t c0 = p_.inputs.size(), n0 = c0 + p_.constants.size();
+    const size_t index_slot = n0 + p_.nodes.size(), temp0 = index_slot + 1;
+    // Constants, materialised in their dtype as a 0-d tensor holds them, a full tile of each.
+    for (size_t k = 0; k < p_.constants.size(); ++k) {
+      const auto& c = p_.constants[k];
+      dispatch_dtype(c.dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T v;
+        if (c.value.is_double())
+          v = cast_value<T, double>(c.value.to_double());
+        else if (c.value.is_bool())
+          v = cast_value<T, bool>(c.value.to_bool());
+        else
+          v = cast_value<T, int64_t>(c.value.to_int());
+        T* d = reinterpret_cast<T*>(slot(c0 + k));
+        for (int64_t i = 0; i < fill; ++i) d[i] = v;
+      });
+    }
+    for (int64_t t = first; t < last; ++t) {
+      const int64_t start = t * kTile, n = std::min(kTile, numel - start);
+      if (uses_index_) {
+        auto* d = reinterpret_cast<int64_t*>(slot(index_slot));
+        for (int64_t i = 0; i < n; ++i) d[i] = start + i;
+      }
+      for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+          const Tensor& in = inputs_[i];
+          const size_t size = dtype_size(in.dtype());
+          const int64_t inner = sizes_.empty() ? 1 : in.strides().back();
+          gather_run(in.raw_data() + offset_of(idx, in.strides()) * static_cast<int64_t>(size),
+                     inner, size, slot(i) + at * static_cast<int64_t>(size), len);
+        }
+      });
+      for (size_t j = 0; j < p_.nodes.size(); ++j) run_node(j, n, slot, n0, index_slot, temp0);
+      for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
+        for (size_t k = 0; k < outputs_.size(); ++k) {
+          const Tensor& out = outputs_[k];
+          const size_t size = dtype_size(out.dtype());
+          const int64_t inner = sizes_.empty() ? 1 : out.strides().back();
+          scatter_run(slot(n0 + p_.outputs[k].node) + at * static_cast<int64_t>(size),
+                      out.raw_data() + offset_of(idx, out.strides()) * static_cast<int64_t>(size),
+                      inner, size, len);
+        }
+      });
+    }
+  }
+
+ private:
+  // Nodes compute whole tiles whatever the tile's element count: a constant trip count the
+  // compiler vectorizes. Elements past the count hold stale values that are computed on but
+  // never stored.
+  template <typename SlotFn>
+  void run_node(size_t j, int64_t n, SlotFn& slot, size_t n0, size_t index_slot,
+                size_t temp0) const {
+    const PointwiseNode& node = p_.nodes[j];
+    const ir::PointwiseFnInfo& info = ir::pointwise_fn_info(node.fn);
+    // Each operand in the dtype the function reads it in (where's condition: bool).
+    const std::byte* ops[4] = {nullptr, nullptr, nullptr, nullptr};
+    for (size_t k = 0; k < node.operands.size(); ++k) {
+      const PointwiseRef& r = node.operands[k];
+      const DType from = ir::operand_dtype(p_, r);
+      const std::byte* src = r.kind == PointwiseRef::Kind::kInput ? slot(r.index)
+                             : r.kind == PointwiseRef::Kind::kConstant
+                                 ? slot(p_.inputs.size() + r.index)
+                             : r.kind == PointwiseRef::Kind::kNode ? slot(n0 + r.index)
+                                                                   : slot(index_slot);
+      const DType to = node.fn == PointwiseFn::kWhere && k == 0 ? DType::kBool : node.compute;
+      if (from == to) {
+        ops[k] = src;
+      } else {
+        convert_array(from, src, to, slot(temp0 + k), kTile);
+        ops[k] = slot(temp0 + k);
+      }
+    }
+    std::byte* result = slot(n0 + j);
+    // The function's own result type: bool for predicates, the compute dtype otherwise.
+    const DType fn_type = info.bool_result ? DType::kBool : node.compute;
+    std::byte* fn_out = fn_type == node.result ? result : slot(temp0 + 4);
+    dispatch_dtype(node.compute, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!is_reduced_float_v<T>) {
+        auto* x = reinterpret_cast<const T*>(ops[0]);
+        auto* y = reinterpret_cast<const T*>(ops[1]);
+        auto* z = reinterpret_cast<const T*>(ops[2]);
+        auto* w = reinterpret_cast<const T*>(ops[3]);
+        if (info.bool_result) {
+          pointwise::apply_predicate<T>(node.fn, x, y, reinterpret_cast<bool*>(fn_out));
+        } else if (node.fn == PointwiseFn::kWhere) {
+          pointwise::apply_where<T>(reinterpret_cast<const bool*>(ops[0]), y, z,
+                                    reinterpret_cast<T*>(fn_out));
+        } else {
+          pointwise::apply<T>(node.fn, x, y, z, w, reinterpret_cast<T*>(fn_out));
+        }
+      }
+    });
+    if (fn_out != result) convert_array(fn_type, fn_out, node.result, result, kTile);
+  }
+
+  const PointwiseProgram& p_;
+  std::span<const Tensor> inputs_;
+  std::span<const Tensor> outputs_;
+  const Shape& sizes_;
+  bool uses_index_ = false;
+};
+
+uint8_t compute_class(DType d) {
+  if (d == DType::kBool) return ir::kComputeBool;
+  if (is_integral(d)) return ir::kComputeInt;
+  return ir::kComputeFloat;
+}
+
+}  // namespace
+
+uint8_t interpreted_classes(PointwiseFn fn) {
+  uint8_t classes = ir::pointwise_fn_info(fn).classes;
+  switch (fn) {
+    case PointwiseFn::kErfinv:
+      return 0;  // no std:: function; the kernel has its own
+    case PointwiseFn::kDivTrunc:
+    case PointwiseFn::kDivFloor:
+    case PointwiseFn::kRemainder:
+    case PointwiseFn::kFmod:
+      // Integer division by zero is an error the kernel reports.
+      return static_cast<uint8_t>(classes & ~ir::kComputeInt);
+    default:
+      return classes;
+  }
+}
+
+Result<void> run_pointwise_program(const PointwiseProgram& p, std::span<const Tensor> inputs,
+                                   std::span<const Tensor> outputs, const Shape& sizes) {
+  // The program's structure is checked where it is made (ir::validate in the planner and the
+  // loader); per call, only that every function is interpreted and the tensors fit.
+  auto bad = [](std::string what) {
+    return make_error(ErrorKind::kInternal, "pointwise program: {}", what);
+  };
+  if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
+    return bad(fmt::format("{} inputs and {} outputs given for {} and {}", inputs.size(),
+                           outputs.size(), p.inputs.size(), p.outputs.size()));
+  for (const PointwiseNode& node : p.nodes)
+    if ((interpreted_classes(node.fn) & compute_class(node.compute)) == 0)
+      return bad(fmt::format("{} in {} is not interpreted on the CPU",
+                             ir::pointwise_fn_info(node.fn).name, dtype_name(node.compute)));
+  auto check = [&](const Tensor& t, DType dtype, const char* what, size_t i) -> Result<void> {
+    if (t.dtype() != dtype || t.dim() != static_cast<int64_t>(sizes.size()) || !t.is_host())
+      return bad(fmt::format("{} {} is {}{}, not {} of rank {}", what, i, dtype_name(t.dtype()),
+                             shape_string(t.sizes()), dtype_name(dtype), sizes.size()));
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (t.size(static_cast<int64_t>(d)) != sizes[d] &&
+          !(t.size(static_cast<int64_t>(d)) == 1 && std::string_view(what) == "input"))
+        return bad(fmt::format("{} {} of sizes {} does not fit the iteration space {}", what, i,
+                               shape_string(t.sizes()), shape_string(sizes)));
+    return ok_result();
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    SPLICE_TRY(check(inputs[i], p.inputs[i].dtype, "input", i));
+  for (size_t k = 0; k < outputs.size(); ++k)
+    SPLICE_TRY(check(outputs[k], p.outputs[k].dtype, "output", k));
+  const int64_t numel = shape_numel(sizes);
+  if (numel == 0) return ok_result();
+  // Inputs of size 1 along a dim broadcast: a zero stride there.
+  std::vector<Tensor> in(inputs.begin(), inputs.end());
+  for (Tensor& t : in) {
+    Shape strides = t.strides();
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (t.size(static_cast<int64_t>(d)) != sizes[d]) strides[d] = 0;
+    t = t.view_as(sizes, std::move(strides), t.offset());
+  }
+  const Interpreter interp(p, in, outputs, sizes);
+  const int64_t tiles = (numel + kTile - 1) / kTile;
+  parallel_for(tiles, std::max<int64_t>(1, kParallelGrain / kTile),
+               [&](int64_t first, int64_t last) { interp.run_tiles(first, last, numel); });
+  return ok_result();
+}
+
+}  // namespace splice::cpu

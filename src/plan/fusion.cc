@@ -1,0 +1,364 @@
+// Pointwise fusion (see fusion.h): one pass in program order keeps an open group, the nodes
+// that may run before it (independent views, host nodes, empty factories, writes with
+// nothing to run) and those that must run right after it (the same kinds, depending on the
+// group). A node that fits joins; anything else closes the group, which then emits
+// before-nodes, the group, after-nodes, in that order.
+#include "plan/fusion.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/ops.h"
+
+namespace splice::plan {
+
+namespace {
+
+using ir::Node;
+using ir::Value;
+
+// The op's arguments as the lowering takes them; nullopt when one is not a constant the
+// lowering can see (a symbolic scalar, a tensor list).
+std::optional<std::vector<ir::OpArg>> op_args(const Node& node) {
+  std::vector<ir::OpArg> out;
+  for (const ir::Arg& a : node.args()) {
+    const auto& d = a.data;
+    if (a.is_none()) {
+      out.push_back(ir::OpArg::none());
+    } else if (auto* b = std::get_if<bool>(&d)) {
+      out.push_back(ir::OpArg::number(Scalar(*b)));
+    } else if (auto* i = std::get_if<int64_t>(&d)) {
+      out.push_back(ir::OpArg::number(Scalar(*i)));
+    } else if (auto* x = std::get_if<double>(&d)) {
+      out.push_back(ir::OpArg::number(Scalar(*x)));
+    } else if (auto* s = std::get_if<std::string>(&d)) {
+      out.push_back(ir::OpArg::string(*s));
+    } else if (auto* t = std::get_if<DType>(&d)) {
+      out.push_back(ir::OpArg::scalar_type(*t));
+    } else if (auto* v = std::get_if<Value*>(&d)) {
+      if (*v == nullptr || !(*v)->is_tensor()) return std::nullopt;
+      out.push_back(ir::OpArg::tensor((*v)->type().dtype, (*v)->type().rank()));
+    } else if (std::holds_alternative<std::vector<ir::SymIntArg>>(d)) {
+      out.push_back(ir::OpArg::none());  // sizes shape the output, not the program
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// Whether `in` broadcasts to `out` with sizes the graph records (equal expressions or 1).
+bool broadcasts_to(const std::vector<SymExpr>& in, const std::vector<SymExpr>& out) {
+  if (in.size() > out.size()) return false;
+  const size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) {
+    const auto c = in[d].constant();
+    if (!(in[d] == out[lead + d]) && !(c && *c == 1)) return false;
+  }
+  return true;
+}
+
+const Value* tensor_arg(const Node& node, int arg) {
+  auto* v = std::get_if<Value*>(&node.arg(static_cast<size_t>(arg)).data);
+  return v != nullptr ? *v : nullptr;
+}
+
+class Fuser {
+ public:
+  Fuser(const DataFlow& df, const WritePlanResult& wp) : df_(df), wp_(wp), nodes_(graph().nodes()) {
+    out_.group_of.assign(nodes_.size(), -1);
+    // Values a write's destination receives from their producer, with the destination's root.
+    for (const WriteDecision& d : wp.writes) {
+      if (d.src != SrcMode::kProducerWrites || d.strategy == WriteStrategy::kFullOverwrite)
+        continue;
+      const Value* stored = df.stored_value(write_src(*nodes_[d.node]));
+      const Value* dest = graph().find_value(d.dest_value);
+      if (dest != nullptr) region_root_[stored] = root(dest);
+      if (d.strategy == WriteStrategy::kCopyThenWrite) base_copy_at_.insert(d.producer);
+    }
+    for (size_t pos = 0; pos < nodes_.size(); ++pos)
+      for (const Value* v : nodes_[pos]->operands()) users_[v].push_back(static_cast<int>(pos));
+  }
+
+  FusionPlan run() {
+    for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) step(pos);
+    close();
+    for (size_t g = 0; g < out_.groups.size(); ++g) pick_outputs(static_cast<int>(g));
+    return std::move(out_);
+  }
+
+ private:
+  const ir::Graph& graph() const { return df_.program->graph; }
+
+  int root(const Value* v) const {
+    auto it = wp_.root_of.find(v);
+    return it == wp_.root_of.end() ? -1 : it->second;
+  }
+
+  // The node's operand tensors that come from outside the open group.
+  std::vector<const Value*> outside_inputs(const Node& node) const {
+    std::vector<const Value*> ins;
+    for (const Value* v : node.operands())
+      if (v != nullptr && v->is_tensor() && !produced_.count(v)) ins.push_back(v);
+    return ins;
+  }
+
+  // Whether node `pos` can be a member at all, on its own.
+  bool candidate(int pos) const {
+    const Node& node = *nodes_[pos];
+    if (wp_.decision_at[pos] >= 0 || node.op().runs_on_host() || node.op().may_view()) return false;
+    auto lowered = lower_node(node);
+    if (!lowered) return false;
+    for (const ir::PointwiseNode& n : lowered->program.nodes)
+      if (!df_.target->runs_pointwise(n.fn, n.compute)) return false;
+    const auto& sizes = node.output(0)->type().sizes;
+    for (int arg : lowered->inputs) {
+      const Value* v = tensor_arg(node, arg);
+      if (v == nullptr || !broadcasts_to(v->type().sizes, sizes)) return false;
+    }
+    // A node storing into a write's slice of storage it also reads stays a kernel.
+    auto region = region_root_.find(node.output(0));
+    if (region != region_root_.end())
+      for (const Value* v : node.operands())
+        if (v != nullptr && v->is_tensor() && root(v) == region->second) return false;
+    return true;
+  }
+
+  // Whether candidate `pos` fits the open group.
+  bool fits(int pos) const {
+    const Node& node = *nodes_[pos];
+    if (node.output(0)->type().sizes != sizes_) return false;
+    for (const Value* v : node.operands())
+      if (deferred_.count(v)) return false;
+    for (const Value* v : outside_inputs(node))
+      if (store_roots_.count(root(v))) return false;
+    // Tiles store in no fixed order across outputs: a value stored into a write's slice must
+    // not share storage with another member's value the group stores whole.
+    auto region = region_root_.find(node.output(0));
+    if (region == region_root_.end()) return !store_roots_.count(root(node.output(0)));
+    return !read_roots_.count(region->second) && !whole_roots_.count(region->second);
+  }
+
+  void add_member(int pos) {
+    const Node& node = *nodes_[pos];
+    if (members_.empty()) sizes_ = node.output(0)->type().sizes;
+    for (const Value* v : outside_inputs(node)) read_roots_.insert(root(v));
+    auto region = region_root_.find(node.output(0));
+    if (region != region_root_.end()) {
+      store_roots_.insert(region->second);
+    } else {
+      whole_roots_.insert(root(node.output(0)));
+    }
+    produced_.insert(node.output(0));
+    members_.push_back(pos);
+  }
+
+  // Nodes that run no work of their own and may move across members.
+  bool movable(int pos) const {
+    const Node& node = *nodes_[pos];
+    const int d = wp_.decision_at[pos];
+    if (d >= 0) return wp_.writes[d].src == SrcMode::kProducerWrites;
+    return node.op().runs_on_host() || node.op().may_view() || node.op().is_empty_factory();
+  }
+
+  void step(int pos) {
+    if (base_copy_at_.count(pos)) close();  // the base copy must precede the producer alone
+    const bool is_candidate = candidate(pos);
+    if (!members_.empty()) {
+      if (is_candidate && fits(pos)) {
+        add_member(pos);
+        return;
+      }
+      if (!is_candidate && movable(pos)) {
+        const Node& node = *nodes_[pos];
+        bool depends = false;
+        for (const Value* v : node.operands())
+          depends = depends || produced_.count(v) || deferred_.count(v);
+        if (!depends) {
+          before_.push_back(pos);
+          return;
+        }
+        // A host node that reads the group may bind a symbol a later member's sizes need.
+        if (!node.op().runs_on_host()) {
+          after_.push_back(pos);
+          for (const Value* v : node.outputs())
+            if (v != nullptr) deferred_.insert(v);
+          return;
+        }
+      }
+      close();
+    }
+    if (is_candidate) {
+      add_member(pos);
+    } else {
+      out_.order.push_back({false, pos});
+    }
+  }
+
+  void close() {
+    if (members_.size() >= 2) {
+      const int g = static_cast<int>(out_.groups.size());
+      Group group;
+      for (int pos : members_) {
+        group.nodes.push_back(pos);
+        out_.group_of[pos] = g;
+      }
+      out_.groups.push_back(std::move(group));
+      for (int pos : before_) out_.order.push_back({false, pos});
+      out_.order.push_back({true, g});
+      for (int pos : after_) out_.order.push_back({false, pos});
+    } else {
+      // One member: nothing to fuse, the original order.
+      std::vector<int> all = members_;
+      all.insert(all.end(), before_.begin(), before_.end());
+      all.insert(all.end(), after_.begin(), after_.end());
+      std::sort(all.begin(), all.end());
+      for (int pos : all) out_.order.push_back({false, pos});
+    }
+    members_.clear();
+    before_.clear();
+    after_.clear();
+    produced_.clear();
+    deferred_.clear();
+    read_roots_.clear();
+    store_roots_.clear();
+    whole_roots_.clear();
+    sizes_.clear();
+  }
+
+  void pick_outputs(int g) {
+    Group& group = out_.groups[g];
+    for (int pos : group.nodes) {
+      const Value* v = nodes_[pos]->output(0);
+      bool used_outside = df_.is_graph_output(v) || region_root_.count(v);
+      auto it = users_.find(v);
+      if (it != users_.end())
+        for (int user : it->second) used_outside = used_outside || out_.group_of[user] != g;
+      if (used_outside) group.outputs.push_back(v->name());
+    }
+    // A program stores something: a group whose values nobody reads (dead code) keeps its last.
+    if (group.outputs.empty())
+      group.outputs.push_back(nodes_[group.nodes.back()]->output(0)->name());
+  }
+
+  const DataFlow& df_;
+  const WritePlanResult& wp_;
+  const std::vector<std::unique_ptr<Node>>& nodes_;
+  FusionPlan out_;
+  std::unordered_map<const Value*, int> region_root_;
+  std::unordered_set<int> base_copy_at_;
+  std::unordered_map<const Value*, std::vector<int>> users_;
+  // The open group.
+  std::vector<int> members_, before_, after_;
+  std::unordered_set<const Value*> produced_, deferred_;
+  // Storage the open group reads, stores slices of, and stores whole values into.
+  std::set<int> read_roots_, store_roots_, whole_roots_;
+  std::vector<SymExpr> sizes_;
+};
+
+}  // namespace
+
+std::optional<ir::LoweredPointwise> lower_node(const Node& node) {
+  if (!ir::has_pointwise_lowering(node.target())) return std::nullopt;
+  // fill.Tensor's kernel refuses a value tensor that overflows the dtype: a check on data the
+  // program (which converts) does not make.
+  if (node.op_id() == ir::OpId::fill_Tensor) return std::nullopt;
+  if (node.outputs().size() != 1 || node.output(0) == nullptr || !node.output(0)->is_tensor())
+    return std::nullopt;
+  auto args = op_args(node);
+  if (!args) return std::nullopt;
+  auto lowered = ir::lower_pointwise_op(node.target(), *args);
+  if (!lowered.ok() || lowered->inputs.empty() || lowered->program.outputs.size() != 1 ||
+      lowered->program.outputs[0].dtype != node.output(0)->type().dtype)
+    return std::nullopt;
+  for (int arg : lowered->inputs)
+    if (tensor_arg(node, arg) == nullptr) return std::nullopt;
+  return std::move(*lowered);
+}
+
+Result<GroupProgram> group_program(const ir::Graph& graph, const Group& group) {
+  using ir::PointwiseRef;
+  GroupProgram gp;
+  const auto& nodes = graph.nodes();
+  std::unordered_map<const Value*, PointwiseRef> member_ref;
+  std::unordered_map<const Value*, int32_t> input_of;
+  for (int32_t pos : group.nodes) {
+    if (pos < 0 || pos >= static_cast<int32_t>(nodes.size()))
+      return make_error(ErrorKind::kBadArchive, "plan: a group names node {}", pos);
+    const Node& node = *nodes[pos];
+    auto lowered = lower_node(node);
+    if (!lowered)
+      return make_error(ErrorKind::kBadArchive, "plan: group member '{}' ({}) is not pointwise",
+                        node.name(), node.target());
+    if (gp.sizes.empty()) gp.sizes = node.output(0)->type().sizes;
+    if (node.output(0)->type().sizes != gp.sizes)
+      return make_error(ErrorKind::kBadArchive,
+                        "plan: group member '{}' has sizes {} outside the group's iteration space",
+                        node.name(), node.output(0)->type().to_string());
+    const ir::PointwiseProgram& p = lowered->program;
+    std::vector<PointwiseRef> in_ref, const_ref, node_ref;
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+      const Value* v = tensor_arg(node, lowered->inputs[i]);
+      if (auto it = member_ref.find(v); it != member_ref.end()) {
+        in_ref.push_back(it->second);
+        continue;
+      }
+      auto [it, fresh] = input_of.emplace(v, static_cast<int32_t>(gp.inputs.size()));
+      if (fresh) {
+        gp.program.add_input(v->type().dtype);
+        gp.inputs.push_back(v);
+      }
+      in_ref.push_back(PointwiseRef::input(it->second));
+    }
+    for (const auto& c : p.constants)
+      const_ref.push_back(gp.program.add_constant(c.value, c.dtype));
+    for (const auto& n : p.nodes) {
+      std::vector<PointwiseRef> ops;
+      for (const PointwiseRef& r : n.operands) {
+        switch (r.kind) {
+          case PointwiseRef::Kind::kInput:
+            ops.push_back(in_ref[r.index]);
+            break;
+          case PointwiseRef::Kind::kConstant:
+            ops.push_back(const_ref[r.index]);
+            break;
+          case PointwiseRef::Kind::kNode:
+            ops.push_back(node_ref[r.index]);
+            break;
+          case PointwiseRef::Kind::kLinearIndex:
+            ops.push_back(r);
+            break;
+        }
+      }
+      node_ref.push_back(gp.program.add_node(n.fn, std::move(ops), n.result, n.compute));
+    }
+    member_ref[node.output(0)] = node_ref[p.outputs[0].node];
+  }
+  for (const std::string& name : group.outputs) {
+    const Value* v = graph.find_value(name);
+    auto it = v != nullptr ? member_ref.find(v) : member_ref.end();
+    if (it == member_ref.end())
+      return make_error(ErrorKind::kBadArchive, "plan: group output '{}' is no member's value",
+                        name);
+    gp.program.add_output(it->second);
+    gp.outputs.push_back(v);
+  }
+  if (auto valid = ir::validate(gp.program); !valid.ok())
+    return make_error(ErrorKind::kBadArchive, "plan: a group's program is invalid: {}",
+                      valid.error().message());
+  return gp;
+}
+
+FusionPlan plan_fusion(const DataFlow& df, const WritePlanResult& writes, PlanMode mode) {
+  if (mode == PlanMode::kNaive || df.target->pointwise_classes.empty()) {
+    FusionPlan none;
+    none.group_of.assign(df.program->graph.nodes().size(), -1);
+    for (int pos = 0; pos < df.end; ++pos) none.order.push_back({false, pos});
+    return none;
+  }
+  return Fuser(df, writes).run();
+}
+
+}  // namespace splice::plan
