@@ -37,10 +37,9 @@ using rules::RuleEntry;
 const std::vector<RuleEntry>& table() {
   static const std::vector<RuleEntry> entries = [] {
     std::vector<RuleEntry> v;
-    for (auto family :
-         {rules::view_rules(), rules::factory_rules(), rules::pointwise_rules(),
-          rules::reduce_rules(), rules::nn_rules(), rules::index_rules(), rules::scalar_rules(),
-          rules::model_rules()}) {
+    for (auto family : {rules::view_rules(), rules::factory_rules(), rules::pointwise_rules(),
+                        rules::reduce_rules(), rules::nn_rules(), rules::index_rules(),
+                        rules::scalar_rules(), rules::model_rules()}) {
       v.insert(v.end(), family.begin(), family.end());
     }
     std::sort(v.begin(), v.end(),
