@@ -127,7 +127,6 @@ class Interpreter {
 
   // Runs tiles [first, last) with this thread's scratch.
   void run_tiles(int64_t first, int64_t last, int64_t numel) const {
-    const int64_t fill = std::min(kTile, numel);  // elements of a constant's slot ever read
     // Slots: inputs, constants, nodes, the linear index, 4 operand temporaries, 1 result.
     const size_t count = p_.inputs.size() + p_.constants.size() + p_.nodes.size() + 6;
     thread_local std::vector<std::byte> scratch;
@@ -149,15 +148,24 @@ class Interpreter {
         else
           v = cast_value<T, int64_t>(c.value.to_int());
         T* d = reinterpret_cast<T*>(slot(c0 + k));
-        for (int64_t i = 0; i < fill; ++i) d[i] = v;
+        for (int64_t i = 0; i < kTile; ++i) d[i] = v;
       });
     }
     for (int64_t t = first; t < last; ++t) {
       const int64_t start = t * kTile, n = std::min(kTile, numel - start);
       if (uses_index_) {
         auto* d = reinterpret_cast<int64_t*>(slot(index_slot));
-        for (int64_t i = 0; i < n; ++i) d[i] = start + i;
+        for (int64_t i = 0; i < kTile; ++i) d[i] = start + i;
       }
+      // Nodes compute on whole tiles (run_node): past a short tile's end an input slot holds
+      // whatever the scratch held before, perhaps another dtype's bytes, and reading those as
+      // bool is undefined behaviour. Zeros there make every element computed on a valid value.
+      if (n < kTile)
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+          const size_t size = dtype_size(inputs_[i].dtype());
+          std::memset(slot(i) + n * static_cast<int64_t>(size), 0,
+                      static_cast<size_t>(kTile - n) * size);
+        }
       for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t i = 0; i < inputs_.size(); ++i) {
           const Tensor& in = inputs_[i];
@@ -183,8 +191,8 @@ class Interpreter {
 
  private:
   // Nodes compute whole tiles whatever the tile's element count: a constant trip count the
-  // compiler vectorizes. Elements past the count hold stale values that are computed on but
-  // never stored.
+  // compiler vectorizes. Elements past the count are computed on (from the zeros run_tiles
+  // puts there) but never stored.
   template <typename SlotFn>
   void run_node(size_t j, int64_t n, SlotFn& slot, size_t n0, size_t index_slot,
                 size_t temp0) const {
