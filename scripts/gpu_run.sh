@@ -3,14 +3,16 @@
 # with gpu-bundle/splice-gpu.tar.xz (made by scripts/gpu_test) beside it:
 #   1. the GPU unit tests (unit_cuda's Gpu* suites: kernels against the CPU backend, the
 #      backend end to end: no cudaMalloc on a repeated call, a bad index leaves the CPU's state);
-#   2. the conformance suite on the planned route with SPLICE_TEST_DEVICE=cuda (every case's
-#      outputs, mutated inputs and state after every call against PyTorch's, with the GPU's
-#      float bounds, docs/cuda.md);
+#   2. the conformance suite with SPLICE_TEST_DEVICE=cuda (every case's outputs, mutated
+#      inputs and state after every call against PyTorch's, with the GPU's float bounds,
+#      docs/cuda.md): the planned route, and the naive-plan, engine-file and cache routes;
 #   3. compute-sanitizer memcheck on a few cases and the backend tests.
-# Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when an earlier one
-# fails, each under a time limit (GPU_RUN_*_SECONDS: 200 + 200 + 60 + 60 by default, so the
-# whole run fits a 10-minute command); the summary is always written, and the
-# exit status is 0 only when every step passed.
+# Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when another one
+# fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,MEMCHECK}_SECONDS: 200, 200,
+# 200, 60 by default). The unit tests and both conformance runs go at the same time, then the
+# two memcheck runs: device time is the scarce thing, and the host's 16 cores and the GPU's
+# memory hold them all at once. The summary is always written, and the exit status is 0 only
+# when every step passed.
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -38,10 +40,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 say "gpu: $(head -n 1 "$out/gpu.txt")"
 
 # Runs a gtest binary as one step: step NAME SECONDS CMD...; the log keeps the last 8 MiB.
+# Its summary lines go to $out/NAME.summary (steps run in the background, so no shared state):
+# finish() appends them to the summary in order.
 step() {
   local name=$1 seconds=$2
   shift 2
   local log="$out/$name.log" start rc
+  local notes="$out/$name.summary"
+  : >"$notes"
   start=$(date +%s)
   timeout --kill-after=10 "$seconds" "$@" >"$log.full" 2>&1
   rc=$?
@@ -54,26 +60,41 @@ step() {
   local what="rc=$rc, ${took}s, passed ${passed:-?}, failed ${failed_n:-0}"
   [ "$rc" = 124 ] && what="$what, TIMED OUT after ${seconds}s"
   if [ "$rc" = 0 ]; then
-    say "ok      $name ($what)"
+    echo "ok      $name ($what)" >>"$notes"
   else
-    failed=1
-    say "FAILED  $name ($what)"
-    grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sort -u | head -n 40 | sed 's/^/          /' |
-      tee -a "$summary" >/dev/null
+    echo "FAILED  $name ($what)" >>"$notes"
+    grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sort -u | head -n 40 | sed 's/^/          /' \
+      >>"$notes"
   fi
 }
+# finish NAME...: appends the steps' summaries in this order; any FAILED line fails the run.
+finish() {
+  local name
+  for name in "$@"; do
+    tee -a "$summary" <"$out/$name.summary"
+    grep -q '^FAILED' "$out/$name.summary" && failed=1
+  done
+  return 0
+}
 
-step gpu_unit "${GPU_RUN_UNIT_SECONDS:-200}" "$root/bin/unit_cuda" --gtest_filter='Gpu*'
+step gpu_unit "${GPU_RUN_UNIT_SECONDS:-200}" "$root/bin/unit_cuda" --gtest_filter='Gpu*' &
 step conformance_cuda "${GPU_RUN_CONFORMANCE_SECONDS:-200}" \
-  env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='Conformance.*'
+  env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='Conformance.*' &
+step conformance_cuda_routes "${GPU_RUN_ROUTES_SECONDS:-200}" \
+  env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" \
+  --gtest_filter='ConformanceNaive.*:ConformanceEngine.*:ConformanceCache.*' &
+wait
+finish gpu_unit conformance_cuda conformance_cuda_routes
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then
   cases='Conformance.kv_cache_reads_old_state_default:Conformance.embedding_default'
   cases="$cases:Conformance.f_kv_index_copy_two_positions_default:Conformance.rotary_halves_into_empty_like_default"
   step memcheck "${GPU_RUN_MEMCHECK_SECONDS:-60}" \
-    env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/conformance" --gtest_filter="$cases"
+    env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/conformance" --gtest_filter="$cases" &
   step memcheck_backend "${GPU_RUN_MEMCHECK_SECONDS:-60}" \
-    "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/unit_cuda" --gtest_filter='GpuBackend.*'
+    "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/unit_cuda" --gtest_filter='GpuBackend.*' &
+  wait
+  finish memcheck memcheck_backend
 else
   failed=1
   say "FAILED  memcheck (no compute-sanitizer)"
