@@ -55,6 +55,18 @@ Result<Side> read_side(const Args& a, size_t i, bool scalar_only) {
   return Side{t, Scalar()};
 }
 
+// out = x <kCmp> y, both operands already in their common dtype. Its own template, apart from
+// the .Tensor/.Scalar reading below: the loops are instantiated once per comparison and dtype,
+// not twice (the loops are most of this file's compile time).
+template <Cmp kCmp>
+void compare_into(const Tensor& out, const Tensor& x, const Tensor& y) {
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    binary_loop<bool, T, T>(out, x, y,
+                            [](T p, T q) { return compare(kCmp, to_opmath(p), to_opmath(q)); });
+  });
+}
+
 template <Cmp kCmp, bool kScalarOther>
 Result<Outputs> compare_op(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
@@ -67,11 +79,7 @@ Result<Outputs> compare_op(std::string_view op, std::span<const KernelArg> args)
   const Tensor x = lhs.as(common), y = rhs.as(common);
   SPLICE_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(op, x.sizes(), y.sizes()));
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, DType::kBool, shape));
-  dispatch_dtype(common, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    binary_loop<bool, T, T>(out, x, y,
-                            [](T p, T q) { return compare(kCmp, to_opmath(p), to_opmath(q)); });
-  });
+  compare_into<kCmp>(out, x, y);
   return Outputs{out};
 }
 
