@@ -56,6 +56,20 @@ TEST(Matmul, StridedHalfIntegerAndBatched) {
   Tensor bias = make(DType::kFloat32, {1}, {0.5});
   EXPECT_EQ(values(call1("aten.addmm.default", {bias, a, at, i64(1), i64(2)})),
             (std::vector<double>{28.5, 64.5, 64.5, 154.5}));
+  // Integer addmm with a float beta or alpha is PyTorch's error, not a crash (a float read as
+  // an integer threw std::bad_variant_access).
+  Tensor ibias = make(DType::kInt64, {1}, {1});
+  const Error float_beta = call_error("aten.addmm.default", {ibias, i, j, f64(0.5), i64(1)});
+  EXPECT_EQ(float_beta.kind(), ErrorKind::kBadInput);
+  EXPECT_NE(float_beta.message().find("beta and alpha must not be floating point"),
+            std::string::npos)
+      << float_beta.message();
+  EXPECT_EQ(call_error("aten.addmm.default", {ibias, i, j, i64(1), f64(2.0)}).kind(),
+            ErrorKind::kBadInput);
+  EXPECT_EQ(values(call1("aten.addmm.default", {ibias, i, j, i64(2), i64(3)})),
+            (std::vector<double>{119}));
+  Tensor bm = make(DType::kBool, {1, 1}, {1});
+  EXPECT_EQ(call_error("aten.addmm.default", {bm, bm, bm}).kind(), ErrorKind::kBadInput);
   EXPECT_EQ(call_error("aten.mm.default", {a, a}).kind(), ErrorKind::kShapeMismatch);
   EXPECT_EQ(call_error("aten.mm.default", {a, make(DType::kFloat64, {3, 1}, {1, 1, 1})}).kind(),
             ErrorKind::kShapeMismatch);
