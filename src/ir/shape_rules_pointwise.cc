@@ -87,12 +87,14 @@ Result<Outputs> masked_fill(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* mask, a.tensor("mask"));
   if (mask->dtype != DType::kBool)
     return a.error("masked_fill expects a bool mask, got {}", dtype_name(mask->dtype));
-  if (a.node().op_id() == OpId::masked_fill_Tensor) {
-    SPLICE_ASSIGN_OR_RETURN(Operand value, a.operand("value"));
-    if (value.tensor && value.tensor->rank() != 0)
-      return a.error("masked_fill only supports a 0-dimensional value tensor, got {} dims",
-                     value.tensor->rank());
-  }
+  // The Tensor overloads, in place (masked_fill_, whose node has the in-place op's id) or not.
+  const Arg& value = a.arg("value");
+  const Value* v = value.is<Value*>() ? value.as<Value*>() : nullptr;
+  if (v != nullptr && v->is_tensor() && v->type().rank() != 0)
+    return a.error(
+        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} "
+        "dimension(s).",
+        v->type().rank());
   // The out-of-place form broadcasts self and mask; the result keeps self's dtype.
   SPLICE_ASSIGN_OR_RETURN(Sizes sizes, broadcast(a, {&self->sizes, &mask->sizes}));
   return one(self->dtype, std::move(sizes));

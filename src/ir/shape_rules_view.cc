@@ -2,9 +2,9 @@
 // transpose, squeeze/unsqueeze, expand, slice/select, the splits (split, split_with_sizes,
 // unbind, chunk: one output per piece, counted from the node when the size is symbolic) and the
 // CompositeImplicit views the training IR keeps (flatten, unflatten, view_as, reshape_as,
-// expand_as, movedim, swapaxes, diagonal, narrow). Every view keeps self's dtype; the size
-// checks PyTorch makes (numel preserved, a size-1 dim to expand, an index in range) are
-// requirements on the symbols.
+// expand_as, movedim, swapaxes, diagonal, narrow) and diagonal_scatter, diagonal's inverse.
+// Every view keeps self's dtype; the size checks PyTorch makes (numel preserved, a size-1 dim to
+// expand, an index in range) are requirements on the symbols.
 #include "ir/shape_rules_util.h"
 
 #include <algorithm>
@@ -431,25 +431,48 @@ Result<Outputs> movedim(RuleArgs& a) {
   return permute_to(a, *self, perm);
 }
 
-Result<Outputs> diagonal(RuleArgs& a) {
-  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
-  if (self->rank() < 2)
-    return a.error("diagonal needs a tensor of at least 2 dims, got {}", self->rank());
+// The sizes of diagonal(self, offset, dim1, dim2): the other dims in order, then the
+// diagonal's length (0 for an offset past either end).
+Result<Sizes> diagonal_sizes(RuleArgs& a, const TensorType& self) {
+  if (self.rank() < 2)
+    return a.error("diagonal needs a tensor of at least 2 dims, got {}", self.rank());
   SPLICE_ASSIGN_OR_RETURN(int64_t offset, a.integer("offset"));
   SPLICE_ASSIGN_OR_RETURN(int64_t d1, a.integer("dim1"));
   SPLICE_ASSIGN_OR_RETURN(int64_t d2, a.integer("dim2"));
-  SPLICE_ASSIGN_OR_RETURN(d1, wrap_dim(a, d1, self->rank()));
-  SPLICE_ASSIGN_OR_RETURN(d2, wrap_dim(a, d2, self->rank()));
+  SPLICE_ASSIGN_OR_RETURN(d1, wrap_dim(a, d1, self.rank()));
+  SPLICE_ASSIGN_OR_RETURN(d2, wrap_dim(a, d2, self.rank()));
   if (d1 == d2) return a.error("diagonal dimensions cannot be identical {}, {}", d1, d2);
-  const SymExpr& s1 = self->sizes[d1];
-  const SymExpr& s2 = self->sizes[d2];
+  const SymExpr& s1 = self.sizes[d1];
+  const SymExpr& s2 = self.sizes[d2];
   const SymExpr len =
       offset >= 0 ? sym_max(0, sym_min(s1, s2 - offset)) : sym_max(0, sym_min(s1 + offset, s2));
   Sizes out;
-  for (int64_t d = 0; d < self->rank(); ++d)
-    if (d != d1 && d != d2) out.push_back(self->sizes[d]);
+  for (int64_t d = 0; d < self.rank(); ++d)
+    if (d != d1 && d != d2) out.push_back(self.sizes[d]);
   out.push_back(a.env().simplify(len));
+  return out;
+}
+
+Result<Outputs> diagonal(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes out, diagonal_sizes(a, *self));
   return one(self->dtype, std::move(out));
+}
+
+// diagonal_scatter(self, src, offset, dim1, dim2): self's type; src must have the diagonal's
+// shape exactly (eager's message), and any dtype (it is copied in, cast to self's).
+Result<Outputs> diagonal_scatter(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* src, a.tensor("src"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes slice, diagonal_sizes(a, *self));
+  const std::string what = fmt::format(
+      "expected src to have a size equal to the slice of self. src size = {}, slice "
+      "size = {}",
+      sizes_string(src->sizes), sizes_string(slice));
+  if (src->rank() != static_cast<int64_t>(slice.size())) return a.error("{}", what);
+  for (size_t d = 0; d < slice.size(); ++d)
+    SPLICE_TRY(a.require_equal(src->sizes[d], slice[d], what));
+  return one(self->dtype, self->sizes);
 }
 
 Result<Outputs> narrow(RuleArgs& a) {
@@ -512,6 +535,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::swapaxes, transpose},
     {OpId::swapdims, transpose},
     {OpId::diagonal, diagonal},
+    {OpId::diagonal_scatter, diagonal_scatter},
     {OpId::narrow, narrow},
 };
 

@@ -170,6 +170,7 @@ class DecomposeComposites final : public Pass {
            "when the strides allow or else a clone and a view, narrow a slice, chunk a split, "
            "flatten/unflatten/view_as/reshape_as "
            "a reshape or view, expand_as an expand, movedim and numpy_T (Tensor.T) a permute, "
+           "diagonal_scatter a strided slice_scatter of its two dims flattened, "
            "swapaxes and mT a transpose, "
            "pad a constant_pad_nd or (reflect, replicate, circular) index_selects with computed "
            "indices, einsum permutes, diagonals, sums and bmm, baddbmm a bmm with mul and add, "

@@ -5,14 +5,15 @@
 // dropout); reshape is a view when the strides allow, else a clone and a view (ATen's reshape),
 // so a program plans its copies as its run_decompositions({}) twin; narrow is a slice, chunk a
 // split, flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
-// permute, swapaxes and mT a transpose, numpy_T (Tensor.T) a permute reversing
-// every dim (narrow with a start of unknown sign an index_select of an
-// arange); pad is constant_pad_nd, or for reflect/replicate/circular one
+// permute, diagonal_scatter a strided slice_scatter of the two dims flattened, swapaxes and mT a
+// transpose, numpy_T (Tensor.T) a permute reversing every dim (narrow with a start of unknown sign
+// an index_select of an arange); pad is constant_pad_nd, or for reflect/replicate/circular one
 // index_select per padded dim with indices computed from an arange (torch/_refs
 // _reflection_or_replication_pad's index form).
 #include "passes/decompositions.h"
 #include "passes/functionalize.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -439,6 +440,69 @@ Result<bool> movedim(Rewriter& rw, Node* node) {
   return true;
 }
 
+// diagonal_scatter(self, src, offset, dim1, dim2): self with its diagonal replaced by src
+// (cast to self's dtype), as eager's `self.clone().diagonal(...).copy_(src)`. The two dims,
+// moved last (dim1 then dim2) and flattened, hold the diagonal at a constant step: element i of
+// the diagonal of an [n1, n2] matrix is at i*(n2 + 1) + start, start = offset for offset >= 0
+// and -offset*n2 below, so the write is one strided slice_scatter of the flattened dims, viewed
+// back and the dims moved back. Example: [3, 4], offset 1: the diagonal (0,1), (1,2), (2,3) is
+// flat positions 1, 6, 11 = slice(1, 12, 5). An offset past either end is an empty slice.
+Result<bool> diagonal_scatter(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  Value* src = arg_value(*node, "src");
+  if (self == nullptr || src == nullptr) return false;
+  const int64_t rank = self->type().rank();
+  const int64_t offset = node->arg("offset").as<int64_t>();
+  const int64_t d1 = wrapped(node->arg("dim1").as<int64_t>(), rank);
+  const int64_t d2 = wrapped(node->arg("dim2").as<int64_t>(), rank);
+  const std::optional<int64_t> n1 = self->type().sizes[d1].constant();
+  const std::optional<int64_t> n2 = self->type().sizes[d2].constant();
+  if (!n1 || !n2)
+    return make_error(ErrorKind::kUnsupportedOp,
+                      "{}: diagonal_scatter over a dim of symbolic size ({} x {}) is not "
+                      "supported; only the other dims may be dynamic",
+                      node_label(*node), self->type().sizes[d1].to_string(),
+                      self->type().sizes[d2].to_string());
+  const int64_t len = offset >= 0 ? std::max<int64_t>(0, std::min(*n1, *n2 - offset))
+                                  : std::max<int64_t>(0, std::min(*n1 + offset, *n2));
+  const int64_t step = *n2 + 1;
+  const int64_t start = offset >= 0 ? offset : -offset * *n2;
+  const int64_t end = len > 0 ? start + (len - 1) * step + 1 : start;
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != d1 && d != d2) perm.push_back(d);
+  perm.push_back(d1);
+  perm.push_back(d2);
+  bool identity = true;
+  for (int64_t d = 0; d < rank; ++d) identity &= perm[d] == d;
+  auto insert = [&](OpId op, std::vector<Arg> args) {
+    return rw.insert_value(node, op, std::move(args), {}, part_name(*node, op));
+  };
+  Value* moved = self;
+  if (!identity) {
+    SPLICE_ASSIGN_OR_RETURN(
+        moved, insert(OpId::permute,
+                      {Arg{self}, Arg{std::vector<ir::SymIntArg>(perm.begin(), perm.end())}}));
+  }
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(moved));
+  std::vector<Size> flat_sizes(dims.begin(), dims.end() - 2);
+  flat_sizes.push_back(SizeBuilder::constant(*n1 * *n2));
+  SPLICE_ASSIGN_OR_RETURN(Value * flat,
+                          insert(OpId::reshape, {Arg{moved}, Arg{to_list(flat_sizes)}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * written, insert(OpId::slice_scatter, {Arg{flat}, Arg{src}, Arg{rank - 2}, Arg{start},
+                                                    Arg{end}, Arg{step}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * back, insert(OpId::reshape, {Arg{written}, Arg{to_list(dims)}}));
+  if (!identity) {
+    std::vector<ir::SymIntArg> inverse(rank, int64_t{0});
+    for (int64_t i = 0; i < rank; ++i) inverse[perm[i]] = i;
+    SPLICE_ASSIGN_OR_RETURN(back, insert(OpId::permute, {Arg{back}, Arg{inverse}}));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {back}));
+  return true;
+}
+
 Result<bool> swapaxes(Rewriter& rw, Node* node) {
   Value* self = arg_value(*node, "self");
   if (self == nullptr) return false;
@@ -546,6 +610,7 @@ constexpr Entry kEntries[] = {
     {OpId::movedim_intlist, movedim},
     {OpId::moveaxis_int, movedim},
     {OpId::moveaxis_intlist, movedim},
+    {OpId::diagonal_scatter, diagonal_scatter},
     {OpId::swapaxes, swapaxes},
     {OpId::swapdims, swapaxes},
     {OpId::numpy_T, numpy_T},

@@ -5,9 +5,10 @@
 // the strides of each view (so the next sometimes-view decides as eager does), a view
 // replayed on another base, and each view's functional inverse, as torch's FunctionalInverses
 // write them: slice_scatter for slice/narrow/split/chunk, select_scatter for select/unbind,
-// the inverse transpose or permute, squeeze for unsqueeze and back, a view to the base's sizes
-// for the reshapes, the value itself for aliases. A write into an expanded view (several
-// elements on one memory location) is eager's error; a diagonal or a moved dim is refused.
+// the inverse transpose or permute (movedim/moveaxis too: a permute moving the dims back),
+// squeeze for unsqueeze and back, diagonal_scatter for diagonal, a view to the base's sizes for
+// the reshapes, the value itself for aliases. A write into an expanded view (several elements on
+// one memory location) is eager's error.
 #include <algorithm>
 #include <numeric>
 
@@ -122,6 +123,30 @@ std::vector<int64_t> int_list(const Arg& a) {
     for (const ir::SymIntArg& s : a.as<std::vector<ir::SymIntArg>>())
       out.push_back(std::holds_alternative<int64_t>(s) ? std::get<int64_t>(s) : 0);
   return out;
+}
+
+// The permutation a movedim/moveaxis view makes (output dim d is input dim perm[d]), as ATen's
+// movedim: the source dims at the destinations, the other dims in order in the places left.
+std::vector<int64_t> movedim_perm(const Node& n, int64_t rank) {
+  auto ints = [](const Arg& a) {
+    return a.is<int64_t>() ? std::vector<int64_t>{a.as<int64_t>()} : int_list(a);
+  };
+  const std::vector<int64_t> src = ints(n.arg("source"));
+  const std::vector<int64_t> dst = ints(n.arg("destination"));
+  std::vector<int64_t> perm(rank, -1);
+  std::vector<bool> used(rank, false);
+  for (size_t i = 0; i < src.size() && i < dst.size(); ++i) {
+    const int64_t s = wrap(src[i], rank);
+    perm[wrap(dst[i], rank)] = s;
+    used[s] = true;
+  }
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (perm[d] != -1) continue;
+    while (next < rank && used[next]) ++next;
+    perm[d] = next++;
+  }
+  return perm;
 }
 
 // The strides of a reshape-like view to the output's sizes: computeStride, or nullopt.
@@ -323,12 +348,23 @@ Result<ViewOutcome> classify_view(ir::ShapeEnv& env, const Node& node, const Str
       }
       return all(s);
     }
-    case OpId::diagonal:
     case OpId::movedim_int:
     case OpId::movedim_intlist:
     case OpId::moveaxis_int:
     case OpId::moveaxis_intlist:
-      return all(std::nullopt);
+      if (rank == 0) return all(in);
+      return all(pick(movedim_perm(node, rank)));
+    case OpId::diagonal: {
+      // ATen's diagonal: the other dims keep their strides, the diagonal steps both dims.
+      const int64_t d1 = wrap(int_arg(node, "dim1"), rank);
+      const int64_t d2 = wrap(int_arg(node, "dim2", 1), rank);
+      if (!in) return all(std::nullopt);
+      std::vector<SymExpr> s;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != d1 && d != d2) s.push_back((*in)[d]);
+      s.push_back(env.simplify((*in)[d1] + (*in)[d2]));
+      return all(s);
+    }
     default:
       break;
   }
@@ -458,6 +494,21 @@ Result<Value*> scatter_view(Rewriter& rw, const Node& view, size_t out, Value* b
       for (size_t i = 0; i < dims.size(); ++i) inverse[dims[i]] = static_cast<int64_t>(i);
       return insert(OpId::permute, {Arg{src}, Arg{inverse}});
     }
+    case OpId::movedim_int:
+    case OpId::movedim_intlist:
+    case OpId::moveaxis_int:
+    case OpId::moveaxis_intlist: {
+      // The permute moving the dims back (what run_decompositions({}) writes: movedim is a
+      // permute there).
+      if (rank == 0) return src;
+      const std::vector<int64_t> perm = movedim_perm(view, rank);
+      std::vector<ir::SymIntArg> inverse(perm.size(), int64_t{0});
+      for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+      return insert(OpId::permute, {Arg{src}, Arg{inverse}});
+    }
+    case OpId::diagonal:
+      return insert(OpId::diagonal_scatter,
+                    {Arg{base}, Arg{src}, view.arg("offset"), view.arg("dim1"), view.arg("dim2")});
     case OpId::unsqueeze:
       return insert(OpId::squeeze_dim, {Arg{src}, view.arg("dim")});
     case OpId::squeeze_dim: {

@@ -373,3 +373,20 @@ def _():
         return torch.cat([a, b], dim=0)
     return (module(forward), [(randn(2, 4), randn(3, 4)), (randn(5, 4), randn(2, 4))],
             {"a": {0: batch_dim("na")}, "b": {0: batch_dim("nb")}})
+
+# ---- diagonal_scatter --------------------------------------------------------------------
+
+
+@case("diagonal_scatter", calls=2)
+def _():
+    # Offsets above, below and past the end (an empty diagonal), dim1 > dim2, an int64 src
+    # cast into f32, and a dynamic batch dim beside the diagonal's dims.
+    def forward(self, x, a, b, e, i, y, c):
+        return (torch.diagonal_scatter(x, a, 1), torch.diagonal_scatter(x, b, -2, 1, 0),
+                torch.diagonal_scatter(x, e, 6), torch.diagonal_scatter(x, i),
+                torch.diagonal_scatter(y, c, 0, 2, 1) * 1)
+    b = batch_dim()
+    calls = [(randn(4, 5), randn(4), randn(3), randn(0), randint(-5, 5, 4), randn(n, 3, 4),
+              randn(n, 3)) for n in (2, 3)]
+    return module(forward), calls, {"x": None, "a": None, "b": None, "e": None, "i": None,
+                                    "y": {0: b}, "c": {0: b}}

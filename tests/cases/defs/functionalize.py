@@ -530,3 +530,44 @@ def _():
              for p in (3, 7, 0)]
     return (module(forward, k_cache=torch.zeros(1, 2, 8, 4), v_cache=torch.zeros(1, 2, 8, 4)),
             calls, None)
+
+# ---- writes through movedim/moveaxis and diagonal views -----------------------------------
+
+
+@case("f_movedim_writes", calls=2, strict=True)
+def _():
+    # movedim/moveaxis (int and intlist forms) are permutes: a write through them, or through
+    # a view of them, lands in the base's permuted place; r is taken before the writes; a
+    # reshape of a moved dim copies as eager's does, of an unmoved one it views.
+    def forward(self, x, v, w):
+        m = torch.movedim(x, 0, 2)                      # (2, 3, 4) -> (3, 4, 2)
+        r = m[1]                                        # x[:, 1, :].t(), read after the writes
+        m[:, 1] = v                                     # x[:, :, 1] = v.t()
+        torch.moveaxis(x, (0, 1), (2, 0)).add_(1.0)     # the whole input through the intlist form
+        self.buf.movedim(-1, 0)[2].mul_(w)              # column 2 of the buffer
+        y = torch.zeros(2, 3, device=x.device)
+        y.moveaxis(1, 0)[1:].fill_(2.0)                 # columns 1 and 2 of a fresh tensor
+        c = torch.movedim(x, 2, 0).reshape(-1)          # not contiguous: reshape copies
+        c[0] = 100.0                                    # so x keeps its element
+        x.movedim(1, 1).flatten()[5] = 9.0              # the identity: a view, x[0, 1, 1] = 9
+        return r + 0, self.buf * 1, y, c * 1
+    return (module(forward, buf=randn(3, 4)),
+            two_calls(lambda: randn(2, 3, 4), lambda: randn(3, 2), lambda: randn(3)), None)
+
+
+@case("f_diagonal_writes", calls=2, strict=True)
+def _():
+    # Writes through diagonal views (positive, negative and past-the-end offsets, dim1 > dim2,
+    # a diagonal of a slice) into an input, a buffer and a fresh tensor; d is taken before.
+    def forward(self, x, v, u):
+        d = x.diagonal()
+        x.diagonal(1).copy_(v)                          # (4, 5): 4 elements above the diagonal
+        x.diagonal(-2).fill_(7.0)                       # 2 elements below
+        x[1:].diagonal().zero_()                        # a diagonal of a view
+        torch.diagonal(x, 9).fill_(1.0)                 # past the end: empty, writes nothing
+        torch.diagonal(self.buf, 0, 2, 0).add_(u)       # buf (3, 2, 4): dims 2 then 0, (2, 3)
+        t = torch.zeros(2, 3, 4, device=x.device)
+        t.diagonal(-1, 1, 2).copy_(torch.full((2, 2), 3, dtype=torch.int64, device=x.device))
+        return d * 1, self.buf + 0, t
+    return (module(forward, buf=randn(3, 2, 4)),
+            two_calls(lambda: randn(4, 5), lambda: randn(4), lambda: randn(2, 3)), None)

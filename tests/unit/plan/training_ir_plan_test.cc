@@ -62,6 +62,8 @@ const std::set<std::string> kCheaperThanTwin = {
     "f_buffer_reshape_alias_or_copy.train",
     "f_reshape_copy_write.train",
     "f_reshape_copy_write.strict",
+    "f_movedim_writes.train",  // c = movedim(x, 2, 0).reshape(-1); c[0] = 100.0
+    "f_movedim_writes.strict",
     // reshape of a transposed attention output of symbolic length s11 in [1, 16]: a view when
     // s11 == 1, a copy otherwise. Export assumed s11 != 1 and copies; splice leaves the choice
     // to the run (a view at length 1, eager's copy otherwise), which plans no copy here.
