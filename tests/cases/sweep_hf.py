@@ -21,6 +21,7 @@ revealed a splice bug have a regression case (hf_more.py). The table of the last
 docs/model-coverage.md.
 
   python3 tests/cases/sweep_hf.py --splice build/bin/splice [--only 'qwen3,gemma*']
+      [--config base,fp16,bf16,b1,dynbatch,cache,hf_cache,dyncache] [--reuse]
       [--forms default,keep,train] [--keep-dir DIR] [--markdown OUT.md]
 """
 
