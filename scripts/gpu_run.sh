@@ -9,10 +9,10 @@
 #   3. compute-sanitizer memcheck on a few cases and the backend tests.
 # Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when another one
 # fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,MEMCHECK}_SECONDS: 300, 200,
-# 200, 60 by default; next to the conformance runs the unit tests took over 130 s). The unit tests and both conformance runs go at the same time, then the
-# two memcheck runs: device time is the scarce thing, and the host's 16 cores and the GPU's
-# memory hold them all at once. The summary is always written, and the exit status is 0 only
-# when every step passed.
+# 200, 60 by default; next to the conformance runs the unit tests took over 130 s). The unit
+# tests and both conformance runs go at the same time, then the two memcheck runs: device time
+# is the scarce thing, and the host's 16 cores and the GPU's memory hold them all at once. The
+# summary is always written, and the exit status is 0 only when every step passed.
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
