@@ -405,14 +405,6 @@ Result<bool> as_other(Rewriter& rw, Node* node) {
   return reshape_to(rw, node, self, dims, t == OpId::view_as ? OpId::view : OpId::reshape);
 }
 
-std::vector<int64_t> ints_of(const Arg& a) {
-  if (a.is<int64_t>()) return {a.as<int64_t>()};
-  std::vector<int64_t> out;
-  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>())
-    out.push_back(std::get<int64_t>(e));
-  return out;
-}
-
 // movedim/moveaxis: a permute putting the source dims at the destinations, the other dims in
 // their order in the remaining places.
 Result<bool> movedim(Rewriter& rw, Node* node) {
@@ -420,21 +412,7 @@ Result<bool> movedim(Rewriter& rw, Node* node) {
   if (self == nullptr) return false;
   const int64_t rank = self->type().rank();
   if (rank == 0) return alias(rw, node, self);
-  const std::vector<int64_t> src = ints_of(node->arg("source"));
-  const std::vector<int64_t> dst = ints_of(node->arg("destination"));
-  std::vector<int64_t> perm(rank, -1);
-  std::vector<bool> used(rank, false);
-  for (size_t i = 0; i < src.size(); ++i) {
-    const int64_t s = wrapped(src[i], rank);
-    perm[wrapped(dst[i], rank)] = s;
-    used[s] = true;
-  }
-  int64_t next = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (perm[d] != -1) continue;
-    while (used[next]) ++next;
-    perm[d] = next++;
-  }
+  const std::vector<int64_t> perm = func::movedim_perm(*node, rank);
   std::vector<ir::SymIntArg> dims(perm.begin(), perm.end());
   SPLICE_TRY(rw.replace(node, OpId::permute, {Arg{self}, Arg{dims}}));
   return true;

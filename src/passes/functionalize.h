@@ -31,6 +31,11 @@ using Strides = std::optional<std::vector<SymExpr>>;
 // The strides of a new contiguous tensor of `type` (every computed value, every graph input).
 std::vector<SymExpr> contiguous_strides(const ir::TensorType& type);
 
+// The permutation a movedim/moveaxis node makes on a tensor of `rank` dims (output dim d is
+// input dim perm[d]): the source dims at the destinations, the others in order in the places
+// left. The movedim decomposition and the view's strides and inverse share it.
+std::vector<int64_t> movedim_perm(const ir::Node& n, int64_t rank);
+
 // What `node` (any op) does to the storage of its first tensor input, given that input's
 // strides: kNone for an op that computes a new tensor (or a sometimes-view that copies here);
 // kView for an alias, each output's strides listed.

@@ -125,30 +125,6 @@ std::vector<int64_t> int_list(const Arg& a) {
   return out;
 }
 
-// The permutation a movedim/moveaxis view makes (output dim d is input dim perm[d]), as ATen's
-// movedim: the source dims at the destinations, the other dims in order in the places left.
-std::vector<int64_t> movedim_perm(const Node& n, int64_t rank) {
-  auto ints = [](const Arg& a) {
-    return a.is<int64_t>() ? std::vector<int64_t>{a.as<int64_t>()} : int_list(a);
-  };
-  const std::vector<int64_t> src = ints(n.arg("source"));
-  const std::vector<int64_t> dst = ints(n.arg("destination"));
-  std::vector<int64_t> perm(rank, -1);
-  std::vector<bool> used(rank, false);
-  for (size_t i = 0; i < src.size() && i < dst.size(); ++i) {
-    const int64_t s = wrap(src[i], rank);
-    perm[wrap(dst[i], rank)] = s;
-    used[s] = true;
-  }
-  int64_t next = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (perm[d] != -1) continue;
-    while (next < rank && used[next]) ++next;
-    perm[d] = next++;
-  }
-  return perm;
-}
-
 // The strides of a reshape-like view to the output's sizes: computeStride, or nullopt.
 // `decided` is false when symbolic sizes left computeStride's choice to the run.
 Strides reshaped(ir::ShapeEnv& env, const ir::TensorType& in_type, const Strides& in,
@@ -181,6 +157,30 @@ std::vector<int64_t> squeezed_dims(ir::ShapeEnv& env, const Node& n) {
 }
 
 }  // namespace
+
+// The permutation a movedim/moveaxis view makes (output dim d is input dim perm[d]), as ATen's
+// movedim: the source dims at the destinations, the other dims in order in the places left.
+std::vector<int64_t> movedim_perm(const Node& n, int64_t rank) {
+  auto ints = [](const Arg& a) {
+    return a.is<int64_t>() ? std::vector<int64_t>{a.as<int64_t>()} : int_list(a);
+  };
+  const std::vector<int64_t> src = ints(n.arg("source"));
+  const std::vector<int64_t> dst = ints(n.arg("destination"));
+  std::vector<int64_t> perm(rank, -1);
+  std::vector<bool> used(rank, false);
+  for (size_t i = 0; i < src.size() && i < dst.size(); ++i) {
+    const int64_t s = wrap(src[i], rank);
+    perm[wrap(dst[i], rank)] = s;
+    used[s] = true;
+  }
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (perm[d] != -1) continue;
+    while (next < rank && used[next]) ++next;
+    perm[d] = next++;
+  }
+  return perm;
+}
 
 std::vector<SymExpr> contiguous_strides(const ir::TensorType& type) {
   std::vector<SymExpr> out(type.sizes.size(), SymExpr(1));
