@@ -69,7 +69,10 @@ TEST(Matmul, StridedHalfIntegerAndBatched) {
   EXPECT_EQ(values(call1("aten.addmm.default", {ibias, i, j, i64(2), i64(3)})),
             (std::vector<double>{119}));
   Tensor bm = make(DType::kBool, {1, 1}, {1});
-  EXPECT_EQ(call_error("aten.addmm.default", {bm, bm, bm}).kind(), ErrorKind::kBadInput);
+  const Error bool_addmm = call_error("aten.addmm.default", {bm, bm, bm});
+  EXPECT_EQ(bool_addmm.kind(), ErrorKind::kBadInput);
+  EXPECT_NE(bool_addmm.message().find("is not implemented for Bool"), std::string::npos)
+      << bool_addmm.message();
   EXPECT_EQ(call_error("aten.mm.default", {a, a}).kind(), ErrorKind::kShapeMismatch);
   EXPECT_EQ(call_error("aten.mm.default", {a, make(DType::kFloat64, {3, 1}, {1, 1, 1})}).kind(),
             ErrorKind::kShapeMismatch);
