@@ -222,9 +222,8 @@ Result<Outputs> addmm(std::string_view op, std::span<const KernelArg> args) {
   SPLICE_ASSIGN_OR_RETURN(Scalar alpha, a.scalar_or(4, Scalar(int64_t{1})));
   SPLICE_ASSIGN_OR_RETURN(Outputs prod, mm(op, args.subspan(1, 2)));
   const Tensor& p = prod[0];
-  // PyTorch's checks: integer results take integer scalars only (a float one read as an
-  // integer would throw), and there is no bool addmm.
-  KCHECK(p.dtype() != DType::kBool, ErrorKind::kBadInput, "is not implemented for Bool");
+  // PyTorch's check: integer results take integer scalars only (a float one read as an
+  // integer would throw). A bool product mm has refused already.
   KCHECK(!is_integral(p.dtype()) || (!beta.is_double() && !alpha.is_double()), ErrorKind::kBadInput,
          "for integral input tensors, beta and alpha must not be floating point numbers (got "
          "beta={}, alpha={})",
