@@ -2,17 +2,22 @@
 # Runs every GPU test of splice on the GPU host, in one go, from the repo root of a checkout
 # with gpu-bundle/splice-gpu.tar.xz (made by scripts/gpu_test) beside it:
 #   1. the GPU unit tests (unit_cuda's Gpu* suites: kernels against the CPU backend, the
-#      backend end to end: no cudaMalloc on a repeated call, a bad index leaves the CPU's state);
+#      backend end to end: no cudaMalloc on a repeated call, a bad index leaves the CPU's state,
+#      CUDA graphs recorded once and replayed with the results of a session without them);
 #   2. the conformance suite with SPLICE_TEST_DEVICE=cuda (every case's outputs, mutated
 #      inputs and state after every call against PyTorch's, with the GPU's float bounds,
-#      docs/cuda.md): the planned route, and the naive-plan, engine-file and cache routes;
-#   3. compute-sanitizer memcheck on a few cases and the backend tests.
+#      docs/cuda.md): the planned route, the naive-plan, engine-file and cache routes, and the
+#      two CUDA-graph routes (graphs off; every call replayed from a recording);
+#   3. compute-sanitizer: memcheck on a few cases (graphs on, off and replayed) and the backend
+#      tests; racecheck on cases whose kernels use shared memory (attention, norms, softmax,
+#      reductions, scans, index writes).
 # Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when another one
-# fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,MEMCHECK}_SECONDS: 300, 200,
-# 200, 60 by default; next to the conformance runs the unit tests took over 130 s). The unit
-# tests and both conformance runs go at the same time, then the two memcheck runs: device time
-# is the scarce thing, and the host's 16 cores and the GPU's memory hold them all at once. The
-# summary is always written, and the exit status is 0 only when every step passed.
+# fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,GRAPHS,SANITIZER}_SECONDS:
+# 300, 200, 200, 200, 120 by default; next to the conformance runs the unit tests took over
+# 130 s). The unit tests and the conformance runs go at the same time, then the sanitizer
+# runs: device time is the scarce thing, and the host's 16 cores and the GPU's memory hold them
+# all at once. The summary is always written, and the exit status is 0 only when every step
+# passed.
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -83,18 +88,37 @@ step conformance_cuda "${GPU_RUN_CONFORMANCE_SECONDS:-200}" \
 step conformance_cuda_routes "${GPU_RUN_ROUTES_SECONDS:-200}" \
   env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" \
   --gtest_filter='ConformanceNaive.*:ConformanceEngine.*:ConformanceCache.*' &
+step conformance_cuda_replay "${GPU_RUN_GRAPHS_SECONDS:-200}" \
+  env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='ConformanceReplay.*' &
+step conformance_cuda_graphs_off "${GPU_RUN_GRAPHS_SECONDS:-200}" \
+  env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='ConformanceGraphsOff.*' &
 wait
-finish gpu_unit conformance_cuda conformance_cuda_routes
+finish gpu_unit conformance_cuda conformance_cuda_routes conformance_cuda_replay \
+  conformance_cuda_graphs_off
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then
-  cases='Conformance.kv_cache_reads_old_state_default:Conformance.embedding_default'
-  cases="$cases:Conformance.f_kv_index_copy_two_positions_default:Conformance.rotary_halves_into_empty_like_default"
-  step memcheck "${GPU_RUN_MEMCHECK_SECONDS:-60}" \
-    env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/conformance" --gtest_filter="$cases" &
-  step memcheck_backend "${GPU_RUN_MEMCHECK_SECONDS:-60}" \
-    "$sanitizer" --tool memcheck --error-exitcode 3 "$root/bin/unit_cuda" --gtest_filter='GpuBackend.*' &
+  # gtest filter of the same case names in each of the given route suites.
+  in_routes() {
+    local names=$1 filter="" route name
+    shift
+    for route in "$@"; do
+      for name in $names; do filter="$filter${filter:+:}$route.$name"; done
+    done
+    echo "$filter"
+  }
+  memcheck_cases="kv_cache_reads_old_state_default embedding_default f_kv_index_copy_two_positions_default rotary_halves_into_empty_like_default hf_llama_static_cache_default"
+  racecheck_cases="attn_causal_default attn_gqa_bf16_default attn_decode_q1_mask_default attn_float_mask_default layer_norm_default x2_rms_norm_default softmax_default log_softmax_default sum_default var_mean_default argmax_default cumsum_default m_sort_topk_default index_put_accumulate_default w_index_put_accumulate_dups_default"
+  seconds=${GPU_RUN_SANITIZER_SECONDS:-120}
+  step memcheck "$seconds" env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool memcheck \
+    --error-exitcode 3 "$root/bin/conformance" \
+    --gtest_filter="$(in_routes "$memcheck_cases" Conformance ConformanceGraphsOff ConformanceReplay)" &
+  step memcheck_backend "$seconds" "$sanitizer" --tool memcheck --error-exitcode 3 \
+    "$root/bin/unit_cuda" --gtest_filter='GpuBackend.*:GpuGraphs.*' &
+  step racecheck "$seconds" env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool racecheck \
+    --error-exitcode 3 "$root/bin/conformance" \
+    --gtest_filter="$(in_routes "$racecheck_cases" ConformanceGraphsOff)" &
   wait
-  finish memcheck memcheck_backend
+  finish memcheck memcheck_backend racecheck
 else
   failed=1
   say "FAILED  memcheck (no compute-sanitizer)"

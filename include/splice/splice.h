@@ -88,6 +88,11 @@ struct LoadOptions {
   // Host threads for this model's kernels (each model has its own pool); 0 = all cores.
   int threads = 0;
   PlanMode plan_mode = PlanMode::kPlanned;
+  // Record each session's calls as CUDA graphs and replay them (docs/cuda.md, "CUDA graphs");
+  // only the cuda backend records. A call is recorded the second time a session runs it with
+  // the same symbol values (the first compiles its kernels) and replayed from then on; results
+  // are the same as without graphs.
+  bool cuda_graphs = true;
   // Engine cache for .pt2 loads: compiled engines are kept here by a key over the whole
   // program, its weights, the options and the engine format (docs/engine.md). Empty: plan
   // in memory every time.
@@ -96,6 +101,14 @@ struct LoadOptions {
 
 // $XDG_CACHE_HOME/splice, else ~/.cache/splice.
 std::string default_cache_dir();
+
+// What a session did with CUDA graphs so far (LoadOptions::cuda_graphs).
+struct GraphStats {
+  int64_t recorded = 0;  // calls recorded as a graph
+  int64_t replayed = 0;  // calls that ran as a replay (a recorded call counts here too)
+  int64_t refused = 0;   // shapes that cannot be recorded
+  std::string refusal;   // why the last refused one cannot
+};
 
 class Session;
 
@@ -150,6 +163,8 @@ class Session {
   Result<void> set_state(const std::string& name, const TensorArg& value);
   // Restores every buffer to the archive's value.
   Result<void> reset_state();
+  // CUDA graph counts of this session (all zero on the CPU or with cuda_graphs off).
+  GraphStats graph_stats() const;
 
   ~Session();
   Session(Session&&) noexcept;

@@ -44,6 +44,13 @@ class SessionContext {
   virtual ~SessionContext() = default;
 };
 
+// A call recorded on a session's queue instead of run (a CUDA graph): replaying it queues the
+// same work on the same memory again.
+class RecordedCall {
+ public:
+  virtual ~RecordedCall() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -82,6 +89,30 @@ class Backend {
 
   // Waits until the session's queued work is done and reports a failure it recorded.
   virtual Result<void> synchronize(SessionContext& session) const { return ok_result(); }
+
+  // Recording calls (docs/cuda.md, "CUDA graphs"). A backend that can record a session's
+  // queued work and replay it says so; the runtime then records a call once its kernels are
+  // warm and replays it for later calls of the same shapes.
+  virtual bool records_calls() const { return false; }
+  // Starts recording `session`'s queue: work queued from now on is recorded, not run. Until
+  // end_recording, every allocation this thread makes on the backend is also appended to
+  // `keep`, so the memory the recording names stays its own (nothing else is handed it while
+  // the caller keeps `keep`). Anything that must wait for the device (a copy to the host, a
+  // buffer that grows) fails while recording, and so does copying from the host.
+  virtual Result<void> begin_recording(SessionContext& session,
+                                       std::vector<std::shared_ptr<Storage>>* keep) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
+  }
+  // Ends the recording begin_recording started (always call it once that succeeded, also when
+  // the call failed): the recorded call, or an Error saying why it cannot be replayed.
+  virtual Result<std::unique_ptr<RecordedCall>> end_recording(SessionContext& session) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
+  }
+  // Queues a recorded call of this session again. False (nothing queued) when it went stale:
+  // memory it names was given up since (a session buffer grew), so it must be recorded again.
+  virtual Result<bool> replay(SessionContext& session, const RecordedCall& call) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
+  }
 
  protected:
   // Builds the lookup table and the Target from the backend's kernels (one per op).

@@ -15,6 +15,7 @@
 #include "plan/cache.h"
 #include "plan/engine_file.h"
 #include "runtime/executor.h"
+#include "runtime/recorded_calls.h"
 #include "splice/splice.h"
 #include "support/checked_math.h"
 #include "support/file_identity.h"
@@ -132,6 +133,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
     prepare.mode = mode;
     SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
                             runtime::prepare(std::move(program), prepare, std::move(planned)));
+    impl.record_calls = options.cuda_graphs;
     Model model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
     model.cache_note_ = std::move(cache_note);
     return model;
@@ -199,6 +201,10 @@ Result<void> Session::reset_state() {
                   [&]() -> Result<void> { return runtime::reset_session_state(*model_, *state_); });
 }
 
+GraphStats Session::graph_stats() const {
+  return state_->recordings != nullptr ? state_->recordings->stats : GraphStats{};
+}
+
 Result<HostTensor> Session::state(const std::string& name) const {
   return no_throw("reading state", [&]() -> Result<HostTensor> {
     auto it = state_->buffers.find(name);
@@ -225,6 +231,8 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
                 std::move(storage));
     SPLICE_TRY(b.copy(copy, borrowed, state_->backend_session.get()));
     SPLICE_TRY(b.synchronize(*state_->backend_session));
+    // Recordings read the buffer they were recorded with: record again with the new one.
+    runtime::forget_recordings(*state_);
     it->second = std::move(copy);
     return ok_result();
   });

@@ -21,6 +21,7 @@
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
 #include "runtime/node_exec.h"
+#include "runtime/recorded_calls.h"
 #include "tensor/convert.h"
 #include "tensor/indexing.h"
 
@@ -747,7 +748,8 @@ Result<void> reset_session_state(const detail::ModelImpl& model, detail::Session
     SPLICE_ASSIGN_OR_RETURN(state.backend_session,
                             model.backend->open_session(*model.backend_model));
   }
-  state.buffers.clear();
+  std::map<std::string, Tensor, std::less<>> buffers;
+  bool replaced = false;
   for (const auto& spec : model.program.signature.inputs) {
     if (spec.kind != ir::InputKind::kBuffer) continue;
     auto it = model.weights.find(spec.target);
@@ -756,13 +758,31 @@ Result<void> reset_session_state(const detail::ModelImpl& model, detail::Session
     // updates in place gets this session's own copy, once.
     Tensor t = it->second;
     if (model.state_written_in_place.count(spec.target)) {
-      SPLICE_ASSIGN_OR_RETURN(auto storage, model.backend->allocate(t.nbytes()));
-      Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+      // The session's copy is reset in place when it has one, so recorded calls, which name
+      // its memory, stay valid.
+      auto own = state.buffers.find(spec.target);
+      const bool reusable = own != state.buffers.end() && own->second.storage() != t.storage() &&
+                            own->second.dtype() == t.dtype() && own->second.sizes() == t.sizes() &&
+                            own->second.is_contiguous();
+      Tensor copy;
+      if (reusable) {
+        copy = own->second;
+      } else {
+        SPLICE_ASSIGN_OR_RETURN(auto storage, model.backend->allocate(t.nbytes()));
+        copy = Tensor(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+        replaced = true;
+      }
       SPLICE_TRY(model.backend->copy(copy, t, state.backend_session.get()));
       t = std::move(copy);
+    } else if (auto own = state.buffers.find(spec.target);
+               own == state.buffers.end() || own->second.storage() != t.storage()) {
+      replaced = true;
     }
-    state.buffers[spec.target] = std::move(t);
+    buffers[spec.target] = std::move(t);
   }
+  // Recordings read the buffers they were recorded with: if any of them changed, drop them.
+  if (replaced) forget_recordings(state);
+  state.buffers = std::move(buffers);
   return ok_result();
 }
 
@@ -772,25 +792,10 @@ Result<detail::SessionState> open_session_state(const detail::ModelImpl& model) 
   return state;
 }
 
-Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
-                            detail::SessionState& state, CallStats* stats) {
-  const ir::Program& program = model.program;
-  if (state.backend_session == nullptr)
-    return make_error(ErrorKind::kInternal, "execute: the session state was not opened");
-  Call call(model, state, stats);
-  Frame& f = call.frame();
-  SPLICE_ASSIGN_OR_RETURN(
-      auto bound, bind_inputs(program, user_inputs, model.weights, state.buffers, f.symbols));
-  // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
-  SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
-  for (auto& [value, tensor] : bound) {
-    // A caller's host tensor goes to the backend's device once per call.
-    SPLICE_ASSIGN_OR_RETURN(Tensor t,
-                            to_backend(*model.backend, state.backend_session.get(), tensor));
-    f.at(value) = std::move(t);
-  }
-  SPLICE_TRY(call.run_steps());
+namespace {
 
+// The call's results from the frame after its last step.
+Result<CallOutputs> collect_outputs(const ir::Program& program, const Frame& f) {
   CallOutputs result;
   const auto& outs = program.graph.outputs();
   const auto& specs = program.signature.outputs;
@@ -808,6 +813,91 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
         break;
     }
   }
+  return result;
+}
+
+// Runs the call's steps as a recording and then replays it once (runtime/recorded_calls.h).
+// Returns nullopt when the call cannot be recorded (the entry then says why): nothing of it
+// ran, and the caller runs it without a recording.
+Result<std::optional<CallOutputs>> record_call(
+    const detail::ModelImpl& model, detail::SessionState& state, Call& call, RecordedEntry& entry,
+    std::vector<std::pair<const Value*, Tensor>> inputs) {
+  backend::SessionContext& session = *state.backend_session;
+  std::vector<std::shared_ptr<Storage>> keep;
+  SPLICE_TRY(model.backend->begin_recording(session, &keep));
+  auto ran = [&]() -> Result<CallOutputs> {
+    SPLICE_TRY(call.run_steps());
+    return collect_outputs(model.program, call.frame());
+  }();
+  auto recorded = model.backend->end_recording(session);
+  std::string why;
+  if (!ran.ok()) {
+    why = ran.error().message();
+  } else if (!recorded.ok()) {
+    why = recorded.error().message();
+  } else {
+    why = replay_blocker(model, state, *ran);
+  }
+  GraphStats& stats = state.recordings->stats;
+  if (!why.empty()) {
+    entry.refused = why;
+    ++stats.refused;
+    stats.refusal = std::move(why);
+    return std::optional<CallOutputs>{};
+  }
+  keep_session_memory(state, keep);
+  for (const auto& [value, t] : inputs) keep.push_back(t.storage());
+  entry.call = std::move(*recorded);
+  entry.inputs = std::move(inputs);
+  entry.outputs = std::move(*ran);
+  entry.keep = std::move(keep);
+  ++stats.recorded;
+  // Recording ran nothing: this call's results come from the first replay.
+  SPLICE_ASSIGN_OR_RETURN(bool replayed, model.backend->replay(session, *entry.call));
+  SPLICE_CHECK_OR_RETURN(replayed, ErrorKind::kInternal, "a call went stale as it was recorded");
+  ++stats.replayed;
+  SPLICE_TRY(model.backend->synchronize(session));
+  return std::optional<CallOutputs>{entry.outputs};
+}
+
+}  // namespace
+
+Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
+                            detail::SessionState& state, CallStats* stats) {
+  const ir::Program& program = model.program;
+  if (state.backend_session == nullptr)
+    return make_error(ErrorKind::kInternal, "execute: the session state was not opened");
+  Call call(model, state, stats);
+  Frame& f = call.frame();
+  SPLICE_ASSIGN_OR_RETURN(
+      auto bound, bind_inputs(program, user_inputs, model.weights, state.buffers, f.symbols));
+  // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
+  SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
+  // A call whose steps are recorded (stats want every step, so those calls run them).
+  RecordedEntry* entry = stats == nullptr ? recording_for(model, state, f.symbols) : nullptr;
+  if (entry != nullptr && entry->call != nullptr) {
+    SPLICE_ASSIGN_OR_RETURN(bool replayed, replay_recorded(model, state, *entry, bound));
+    if (replayed) return entry->outputs;
+    *entry = RecordedEntry{};  // stale: run once more without it, then record again
+  }
+  std::vector<std::pair<const Value*, Tensor>> uploaded;
+  for (auto& [value, tensor] : bound) {
+    // A caller's host tensor goes to the backend's device once per call.
+    SPLICE_ASSIGN_OR_RETURN(Tensor t,
+                            to_backend(*model.backend, state.backend_session.get(), tensor));
+    if (t.storage() != tensor.storage()) uploaded.emplace_back(value, t);
+    f.at(value) = std::move(t);
+  }
+  if (entry != nullptr && entry->calls_run > 0 && entry->refused.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(auto recorded,
+                            record_call(model, state, call, *entry, std::move(uploaded)));
+    if (recorded) return std::move(*recorded);
+    // Nothing ran while recording: run the call again, now step by step.
+    return execute(model, user_inputs, state, stats);
+  }
+  if (entry != nullptr) ++entry->calls_run;
+  SPLICE_TRY(call.run_steps());
+  SPLICE_ASSIGN_OR_RETURN(CallOutputs result, collect_outputs(program, f));
   // Everything the call queued is done (and any failure a kernel recorded is reported) before
   // its results are read.
   SPLICE_TRY(model.backend->synchronize(*state.backend_session));

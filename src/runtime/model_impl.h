@@ -17,6 +17,10 @@
 #include "ir/program.h"
 #include "plan/plan.h"
 
+namespace splice::runtime {
+struct CallRecordings;  // runtime/recorded_calls.h
+}  // namespace splice::runtime
+
 namespace splice::detail {
 
 // Where one kernel argument (or one element of a list argument) comes from at run time: a
@@ -72,6 +76,9 @@ struct ModelImpl {
   ir::Program program;
   plan::Plan plan;
   const backend::Backend* backend = nullptr;
+  // Whether sessions record their calls and replay them (CUDA graphs; runtime/recorded_calls.h)
+  // when the backend can.
+  bool record_calls = false;
   // The model's context on the backend (the CPU's thread pool), shared by its sessions.
   std::shared_ptr<backend::ModelContext> backend_model;
   // kernels[i] runs program.graph.nodes()[i]; nullptr for nodes the runtime evaluates itself
@@ -117,6 +124,9 @@ struct SessionState {
   std::vector<std::shared_ptr<Storage>> workspace;
   // The session's execution context on the model's backend.
   std::unique_ptr<backend::SessionContext> backend_session;
+  // Its recorded calls; declared after backend_session so they go first (a recording is
+  // destroyed while its session's stream still exists).
+  std::shared_ptr<runtime::CallRecordings> recordings;
   // Per node position: its kernel arguments, copied from NodeExec::args once and patched in
   // place by each call (tensor arguments reuse their shape vectors, so the steady state does not
   // allocate). Tensors in them are released at the end of every call: a session never holds

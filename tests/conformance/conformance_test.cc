@@ -94,6 +94,10 @@ enum class Route {
   kNaive,    // the baseline plan: every write copies its base, no buffer reuse
   kEngine,   // splice compile → engine file → load
   kCache,    // through the engine cache: a miss that builds, then the hit that is run
+  // On the GPU only (the CPU records no calls):
+  kGraphsOff,  // planned, with CUDA graphs off (every other route has them on)
+  kReplay,     // planned; every call run once, the state reset, then every call again, each
+               // now a recording or a replay of one (runtime/recorded_calls.h)
 };
 
 // A scratch folder for this process's engines and cache entries. The path lives on the heap
@@ -139,6 +143,10 @@ Result<Model> load_model(const fs::path& dir, Route route) {
   options.device = test_device();
   switch (route) {
     case Route::kPlanned:
+    case Route::kReplay:
+      return Model::load(pt2, options);
+    case Route::kGraphsOff:
+      options.cuda_graphs = false;
       return Model::load(pt2, options);
     case Route::kNaive:
       options.plan_mode = PlanMode::kNaive;
@@ -182,6 +190,20 @@ void run_case(const fs::path& dir, Route route) {
   Session session = model->open_session().value();
   const int calls = call_count(dir);
   ASSERT_GT(calls, 0) << "no recorded calls in " << dir;
+  if (route == Route::kReplay) {
+    // The first pass makes every call's shapes known to the session; its results are checked
+    // by the other routes.
+    for (int k = 0; k < calls; ++k) {
+      TensorMap inputs = read_or_fail(dir / fmt::format("call{}.inputs.safetensors", k));
+      std::map<std::string, TensorArg> args;
+      for (auto& [name, t] : inputs)
+        args.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+      (void)session.run(args);
+    }
+    ASSERT_TRUE(session.reset_state().ok());
+  }
+  const GraphStats before = session.graph_stats();
+  int succeeded = 0;
   for (int k = 0; k < calls; ++k) {
     SCOPED_TRACE(fmt::format("call {}", k));
     TensorMap inputs = read_or_fail(dir / fmt::format("call{}.inputs.safetensors", k));
@@ -201,6 +223,7 @@ void run_case(const fs::path& dir, Route route) {
       continue;
     }
     ASSERT_TRUE(result.ok()) << result.error().message();
+    ++succeeded;
     TensorMap expected = read_or_fail(dir / fmt::format("call{}.outputs.safetensors", k));
 
     TensorMap actual;
@@ -234,6 +257,15 @@ void run_case(const fs::path& dir, Route route) {
         EXPECT_TRUE(diff.empty()) << "buffer " << name << " after the call: " << diff;
       }
     }
+  }
+  if (route == Route::kReplay) {
+    const GraphStats after = session.graph_stats();
+    // Unless the program cannot be recorded (it waits for the device midway), the second pass
+    // ran every call as a replay.
+    if (after.refused == 0)
+      EXPECT_EQ(after.replayed - before.replayed, succeeded) << "calls that were not replayed";
+    else
+      ::testing::Test::RecordProperty("graphs_refused", after.refusal);
   }
 }
 
@@ -356,12 +388,19 @@ int main(int argc, char** argv) {
     const std::pair<const char*, Route> routes[] = {{"Conformance", Route::kPlanned},
                                                     {"ConformanceNaive", Route::kNaive},
                                                     {"ConformanceEngine", Route::kEngine},
-                                                    {"ConformanceCache", Route::kCache}};
-    for (const auto& [suite, route] : routes)
+                                                    {"ConformanceCache", Route::kCache},
+                                                    {"ConformanceGraphsOff", Route::kGraphsOff},
+                                                    {"ConformanceReplay", Route::kReplay}};
+    for (const auto& [suite, route] : routes) {
+      // CUDA graphs exist only on the GPU: on the CPU these two routes would repeat kPlanned.
+      if ((route == Route::kGraphsOff || route == Route::kReplay) &&
+          splice::testing::test_device() != "cuda")
+        continue;
       ::testing::RegisterTest(suite, name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                               [dir, route = route]() -> ::testing::Test* {
                                 return new splice::testing::CaseTest(dir, route);
                               });
+    }
   }
   return RUN_ALL_TESTS();
 }

@@ -14,6 +14,7 @@ namespace splice::cuda {
 namespace {
 
 thread_local cudaStream_t t_current_stream = nullptr;
+thread_local std::vector<std::shared_ptr<Storage>>* t_recording_keep = nullptr;
 
 struct Cache {
   std::mutex mutex;
@@ -60,9 +61,20 @@ struct BlockOwner {
   }
 };
 
+// cudaMalloc while this thread records: allowed for this one call (relaxed capture mode), since
+// the allocation is made once, now, and is not part of what the graph replays.
+Result<void*> malloc_while_recording(size_t bytes) {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  auto ptr = device_malloc(bytes, "a tensor");
+  (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  return ptr;
+}
+
 }  // namespace
 
 void set_current_stream(cudaStream_t stream) { t_current_stream = stream; }
+void set_recording_keep(std::vector<std::shared_ptr<Storage>>* keep) { t_recording_keep = keep; }
 cudaStream_t current_stream() { return t_current_stream; }
 
 Result<std::shared_ptr<Storage>> allocate_device_storage(size_t bytes, Device device) {
@@ -77,7 +89,10 @@ Result<std::shared_ptr<Storage>> allocate_device_storage(size_t bytes, Device de
       it->second.pop_back();
     }
   }
-  if (ptr == nullptr) {
+  if (ptr == nullptr && t_recording_keep != nullptr) {
+    // No trimming and retrying here: that waits for the device, which a recording cannot.
+    SPLICE_ASSIGN_OR_RETURN(ptr, malloc_while_recording(rounded));
+  } else if (ptr == nullptr) {
     auto fresh = device_malloc(rounded, "a tensor");
     if (!fresh.ok()) {
       // Memory held in free lists may be what is missing: give it back and try once more.
@@ -90,7 +105,9 @@ Result<std::shared_ptr<Storage>> allocate_device_storage(size_t bytes, Device de
   auto owner = std::make_shared<BlockOwner>();
   owner->ptr = ptr;
   owner->bytes = rounded;
-  return Storage::adopt(ptr, bytes, std::move(owner), device);
+  auto storage = Storage::adopt(ptr, bytes, std::move(owner), device);
+  if (t_recording_keep != nullptr) t_recording_keep->push_back(storage);
+  return storage;
 }
 
 void release_stream(cudaStream_t stream) {

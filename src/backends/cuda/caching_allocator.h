@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "support/error.h"
 #include "tensor/tensor.h"
@@ -31,6 +32,12 @@ cudaStream_t current_stream();
 // every tensor has an address) on `device`, owned by the returned Storage: when its last view
 // goes, the block returns to the free list of the stream current at that moment.
 Result<std::shared_ptr<Storage>> allocate_device_storage(size_t bytes, Device device);
+
+// While set (non-null), every allocation this thread makes is also appended to `keep`, and a
+// cudaMalloc it needs runs in the relaxed capture mode: a call being recorded into a CUDA graph
+// allocates memory that the graph then names, so the memory must stay the recording's (the
+// caller keeps `keep` as long as the graph) and its cudaMalloc is not part of the graph.
+void set_recording_keep(std::vector<std::shared_ptr<Storage>>* keep);
 
 // Frees every cached block of `stream`'s free list (the stream must be idle: the caller
 // synchronized it), and makes later frees on this thread go to the no-session list.

@@ -5,9 +5,11 @@
 // generated copy kernel on the device (or the CPU's strided copy on the host).
 #include "backends/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "backends/cuda/caching_allocator.h"
+#include "backends/cuda/call_recording.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_kernels.h"
@@ -68,6 +70,9 @@ class CudaBackend final : public backend::Backend {
       s->make_current();
     }
     const cudaStream_t stream = s != nullptr ? s->stream() : nullptr;
+    if (s != nullptr && (dst.is_host() || src.is_host()) && is_recording(stream))
+      return make_error(ErrorKind::kBackend,
+                        "a copy between the host and the device cannot be part of a CUDA graph");
     SPLICE_TRY(copy_on(dst, src, stream, s));
     // Without a session nobody synchronizes later: finish now.
     if (s == nullptr) SPLICE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -99,6 +104,23 @@ class CudaBackend final : public backend::Backend {
     s->make_current();
     SPLICE_CUDA_CHECK(cudaStreamSynchronize(s->stream()));
     return s->take_device_failure("a kernel of this call");
+  }
+
+  bool records_calls() const override { return true; }
+  Result<void> begin_recording(backend::SessionContext& session,
+                               std::vector<std::shared_ptr<Storage>>* keep) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::begin_recording(*s, keep);
+  }
+  Result<std::unique_ptr<backend::RecordedCall>> end_recording(
+      backend::SessionContext& session) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::end_recording(*s);
+  }
+  Result<bool> replay(backend::SessionContext& session,
+                      const backend::RecordedCall& call) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::replay(*s, call);
   }
 
  private:
@@ -198,7 +220,15 @@ Result<void> CudaSession::take_device_failure(std::string_view context) {
   SPLICE_ASSIGN_OR_RETURN(auto failure, error_word_.read(stream_));
   if (!failure) return ok_result();
   SPLICE_TRY(error_word_.clear(stream_));
+  if (failure->site > 0 && static_cast<size_t>(failure->site) <= site_ops_.size())
+    return failure_error(*failure, site_ops_[static_cast<size_t>(failure->site) - 1]);
   return failure_error(*failure, context);
+}
+
+int64_t CudaSession::recording_site(std::string_view op) {
+  auto it = std::find(site_ops_.begin(), site_ops_.end(), op);
+  if (it == site_ops_.end()) it = site_ops_.insert(site_ops_.end(), std::string(op));
+  return static_cast<int64_t>(it - site_ops_.begin()) + 1;
 }
 
 void CudaSession::make_current() const {

@@ -14,6 +14,9 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "backends/backend.h"
 #include "backends/cuda/device_memory.h"
@@ -23,6 +26,14 @@
 #include "backends/cuda/matmul.h"
 
 namespace splice::cuda {
+
+// The blocks a session owns that its kernels use besides their tensors (scratch, the launcher
+// workspace): a recorded call is valid only while they stay where they were.
+struct SessionBlocks {
+  const void* scratch = nullptr;
+  const void* workspace = nullptr;
+  bool operator==(const SessionBlocks&) const = default;
+};
 
 // A session's execution context on the GPU.
 class CudaSession final : public backend::SessionContext {
@@ -42,12 +53,17 @@ class CudaSession final : public backend::SessionContext {
   Result<KernelScratch> scratch(size_t bytes);
   // A LaunchContext on this session's stream with its error word and workspace.
   LaunchContext launch() { return {stream_, error_word_.device(), 0, &workspace_}; }
+  // The site a checked launch of `op` records a failure under while the stream is being
+  // recorded. A recorded call's checks are read when the call ends, not after each launch (that
+  // would wait for the device inside the recording), so the site is what names the op then.
+  int64_t recording_site(std::string_view op);
   // Reads the error word (waits for the stream): the first device-side check that failed
   // since the last read, as the CPU backend's Error (prefixed with `context`); the word is
   // cleared for the next call.
   Result<void> take_device_failure(std::string_view context);
   // Makes this session's stream the one the caching allocator keys this thread's memory by.
   void make_current() const;
+  SessionBlocks blocks() const { return {scratch_.data(), workspace_.data()}; }
 
  private:
   CudaSession() = default;
@@ -58,6 +74,7 @@ class CudaSession final : public backend::SessionContext {
   DeviceBuffer scratch_;
   DeviceBuffer matmul_workspace_;
   std::unique_ptr<MatmulRunner> matmul_;
+  std::vector<std::string> site_ops_;  // recording_site(op) - 1 -> op
 };
 
 // The CUDA session of a kernel call (kInternal when the call came from another backend's

@@ -71,7 +71,9 @@ Result<Outputs> run_cuda_kernel(const KernelCall& call, std::string_view op,
   session->make_current();
   Ctx ctx(call, *session, op);
   auto out = impl(ctx, args);
-  if (ctx.checked()) {
+  // A recorded call cannot wait for the device here: its checks are read when it ends
+  // (call_recording.h).
+  if (ctx.checked() && !is_recording(session->stream())) {
     // A device-side check of this node failed: report it now (the CPU backend stops at the
     // failing node too), in the CPU kernel's words, prefixed with the op.
     auto failure = session->take_device_failure(op);

@@ -63,6 +63,8 @@ class Workspace {
   // At least `bytes` of device memory, 256-byte aligned, valid until the next reserve().
   Result<void*> reserve(size_t bytes, cudaStream_t stream);
   size_t capacity() const { return buffer_.size(); }
+  // The current block (nullptr before the first reserve): a recorded call names it.
+  void* data() const { return buffer_.data(); }
 
  private:
   DeviceBuffer buffer_;

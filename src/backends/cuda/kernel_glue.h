@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/args.h"
+#include "backends/cuda/call_recording.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_tensor.h"
 #include "backends/kernel_abi.h"
@@ -34,10 +35,13 @@ class Ctx {
   CudaSession& session() { return session_; }
   cudaStream_t stream() const { return session_.stream(); }
   // The session's launch context; `checked` says the launch may record a device-side failure,
-  // which the entry then reads before returning (a stream sync).
+  // which the entry then reads before returning (a stream sync) — or, while the call is being
+  // recorded as a CUDA graph, when the call ends, under a site that names the op.
   LaunchContext launch(bool checked = false) {
     checked_ = checked_ || checked;
-    return session_.launch();
+    LaunchContext ctx = session_.launch();
+    if (checked && is_recording(session_.stream())) ctx.site = session_.recording_site(op_);
+    return ctx;
   }
   bool checked() const { return checked_; }
   Result<KernelScratch> scratch(size_t bytes) { return session_.scratch(bytes); }

@@ -1,0 +1,62 @@
+// A session's recorded calls (recorded_calls.h).
+#include "runtime/recorded_calls.h"
+
+#include <algorithm>
+
+namespace splice::runtime {
+
+RecordedEntry* recording_for(const detail::ModelImpl& model, detail::SessionState& state,
+                             const SymBindings& symbols) {
+  if (!model.record_calls || !model.backend->records_calls()) return nullptr;
+  if (state.recordings == nullptr) state.recordings = std::make_shared<CallRecordings>();
+  auto& entries = state.recordings->entries;
+  auto it = entries.find(symbols);
+  if (it != entries.end()) return &it->second;
+  if (entries.size() >= kMaxRecordedShapes) return nullptr;
+  return &entries[symbols];
+}
+
+Result<bool> replay_recorded(const detail::ModelImpl& model, detail::SessionState& state,
+                             RecordedEntry& entry,
+                             const std::vector<std::pair<const ir::Value*, Tensor>>& bound) {
+  backend::SessionContext& session = *state.backend_session;
+  for (auto& [value, device] : entry.inputs) {
+    auto it =
+        std::find_if(bound.begin(), bound.end(), [&](const auto& b) { return b.first == value; });
+    SPLICE_CHECK_OR_RETURN(it != bound.end(), ErrorKind::kInternal,
+                           "a recorded call reads input '{}', which this call lacks",
+                           value->name());
+    SPLICE_TRY(model.backend->copy(device, it->second, &session));
+  }
+  SPLICE_ASSIGN_OR_RETURN(bool replayed, model.backend->replay(session, *entry.call));
+  if (!replayed) return false;
+  ++state.recordings->stats.replayed;
+  SPLICE_TRY(model.backend->synchronize(session));
+  return true;
+}
+
+std::string replay_blocker(const detail::ModelImpl& model, const detail::SessionState& state,
+                           const CallOutputs& outputs) {
+  for (const auto& [name, t] : outputs.new_buffers) {
+    auto it = state.buffers.find(name);
+    if (it == state.buffers.end() || it->second.storage() != t.storage())
+      return fmt::format(
+          "buffer '{}' gets a new tensor instead of being updated in place, and a replay would "
+          "read the old one",
+          name);
+  }
+  return "";
+}
+
+void keep_session_memory(const detail::SessionState& state,
+                         std::vector<std::shared_ptr<Storage>>& keep) {
+  for (const auto& storage : state.workspace)
+    if (storage) keep.push_back(storage);
+  for (const auto& [name, t] : state.buffers) keep.push_back(t.storage());
+}
+
+void forget_recordings(detail::SessionState& state) {
+  if (state.recordings != nullptr) state.recordings->entries.clear();
+}
+
+}  // namespace splice::runtime

@@ -1,0 +1,178 @@
+// CUDA graphs (runtime/recorded_calls.h): a session records a call once its shapes have run,
+// replays it after, and gives exactly the results of a session without graphs. Needs a GPU
+// (skips without one).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device_info.h"
+#include "splice/splice.h"
+#include "tensor/safetensors.h"
+
+namespace splice::cuda {
+namespace {
+
+std::string case_dir(const std::string& name) {
+  // SPLICE_TEST_SOURCE_DIR: the checkout the bundle runs against on the GPU host.
+  const char* root = std::getenv("SPLICE_TEST_SOURCE_DIR");
+  return std::string(root != nullptr && *root != '\0' ? root : SPLICE_SOURCE_DIR) +
+         "/tests/cases/" + name;
+}
+
+class GpuGraphs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!device_available()) GTEST_SKIP() << "no CUDA device";
+  }
+
+  static Session open(const std::string& name, bool graphs) {
+    LoadOptions options;
+    options.device = "cuda";
+    options.cuda_graphs = graphs;
+    auto model = Model::load(case_dir(name) + "/model.pt2", options);
+    EXPECT_TRUE(model.ok()) << model.error().message();
+    auto session = model->open_session();
+    EXPECT_TRUE(session.ok()) << session.error().message();
+    return std::move(*session);
+  }
+
+  static std::map<std::string, TensorArg> args(std::map<std::string, Tensor>& m) {
+    std::map<std::string, TensorArg> a;
+    for (auto& [name, t] : m) a.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+    return a;
+  }
+
+  // Runs one call on both sessions and expects byte-identical results.
+  static void run_both(Session& on, Session& off, std::map<std::string, Tensor>& inputs) {
+    auto a = on.run(args(inputs));
+    auto b = off.run(args(inputs));
+    ASSERT_TRUE(a.ok()) << a.error().message();
+    ASSERT_TRUE(b.ok()) << b.error().message();
+    ASSERT_EQ(a->outputs.size(), b->outputs.size());
+    for (size_t i = 0; i < a->outputs.size(); ++i) {
+      ASSERT_EQ(a->outputs[i].shape, b->outputs[i].shape);
+      ASSERT_EQ(a->outputs[i].bytes.size(), b->outputs[i].bytes.size());
+      EXPECT_EQ(std::memcmp(a->outputs[i].bytes.data(), b->outputs[i].bytes.data(),
+                            a->outputs[i].bytes.size()),
+                0)
+          << "output " << i << " differs with graphs on";
+    }
+  }
+
+  static void expect_same_state(const Session& on, const Session& off,
+                                const std::vector<std::string>& names) {
+    for (const auto& name : names) {
+      auto a = on.state(name), b = off.state(name);
+      ASSERT_TRUE(a.ok() && b.ok()) << name;
+      ASSERT_EQ(a->bytes.size(), b->bytes.size()) << name;
+      EXPECT_EQ(std::memcmp(a->bytes.data(), b->bytes.data(), a->bytes.size()), 0)
+          << "buffer " << name << " differs with graphs on";
+    }
+  }
+
+  static std::vector<std::string> buffers(const std::string& name) {
+    LoadOptions options;
+    options.device = "cuda";
+    return Model::load(case_dir(name) + "/model.pt2", options)->state_names();
+  }
+};
+
+// transformers' Llama with a static KV cache, one token per call at positions 0..15: the
+// position is a tensor (cache_position), read on the device, so all 16 calls share one
+// recording: call 0 runs step by step, call 1 is recorded, calls 1..15 are replays.
+TEST_F(GpuGraphs, DecodeLoopOverSixteenPositionsReplaysOneRecording) {
+  const std::string name = "hf_llama_static_cache.default";
+  Session on = open(name, true), off = open(name, false);
+  for (int64_t pos = 0; pos < 16; ++pos) {
+    SCOPED_TRACE(pos);
+    auto ids = Tensor::empty(DType::kInt64, {1, 1}).value();
+    auto position = Tensor::empty(DType::kInt64, {1}).value();
+    *ids.data<int64_t>() = 3 + (pos * 37) % 120;
+    *position.data<int64_t>() = pos;
+    std::map<std::string, Tensor> inputs{{"input_ids", ids}, {"cache_position", position}};
+    run_both(on, off, inputs);
+  }
+  const GraphStats stats = on.graph_stats();
+  EXPECT_EQ(stats.refused, 0) << stats.refusal;
+  EXPECT_EQ(stats.recorded, 1);
+  EXPECT_EQ(stats.replayed, 15);
+  expect_same_state(on, off, buffers(name));
+  const GraphStats none = off.graph_stats();
+  EXPECT_EQ(none.recorded + none.replayed + none.refused, 0);
+}
+
+// Shapes that change the symbols' values key their own recordings: a prefill of 2 tokens and
+// one of 3, each seen twice, are two recordings.
+TEST_F(GpuGraphs, EachShapeGetsItsOwnRecording) {
+  const std::string name = "hf_llama_static_cache.default";
+  Session on = open(name, true), off = open(name, false);
+  int64_t pos = 0;
+  for (int64_t len : {2, 2, 3, 3, 2}) {
+    SCOPED_TRACE(len);
+    auto ids = Tensor::empty(DType::kInt64, {1, len}).value();
+    auto position = Tensor::empty(DType::kInt64, {len}).value();
+    for (int64_t i = 0; i < len; ++i) {
+      ids.data<int64_t>()[i] = 3 + (pos * 11) % 120;
+      position.data<int64_t>()[i] = pos++;
+    }
+    std::map<std::string, Tensor> inputs{{"input_ids", ids}, {"cache_position", position}};
+    run_both(on, off, inputs);
+  }
+  const GraphStats stats = on.graph_stats();
+  EXPECT_EQ(stats.refused, 0) << stats.refusal;
+  EXPECT_EQ(stats.recorded, 2);
+  EXPECT_EQ(stats.replayed, 3);
+  expect_same_state(on, off, buffers(name));
+}
+
+// A write position read with .item() is a host symbol: the call waits for the device midway,
+// so it is never recorded, says why, and still runs exactly as without graphs.
+TEST_F(GpuGraphs, ItemPositionIsRefusedWithAReasonAndStillRuns) {
+  const std::string name = "kv_cache_item_slice.default";
+  Session on = open(name, true), off = open(name, false);
+  for (int call = 0; call < 3; ++call) {
+    auto r =
+        read_safetensors(case_dir(name) + "/call" + std::to_string(call) + ".inputs.safetensors");
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    run_both(on, off, *r);
+  }
+  const GraphStats stats = on.graph_stats();
+  EXPECT_EQ(stats.recorded, 0);
+  EXPECT_EQ(stats.refused, 1);
+  EXPECT_NE(stats.refusal.find("CUDA graph"), std::string::npos) << stats.refusal;
+  expect_same_state(on, off, buffers(name));
+}
+
+// set_state replaces a buffer that a recording reads: the session records again and the
+// results follow the new state.
+TEST_F(GpuGraphs, SetStateRecordsAgain) {
+  const std::string name = "hf_llama_static_cache.default";
+  Session on = open(name, true), off = open(name, false);
+  auto step = [&](int64_t pos) {
+    auto ids = Tensor::empty(DType::kInt64, {1, 1}).value();
+    auto position = Tensor::empty(DType::kInt64, {1}).value();
+    *ids.data<int64_t>() = 5 + pos;
+    *position.data<int64_t>() = pos;
+    std::map<std::string, Tensor> inputs{{"input_ids", ids}, {"cache_position", position}};
+    run_both(on, off, inputs);
+  };
+  for (int64_t pos = 0; pos < 3; ++pos) step(pos);
+  ASSERT_EQ(on.graph_stats().recorded, 1);
+  // Zero the first layer's key cache in both sessions.
+  auto cache = on.state("key_cache_0");
+  ASSERT_TRUE(cache.ok()) << cache.error().message();
+  std::vector<std::byte> zeros(cache->bytes.size());
+  const TensorArg zero{zeros.data(), cache->dtype, cache->shape};
+  ASSERT_TRUE(on.set_state("key_cache_0", zero).ok());
+  ASSERT_TRUE(off.set_state("key_cache_0", zero).ok());
+  for (int64_t pos = 3; pos < 6; ++pos) step(pos);
+  EXPECT_EQ(on.graph_stats().recorded, 2);
+  expect_same_state(on, off, buffers(name));
+}
+
+}  // namespace
+}  // namespace splice::cuda
