@@ -8,7 +8,9 @@
 #      inputs and state after every call against PyTorch's, with the GPU's float bounds,
 #      docs/cuda.md): the planned route, the naive-plan, engine-file and cache routes, and the
 #      two CUDA-graph routes (graphs off; every call replayed from a recording);
-#   3. compute-sanitizer: memcheck on a few cases (graphs on, off and replayed) and the backend
+#   3. transformers models (Llama, Qwen2, GPT-2, BERT, ...) exported on CUDA, run with
+#      `splice run --device cuda` against PyTorch on CUDA (scripts/gpu_hf_models.py);
+#   4. compute-sanitizer: memcheck on a few cases (graphs on, off and replayed) and the backend
 #      tests; racecheck on cases whose kernels use shared memory (attention, norms, softmax,
 #      reductions, scans, index writes).
 # Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when another one
@@ -64,11 +66,13 @@ step() {
   failed_n=$(grep -Eo '^\[  FAILED  \] [0-9]+ test' "$log" | grep -Eo '[0-9]+' | tail -n 1)
   local what="rc=$rc, ${took}s, passed ${passed:-?}, failed ${failed_n:-0}"
   [ "$rc" = 124 ] && what="$what, TIMED OUT after ${seconds}s"
+  # Not a gtest binary (a script): its last line is its summary.
+  [ -z "$passed" ] && what="$what: $(tail -n 1 "$log")"
   if [ "$rc" = 0 ]; then
     echo "ok      $name ($what)" >>"$notes"
   else
     echo "FAILED  $name ($what)" >>"$notes"
-    grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sort -u | head -n 40 | sed 's/^/          /' \
+    grep -E '^\[  FAILED  \] [A-Za-z]|^FAILED ' "$log" | sort -u | head -n 40 | sed 's/^/          /' \
       >>"$notes"
   fi
 }
@@ -88,13 +92,17 @@ step conformance_cuda "${GPU_RUN_CONFORMANCE_SECONDS:-200}" \
 step conformance_cuda_routes "${GPU_RUN_ROUTES_SECONDS:-200}" \
   env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" \
   --gtest_filter='ConformanceNaive.*:ConformanceEngine.*:ConformanceCache.*' &
+# transformers models exported on CUDA (scripts/gpu_hf_models.py): mostly export on the host's
+# CPUs, next to the GPU-bound steps.
+step hf_models "${GPU_RUN_HF_SECONDS:-300}" \
+  python3 scripts/gpu_hf_models.py --splice "$root/bin/splice" --out "$work/hf" --device cuda &
 step conformance_cuda_replay "${GPU_RUN_GRAPHS_SECONDS:-200}" \
   env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='ConformanceReplay.*' &
 step conformance_cuda_graphs_off "${GPU_RUN_GRAPHS_SECONDS:-200}" \
   env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='ConformanceGraphsOff.*' &
 wait
 finish gpu_unit conformance_cuda conformance_cuda_routes conformance_cuda_replay \
-  conformance_cuda_graphs_off
+  conformance_cuda_graphs_off hf_models
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then
   # gtest filter of the same case names in each of the given route suites.
