@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "splice/device.h"
 #include "splice/dtype.h"
 #include "splice/error.h"
 #include "splice/plan_mode.h"
@@ -45,6 +46,36 @@ struct TensorArg {
   void* data = nullptr;
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
+  // Where `data` lives: host memory (the default), or the GPU of a model loaded with device
+  // "cuda", where `data` is a device address that the call reads (and, for a mutated input,
+  // writes) without copying it to the host. Such an input must be ready on RunOptions::stream.
+  // (A state value for set_state is copied, from either.)
+  Device device = kHostDevice;
+};
+
+// A tensor splice returns in device memory (RunOptions::outputs_on_device): contiguous, on
+// `device`, complete when run() returns. `owner` keeps the memory; it is the caller's alone (a
+// copy made for it: later calls never write it), and it goes back to splice's allocator when the
+// last copy of `owner` is dropped, so finish the device work that reads it first.
+struct DeviceTensor {
+  Device device;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+  std::shared_ptr<const void> owner;
+
+  int64_t numel() const;
+};
+
+// How one call takes its inputs and gives its outputs.
+struct RunOptions {
+  // The CUDA stream (a cudaStream_t) the caller's device inputs are ready on: the call's work
+  // waits for what is queued on it so far (without blocking the host). nullptr: the inputs are
+  // ready now (the caller synchronized).
+  void* stream = nullptr;
+  // Return the user outputs as device tensors (RunResult::device_outputs) instead of host
+  // copies; on the CPU backend they are host memory (device kCPU).
+  bool outputs_on_device = false;
 };
 
 // A tensor splice returns: contiguous, owned by the caller (a plain value; copying it copies
@@ -68,10 +99,12 @@ struct HostTensor {
 // What one call returns. `outputs[N]` is the program's N-th user output (an int, float or bool
 // output as a 0-d int64/float64/bool tensor); `present[N]` is false where the program returns
 // None there. `mutated_inputs` holds, by input name, each user input the program mutates.
+// With RunOptions::outputs_on_device, `outputs` is empty and `device_outputs` holds them.
 struct RunResult {
   std::vector<HostTensor> outputs;
   std::vector<bool> present;
   std::map<std::string, HostTensor> mutated_inputs;
+  std::vector<DeviceTensor> device_outputs;
 };
 
 // Describes one user input as `run` expects it.
@@ -155,7 +188,8 @@ class Session {
  public:
   // Runs one call with the program's user inputs by name. Buffers the program mutates keep
   // their new values for the next call of this session.
-  Result<RunResult> run(const std::map<std::string, TensorArg>& inputs);
+  Result<RunResult> run(const std::map<std::string, TensorArg>& inputs,
+                        const RunOptions& options = {});
 
   // The current value of buffer `name` (a copy the caller owns).
   Result<HostTensor> state(const std::string& name) const;

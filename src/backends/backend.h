@@ -89,6 +89,9 @@ class Backend {
 
   // Waits until the session's queued work is done and reports a failure it recorded.
   virtual Result<void> synchronize(SessionContext& session) const { return ok_result(); }
+  // Makes the session's later work wait for what the caller queued so far on `queue` (a CUDA
+  // stream), without blocking the host: the caller's device inputs are ready there.
+  virtual Result<void> wait_for(SessionContext& session, void* queue) const { return ok_result(); }
 
   // Recording calls (docs/cuda.md, "CUDA graphs"). A backend that can record a session's
   // queued work and replay it says so; the runtime then records a call once its kernels are

@@ -59,7 +59,14 @@ Result<HostTensor> to_host(const detail::ModelImpl& model, detail::SessionState&
 // A Tensor that views the caller's memory without copying it, for the length of a call. It is
 // writable only when the program mutates that input in place (`writable`); every other input
 // is read-only, so no plan can write into memory the program only reads.
-Result<Tensor> borrow(const std::string& name, const TensorArg& arg, bool writable = false) {
+Result<Tensor> borrow(const std::string& name, const TensorArg& arg, bool writable = false,
+                      const backend::Backend* backend = nullptr) {
+  // Device memory is only readable by the backend that owns that device.
+  if (!arg.device.is_host() && (backend == nullptr || backend->device() != arg.device))
+    return make_error(
+        ErrorKind::kBadInput, "input '{}' is in {} memory, but the model runs on {}", name,
+        device_name(arg.device),
+        backend == nullptr ? std::string("the host") : device_name(backend->device()));
   auto numel = checked_numel(arg.shape);
   if (!numel)
     return make_error(ErrorKind::kBadInput, "input '{}' has an invalid shape {}", name,
@@ -73,13 +80,30 @@ Result<Tensor> borrow(const std::string& name, const TensorArg& arg, bool writab
   size_t nbytes = static_cast<size_t>(*total);
   if (arg.data == nullptr && nbytes > 0)
     return make_error(ErrorKind::kBadInput, "input '{}' has no data", name);
-  auto storage = Storage::borrow(arg.data, nbytes, nullptr, writable);
+  auto storage = Storage::borrow(arg.data, nbytes, nullptr, writable, arg.device);
   return Tensor(arg.dtype, arg.shape, contiguous_strides(arg.shape), 0, std::move(storage));
+}
+
+// A device copy of output t that the caller alone owns.
+Result<DeviceTensor> to_device_output(const detail::ModelImpl& model, detail::SessionState& state,
+                                      const Tensor& t) {
+  const backend::Backend& b = *model.backend;
+  SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(t.nbytes()));
+  Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, storage);
+  SPLICE_TRY(b.copy(copy, t, state.backend_session.get()));
+  DeviceTensor d;
+  d.device = storage->device();
+  d.dtype = t.dtype();
+  d.shape = t.sizes();
+  d.data = storage->device_data();
+  d.owner = std::move(storage);
+  return d;
 }
 
 }  // namespace
 
 int64_t HostTensor::numel() const { return shape_numel(shape); }
+int64_t DeviceTensor::numel() const { return shape_numel(shape); }
 
 std::string default_cache_dir() { return plan::default_cache_dir(); }
 
@@ -238,18 +262,33 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
   });
 }
 
-Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
+Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
+                               const RunOptions& options) {
   return no_throw("running a call", [&]() -> Result<RunResult> {
+    const backend::Backend& b = *model_->backend;
     runtime::TensorMap bound;
+    bool on_device = false;
     for (const auto& [name, arg] : inputs) {
-      SPLICE_ASSIGN_OR_RETURN(Tensor t,
-                              borrow(name, arg, model_->inputs_written_in_place.count(name) > 0));
+      SPLICE_ASSIGN_OR_RETURN(
+          Tensor t, borrow(name, arg, model_->inputs_written_in_place.count(name) > 0, &b));
+      on_device = on_device || !arg.device.is_host();
       bound.emplace(name, std::move(t));
     }
+    if (on_device && options.stream != nullptr)
+      SPLICE_TRY(b.wait_for(*state_->backend_session, options.stream));
     SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs, runtime::execute(*model_, bound, *state_));
     RunResult result;
     for (auto& o : outs.user_outputs) {
       result.present.push_back(o.has_value());
+      if (options.outputs_on_device) {
+        if (!o) {
+          result.device_outputs.emplace_back();
+          continue;
+        }
+        SPLICE_ASSIGN_OR_RETURN(DeviceTensor d, to_device_output(*model_, *state_, *o));
+        result.device_outputs.push_back(std::move(d));
+        continue;
+      }
       if (!o) {
         result.outputs.emplace_back();
         continue;
@@ -257,14 +296,23 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
       SPLICE_ASSIGN_OR_RETURN(HostTensor h, to_host(*model_, *state_, *o));
       result.outputs.push_back(std::move(h));
     }
+    if (options.outputs_on_device) SPLICE_TRY(b.synchronize(*state_->backend_session));
     for (auto& [name, t] : outs.mutated_inputs) {
       SPLICE_ASSIGN_OR_RETURN(HostTensor h, to_host(*model_, *state_, t));
       auto it = inputs.find(name);
+      auto caller = bound.find(name);
       // Written in place already when the new value is the caller's memory itself.
+      const bool written = caller != bound.end() && caller->second.device() == t.device() &&
+                           caller->second.device_data() == t.device_data();
       if (it != inputs.end() && it->second.data != nullptr && h.bytes.size() > 0 &&
-          it->second.dtype == h.dtype && it->second.shape == h.shape &&
-          !(t.is_host() && it->second.data == static_cast<void*>(t.raw_data())))
-        std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
+          it->second.dtype == h.dtype && it->second.shape == h.shape && !written) {
+        if (it->second.device.is_host()) {
+          std::memcpy(it->second.data, h.bytes.data(), h.bytes.size());
+        } else {
+          SPLICE_TRY(b.copy(caller->second, t, state_->backend_session.get()));
+          SPLICE_TRY(b.synchronize(*state_->backend_session));
+        }
+      }
       result.mutated_inputs.emplace(name, std::move(h));
     }
     for (auto& [name, t] : outs.new_buffers) {

@@ -816,6 +816,15 @@ Result<CallOutputs> collect_outputs(const ir::Program& program, const Frame& f) 
   return result;
 }
 
+// A new contiguous tensor on the model's device holding t.
+Result<Tensor> copy_to_new(const detail::ModelImpl& model, detail::SessionState& state,
+                           const Tensor& t) {
+  SPLICE_ASSIGN_OR_RETURN(auto storage, model.backend->allocate(t.nbytes()));
+  Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+  SPLICE_TRY(model.backend->copy(copy, t, state.backend_session.get()));
+  return copy;
+}
+
 // Runs the call's steps as a recording and then replays it once (runtime/recorded_calls.h).
 // Returns nullopt when the call cannot be recorded (the entry then says why): nothing of it
 // ran, and the caller runs it without a recording.
@@ -880,15 +889,22 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
     if (replayed) return entry->outputs;
     *entry = RecordedEntry{};  // stale: run once more without it, then record again
   }
+  const bool recording = entry != nullptr && entry->calls_run > 0 && entry->refused.empty();
   std::vector<std::pair<const Value*, Tensor>> uploaded;
   for (auto& [value, tensor] : bound) {
-    // A caller's host tensor goes to the backend's device once per call.
-    SPLICE_ASSIGN_OR_RETURN(Tensor t,
-                            to_backend(*model.backend, state.backend_session.get(), tensor));
+    // A caller's host tensor goes to the backend's device once per call; one already there is
+    // used in place — except by a call being recorded, whose replays must read tensors of
+    // their own (the caller's next tensor is elsewhere).
+    Tensor t;
+    if (recording && !tensor.storage()->owned() && tensor.device() == model.backend->device()) {
+      SPLICE_ASSIGN_OR_RETURN(t, copy_to_new(model, state, tensor));
+    } else {
+      SPLICE_ASSIGN_OR_RETURN(t, to_backend(*model.backend, state.backend_session.get(), tensor));
+    }
     if (t.storage() != tensor.storage()) uploaded.emplace_back(value, t);
     f.at(value) = std::move(t);
   }
-  if (entry != nullptr && entry->calls_run > 0 && entry->refused.empty()) {
+  if (recording) {
     SPLICE_ASSIGN_OR_RETURN(auto recorded,
                             record_call(model, state, call, *entry, std::move(uploaded)));
     if (recorded) return std::move(*recorded);

@@ -106,6 +106,11 @@ class CudaBackend final : public backend::Backend {
     return s->take_device_failure("a kernel of this call");
   }
 
+  Result<void> wait_for(backend::SessionContext& session, void* queue) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return s->wait_for(static_cast<cudaStream_t>(queue));
+  }
+
   bool records_calls() const override { return true; }
   Result<void> begin_recording(backend::SessionContext& session,
                                std::vector<std::shared_ptr<Storage>>* keep) const override {
@@ -186,6 +191,7 @@ Result<std::unique_ptr<CudaSession>> CudaSession::create(int device) {
   s->device_ = device;
   SPLICE_CUDA_CHECK(cudaSetDevice(device));
   SPLICE_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream_, cudaStreamNonBlocking));
+  SPLICE_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready_, cudaEventDisableTiming));
   SPLICE_ASSIGN_OR_RETURN(s->error_word_, ErrorWord::create());
   SPLICE_TRY(s->error_word_.clear(s->stream_));
   SPLICE_ASSIGN_OR_RETURN(s->matmul_workspace_,
@@ -200,6 +206,7 @@ CudaSession::~CudaSession() {
   if (stream_ == nullptr) return;
   (void)cudaStreamSynchronize(stream_);
   matmul_.reset();
+  if (ready_ != nullptr) (void)cudaEventDestroy(ready_);
   release_stream(stream_);
   (void)cudaStreamDestroy(stream_);
 }
@@ -223,6 +230,13 @@ Result<void> CudaSession::take_device_failure(std::string_view context) {
   if (failure->site > 0 && static_cast<size_t>(failure->site) <= site_ops_.size())
     return failure_error(*failure, site_ops_[static_cast<size_t>(failure->site) - 1]);
   return failure_error(*failure, context);
+}
+
+Result<void> CudaSession::wait_for(cudaStream_t other) {
+  if (other == stream_) return ok_result();
+  SPLICE_CUDA_CHECK(cudaEventRecord(ready_, other));
+  SPLICE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
+  return ok_result();
 }
 
 int64_t CudaSession::recording_site(std::string_view op) {

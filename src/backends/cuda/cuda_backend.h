@@ -64,11 +64,14 @@ class CudaSession final : public backend::SessionContext {
   // Makes this session's stream the one the caching allocator keys this thread's memory by.
   void make_current() const;
   SessionBlocks blocks() const { return {scratch_.data(), workspace_.data()}; }
+  // Makes this session's stream wait for the work queued on `other` so far.
+  Result<void> wait_for(cudaStream_t other);
 
  private:
   CudaSession() = default;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;  // recorded on a caller's stream by wait_for
   ErrorWord error_word_;
   Workspace workspace_;
   DeviceBuffer scratch_;

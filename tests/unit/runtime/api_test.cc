@@ -89,6 +89,43 @@ TEST(Api, DescribesInputsAndState) {
   EXPECT_EQ(dynamic.inputs()[0].shape, (std::vector<std::string>{"s75", "6"}));
 }
 
+// A device address handed to a CPU model is refused before anything reads it.
+TEST(Api, DeviceInputOnTheCpuIsRefusedNamingTheInput) {
+  Model model = load(kKv);
+  Session session = model.open_session().value();
+  auto inputs = recorded(kKv, 0, "inputs");
+  auto args = args_of(inputs);
+  args.at("k").device = Device{DeviceType::kCUDA, 0};
+  auto r = session.run(args);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code(), 2);
+  EXPECT_NE(r.error().message().find("input 'k' is in cuda:0 memory, but the model runs on cpu"),
+            std::string::npos)
+      << r.error().message();
+}
+
+// outputs_on_device on the CPU: the outputs come back as device tensors in host memory, each
+// the caller's own copy, equal to the host outputs of the same call.
+TEST(Api, OutputsOnDeviceOnTheCpuAreHostCopies) {
+  Model model = load(kKv);
+  Session a = model.open_session().value(), b = model.open_session().value();
+  auto inputs = recorded(kKv, 0, "inputs");
+  RunOptions options;
+  options.outputs_on_device = true;
+  auto on = a.run(args_of(inputs), options);
+  auto host = b.run(args_of(inputs));
+  ASSERT_TRUE(on.ok() && host.ok());
+  EXPECT_TRUE(on->outputs.empty());
+  ASSERT_EQ(on->device_outputs.size(), host->outputs.size());
+  for (size_t i = 0; i < host->outputs.size(); ++i) {
+    const DeviceTensor& d = on->device_outputs[i];
+    EXPECT_TRUE(d.device.is_host());
+    ASSERT_EQ(d.shape, host->outputs[i].shape);
+    ASSERT_NE(d.owner, nullptr);
+    EXPECT_EQ(std::memcmp(d.data, host->outputs[i].bytes.data(), host->outputs[i].bytes.size()), 0);
+  }
+}
+
 TEST(Api, LoadErrorsAreValues) {
   auto missing = Model::load(kCases + "/no_such_case/model.pt2");
   ASSERT_FALSE(missing.ok());

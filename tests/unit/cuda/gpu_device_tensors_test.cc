@@ -1,0 +1,161 @@
+// Device tensors through the public API: inputs already on the GPU are read there (a mutated
+// one is written there in place), outputs can stay on the GPU, and the results equal those of
+// host tensors. Needs a GPU (skips without one).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device_info.h"
+#include "splice/splice.h"
+#include "tensor/safetensors.h"
+
+namespace splice::cuda {
+namespace {
+
+std::string case_dir(const std::string& name) {
+  const char* root = std::getenv("SPLICE_TEST_SOURCE_DIR");
+  return std::string(root != nullptr && *root != '\0' ? root : SPLICE_SOURCE_DIR) +
+         "/tests/cases/" + name;
+}
+
+// Device memory the test owns.
+struct DeviceCopy {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceCopy(const Tensor& t) : bytes(t.nbytes()) {
+    EXPECT_EQ(cudaMalloc(&ptr, bytes == 0 ? 1 : bytes), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr, t.raw_data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceCopy() { (void)cudaFree(ptr); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+  std::vector<std::byte> read() const {
+    std::vector<std::byte> host(bytes);
+    EXPECT_EQ(cudaMemcpy(host.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+};
+
+std::vector<std::byte> read(const DeviceTensor& d) {
+  std::vector<std::byte> host(static_cast<size_t>(d.numel()) * dtype_size(d.dtype));
+  EXPECT_EQ(cudaMemcpy(host.data(), d.data, host.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  return host;
+}
+
+class GpuDeviceTensors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!device_available()) GTEST_SKIP() << "no CUDA device";
+  }
+  static Session open(const std::string& name, bool graphs) {
+    LoadOptions options;
+    options.device = "cuda";
+    options.cuda_graphs = graphs;
+    auto model = Model::load(case_dir(name) + "/model.pt2", options);
+    EXPECT_TRUE(model.ok()) << model.error().message();
+    return std::move(model->open_session().value());
+  }
+  static std::map<std::string, Tensor> inputs(const std::string& name, int call) {
+    auto r =
+        read_safetensors(case_dir(name) + "/call" + std::to_string(call) + ".inputs.safetensors");
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    return std::move(*r);
+  }
+};
+
+// Llama with a static cache, 5 calls of the same shapes (so graphs record and replay) with
+// inputs in device memory that the caller fills on its own stream, and outputs left on the
+// device: every output equals the host-tensor session's.
+TEST_F(GpuDeviceTensors, DeviceInputsAndOutputsMatchHostTensors) {
+  const std::string name = "hf_llama_static_cache.default";
+  Session device = open(name, true), host = open(name, true);
+  cudaStream_t caller = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&caller, cudaStreamNonBlocking), cudaSuccess);
+  for (int64_t pos = 0; pos < 5; ++pos) {
+    SCOPED_TRACE(pos);
+    auto ids = Tensor::empty(DType::kInt64, {1, 1}).value();
+    auto position = Tensor::empty(DType::kInt64, {1}).value();
+    *ids.data<int64_t>() = 7 + pos;
+    *position.data<int64_t>() = pos;
+    // The caller's device buffers, written on its stream and not synchronized: the call must
+    // wait for that stream.
+    void* d_ids = nullptr;
+    void* d_pos = nullptr;
+    ASSERT_EQ(cudaMallocAsync(&d_ids, 8, caller), cudaSuccess);
+    ASSERT_EQ(cudaMallocAsync(&d_pos, 8, caller), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(d_ids, ids.raw_data(), 8, cudaMemcpyHostToDevice, caller),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(d_pos, position.raw_data(), 8, cudaMemcpyHostToDevice, caller),
+              cudaSuccess);
+    const Device gpu{DeviceType::kCUDA, 0};
+    std::map<std::string, TensorArg> dargs{
+        {"input_ids", TensorArg{d_ids, DType::kInt64, {1, 1}, gpu}},
+        {"cache_position", TensorArg{d_pos, DType::kInt64, {1}, gpu}}};
+    RunOptions options;
+    options.stream = caller;
+    options.outputs_on_device = true;
+    auto a = device.run(dargs, options);
+    std::map<std::string, TensorArg> hargs{
+        {"input_ids", TensorArg{ids.raw_data(), DType::kInt64, {1, 1}}},
+        {"cache_position", TensorArg{position.raw_data(), DType::kInt64, {1}}}};
+    auto b = host.run(hargs);
+    ASSERT_TRUE(a.ok()) << a.error().message();
+    ASSERT_TRUE(b.ok()) << b.error().message();
+    ASSERT_EQ(a->device_outputs.size(), b->outputs.size());
+    for (size_t i = 0; i < b->outputs.size(); ++i) {
+      const DeviceTensor& d = a->device_outputs[i];
+      EXPECT_EQ(d.device, gpu);
+      ASSERT_EQ(d.shape, b->outputs[i].shape);
+      EXPECT_EQ(read(d), b->outputs[i].bytes) << "output " << i;
+    }
+    ASSERT_EQ(cudaFreeAsync(d_ids, caller), cudaSuccess);
+    ASSERT_EQ(cudaFreeAsync(d_pos, caller), cudaSuccess);
+  }
+  EXPECT_EQ(device.graph_stats().replayed, 4) << device.graph_stats().refusal;
+  ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
+  (void)cudaStreamDestroy(caller);
+}
+
+// A KV cache passed as a user input that the program mutates: the caller's device memory
+// holds the new value after each call — written in place without graphs, copied back into it
+// with them — equal to the host-tensor session's cache.
+TEST_F(GpuDeviceTensors, MutatedDeviceInputIsWrittenInPlace) {
+  const std::string name = "f_kv_cache_as_user_input.default";
+  for (bool graphs : {false, true}) {
+    SCOPED_TRACE(graphs ? "graphs on" : "graphs off");
+    Session device = open(name, graphs), host = open(name, graphs);
+    auto first = inputs(name, 0);
+    DeviceCopy cache(first.at("cache"));
+    Tensor host_cache = first.at("cache").contiguous_copy().value();
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE(call);
+      auto in = inputs(name, call);
+      DeviceCopy k(in.at("k")), pos(in.at("pos"));
+      const Device gpu{DeviceType::kCUDA, 0};
+      std::map<std::string, TensorArg> dargs{
+          {"cache", TensorArg{cache.ptr, DType::kFloat32, host_cache.sizes(), gpu}},
+          {"k", TensorArg{k.ptr, in.at("k").dtype(), in.at("k").sizes(), gpu}},
+          {"pos", TensorArg{pos.ptr, in.at("pos").dtype(), in.at("pos").sizes(), gpu}}};
+      std::map<std::string, TensorArg> hargs{
+          {"cache", TensorArg{host_cache.raw_data(), DType::kFloat32, host_cache.sizes()}},
+          {"k", TensorArg{in.at("k").raw_data(), in.at("k").dtype(), in.at("k").sizes()}},
+          {"pos", TensorArg{in.at("pos").raw_data(), in.at("pos").dtype(), in.at("pos").sizes()}}};
+      auto a = device.run(dargs);
+      auto b = host.run(hargs);
+      ASSERT_TRUE(a.ok()) << a.error().message();
+      ASSERT_TRUE(b.ok()) << b.error().message();
+      const auto written = cache.read();
+      ASSERT_EQ(written.size(), host_cache.nbytes());
+      EXPECT_EQ(std::memcmp(written.data(), host_cache.raw_data(), written.size()), 0)
+          << "the caller's device cache differs from the host session's";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace splice::cuda
