@@ -277,4 +277,50 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs) {
   });
 }
 
+Result<CallTimes> Session::measure(const std::map<std::string, TensorArg>& inputs,
+                                   const MeasureOptions& options) {
+  return no_throw("measuring calls", [&]() -> Result<CallTimes> {
+    if (options.warmup < 0 || options.iters < 1)
+      return make_error(ErrorKind::kBadUsage,
+                        "measure needs warmup >= 0 and iters >= 1 (got warmup {}, iters {})",
+                        options.warmup, options.iters);
+    const bool has_state = !state_->buffers.empty();
+    // Untimed, before every call: the same starting state each time.
+    const auto restore = [&]() -> Result<void> {
+      if (!has_state) return ok_result();
+      if (options.start_state.empty()) return reset_state();
+      for (const auto& [name, value] : options.start_state) {
+        auto r = set_state(name, value);
+        if (!r.ok()) return r.error().with_context(fmt::format("start state '{}'", name));
+      }
+      return ok_result();
+    };
+    // Made before the warm-up calls, so whatever the probe sets up on first use (CUPTI's
+    // instrumentation of the context) is paid there, not in a timed call.
+    SPLICE_ASSIGN_OR_RETURN(std::unique_ptr<backend::CallProbe> probe,
+                            model_->backend->probe(*state_->backend_session));
+    for (int i = 0; i < options.warmup; ++i) {
+      SPLICE_TRY(restore());
+      SPLICE_TRY(run(inputs));
+    }
+    CallTimes times;
+    times.clock = std::string(probe->clock());
+    times.ms.reserve(static_cast<size_t>(options.iters));
+    for (int i = 0; i < options.iters; ++i) {
+      SPLICE_TRY(restore());
+      SPLICE_TRY(probe->begin());
+      SPLICE_TRY(run(inputs));
+      SPLICE_ASSIGN_OR_RETURN(double ms, probe->end());
+      times.ms.push_back(ms);
+    }
+    SPLICE_ASSIGN_OR_RETURN(backend::LaunchCounts counts, probe->counts());
+    times.counted = counts.counted;
+    times.kernels = counts.kernels;
+    times.memcpys = counts.memcpys;
+    times.memsets = counts.memsets;
+    times.count_note = std::move(counts.note);
+    return times;
+  });
+}
+
 }  // namespace splice

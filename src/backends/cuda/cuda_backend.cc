@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "backends/cuda/caching_allocator.h"
+#include "backends/cuda/call_probe.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_kernels.h"
@@ -99,6 +100,12 @@ class CudaBackend final : public backend::Backend {
     s->make_current();
     SPLICE_CUDA_CHECK(cudaStreamSynchronize(s->stream()));
     return s->take_device_failure("a kernel of this call");
+  }
+
+  Result<std::unique_ptr<backend::CallProbe>> probe(
+      backend::SessionContext& session) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return make_call_probe(*s);
   }
 
  private:
