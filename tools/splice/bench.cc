@@ -56,23 +56,23 @@ Result<std::map<std::string, Tensor>> outputs_of(const RunResult& result) {
   return out;
 }
 
-// A count over all timed calls as a per-call figure: whole when every call ran the same work
-// (the usual case), else with the fraction.
+// A count over all timed calls as a per-call figure (a fraction only if calls differed).
 double per_call(int64_t total, size_t calls) {
   return static_cast<double>(total) / static_cast<double>(calls);
 }
 
 void print_json(const BenchOptions& options, const Model& model, const CallTimes& times,
                 const Stats& s) {
-  nlohmann::ordered_json j = {
-      {"model", options.model},   {"device", model.device()},  {"threads", model.threads()},
-      {"warmup", options.warmup}, {"iters", options.iters},    {"clock", times.clock},
-      {"median_ms", s.median_ms}, {"p90_ms", s.p90_ms},        {"min_ms", s.min_ms},
-      {"mean_ms", s.mean_ms}};
+  nlohmann::ordered_json j = {{"model", options.model},     {"device", model.device()},
+                              {"threads", model.threads()}, {"warmup", options.warmup},
+                              {"iters", options.iters},     {"clock", times.clock},
+                              {"median_ms", s.median_ms},   {"p90_ms", s.p90_ms},
+                              {"min_ms", s.min_ms},         {"mean_ms", s.mean_ms}};
   const size_t calls = times.ms.size();
-  for (const auto& [key, total] : {std::pair<const char*, int64_t>{"kernels_per_call", times.kernels},
-                                   {"memcpys_per_call", times.memcpys},
-                                   {"memsets_per_call", times.memsets}}) {
+  for (const auto& [key, total] :
+       {std::pair<const char*, int64_t>{"kernels_per_call", times.kernels},
+        {"memcpys_per_call", times.memcpys},
+        {"memsets_per_call", times.memsets}}) {
     if (times.counted)
       j[key] = per_call(total, calls);
     else
@@ -95,9 +95,9 @@ void print_text(const BenchOptions& options, const Model& model, const CallTimes
     return;
   }
   const size_t calls = times.ms.size();
-  const std::string line =
-      fmt::format("  per call: {} kernels, {} memcpys, {} memsets\n", per_call(times.kernels, calls),
-                  per_call(times.memcpys, calls), per_call(times.memsets, calls));
+  const std::string line = fmt::format(
+      "  per call: {} kernels, {} memcpys, {} memsets\n", per_call(times.kernels, calls),
+      per_call(times.memcpys, calls), per_call(times.memsets, calls));
   std::fwrite(line.data(), 1, line.size(), stdout);
 }
 

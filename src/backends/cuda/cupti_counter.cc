@@ -47,9 +47,11 @@ constexpr size_t kRecordAlignment = 8;  // CUPTI's requirement for activity buff
 struct State {
   CuptiLibrary lib{};
   std::string error;  // why there is no counter; empty when there is one
-  std::mutex control;  // holders; never held while CUPTI delivers into `records`' owner
+  // Guards holders. release() flushes under it, so the buffer callback must never take it.
+  std::mutex control;
   int holders = 0;
-  std::mutex records;  // armed and dropped; taken by the buffer callback (any thread)
+  // Guards armed and dropped; taken by the buffer callback, on whatever thread CUPTI uses.
+  std::mutex records;
   std::unordered_map<uint32_t, StreamCounts> armed;
   size_t dropped = 0;
 };
@@ -64,12 +66,12 @@ std::string cupti_message(CUptiResult r) {
   return "CUPTI error " + std::to_string(static_cast<int>(r));
 }
 
-#define SPLICE_CUPTI_CHECK(call)                                                             \
-  do {                                                                                       \
-    const CUptiResult cupti_result_ = (call);                                                \
-    if (cupti_result_ != CUPTI_SUCCESS)                                                      \
-      return make_error(ErrorKind::kBackend, "{} failed: {}", #call,                         \
-                        cupti_message(cupti_result_));                                       \
+#define SPLICE_CUPTI_CHECK(call)                                     \
+  do {                                                               \
+    const CUptiResult cupti_result_ = (call);                        \
+    if (cupti_result_ != CUPTI_SUCCESS)                              \
+      return make_error(ErrorKind::kBackend, "{} failed: {}", #call, \
+                        cupti_message(cupti_result_));               \
   } while (0)
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
