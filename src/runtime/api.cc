@@ -1,7 +1,8 @@
 // The public API (include/splice/splice.h) over the loader, the planner and the executor:
 // Model owns the prepared program (on its backend), Session owns buffer state and its
 // context on the backend, and tensors cross the boundary as caller-owned contiguous host
-// copies (so no output ever aliases an input, a buffer or another output). Every entry point
+// copies (so no output ever aliases an input, a buffer or another output); Session::measure
+// times calls through the backend's CallProbe (backends/backend.h). Every entry point
 // turns an exception from below (out of memory in a container) into an Error: nothing throws
 // across the public API.
 #include <algorithm>

@@ -17,6 +17,8 @@ class CudaCallProbe final : public backend::CallProbe {
   CudaCallProbe& operator=(const CudaCallProbe&) = delete;
 
   ~CudaCallProbe() override {
+    // A call that failed between begin() and end() left the stream armed.
+    if (counter_ != nullptr && armed_) (void)counter_->disarm(session_.stream(), stream_id_);
     if (counter_ != nullptr) counter_->release();
     if (start_ != nullptr) (void)cudaEventDestroy(start_);
     if (stop_ != nullptr) (void)cudaEventDestroy(stop_);
@@ -55,6 +57,8 @@ class CudaCallProbe final : public backend::CallProbe {
     if (counter_ != nullptr) {
       if (auto armed = counter_->arm(session_.stream(), stream_id_); !armed.ok())
         stop_counting(armed.error());
+      else
+        armed_ = true;
     }
     SPLICE_CUDA_CHECK(cudaEventRecord(start_, session_.stream()));
     return ok_result();
@@ -70,6 +74,7 @@ class CudaCallProbe final : public backend::CallProbe {
     SPLICE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     if (counter_ != nullptr) {
       auto counts = counter_->disarm(session_.stream(), stream_id_);
+      armed_ = false;
       if (!counts.ok()) {
         stop_counting(counts.error());
       } else {
@@ -107,6 +112,7 @@ class CudaCallProbe final : public backend::CallProbe {
   cudaEvent_t stop_ = nullptr;
   ActivityCounter* counter_ = nullptr;  // null when not counting (note_ says why)
   uint32_t stream_id_ = 0;
+  bool armed_ = false;  // between a begin() that armed the stream and its end()
   StreamCounts totals_;
   std::string note_;
 };

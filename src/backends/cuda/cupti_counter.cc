@@ -260,6 +260,7 @@ Result<void> ActivityCounter::arm(cudaStream_t stream, uint32_t id) {
   SPLICE_TRY(flush());
   std::lock_guard<std::mutex> lock(state->records);
   state->armed[id] = StreamCounts{};
+  state->dropped = 0;  // records dropped before now were not this call's
   return ok_result();
 }
 
