@@ -55,7 +55,7 @@ const std::vector<BenchCase> kCasesWithoutLibraryCalls = {{"x2_rms_norm.default"
                                                           {"sum.default", 3, 6}};
 
 test::Outcome splice(const std::vector<std::string>& args) {
-  return test::run_program(kSplice, args, std::chrono::seconds(180));
+  return test::run_program(kSplice, args, std::chrono::seconds(90));
 }
 
 class GpuBench : public ::testing::Test {
