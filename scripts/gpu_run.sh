@@ -8,18 +8,21 @@
 #      inputs and state after every call against PyTorch's, with the GPU's float bounds,
 #      docs/cuda.md): the planned route, the naive-plan, engine-file and cache routes, and the
 #      two CUDA-graph routes (graphs off; every call replayed from a recording);
-#   3. transformers models (Llama, Qwen2, GPT-2, BERT, ...) exported on CUDA, run with
+#   3. `splice bench --device cuda` (unit_cuda's GpuBench suite, step gpu_bench): the kernels
+#      CUPTI counts per call equal the plan's launches for programs without library calls;
+#   4. transformers models (Llama, Qwen2, GPT-2, BERT, ...) exported on CUDA, run with
 #      `splice run --device cuda` against PyTorch on CUDA (scripts/gpu_hf_models.py);
-#   4. compute-sanitizer: memcheck on a few cases (graphs on, off and replayed) and the backend
+#   5. compute-sanitizer: memcheck on a few cases (graphs on, off and replayed) and the backend
 #      tests; racecheck on cases whose kernels use shared memory (attention, norms, softmax,
 #      reductions, scans, index writes).
 # Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when another one
-# fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,GRAPHS,SANITIZER}_SECONDS:
-# 300, 200, 200, 200, 120 by default; next to the conformance runs the unit tests took over
-# 130 s). The unit tests and the conformance runs go at the same time, then the sanitizer
-# runs: device time is the scarce thing, and the host's 16 cores and the GPU's memory hold them
-# all at once. The summary is always written, and the exit status is 0 only when every step
-# passed.
+# fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,GRAPHS,BENCH,HF,SANITIZER}_
+# SECONDS: 300, 200, 200, 200, 180, 300, 120 by default; next to the conformance runs the unit
+# tests took over 130 s). Everything but the sanitizer runs goes at the same time, then those:
+# device time is the scarce thing, and the host's 16 cores and the GPU's memory hold them all
+# at once (the bench test checks counts, not times, so sharing the GPU is fine; CUPTI counts
+# only its own session's stream). The summary is always written, and the exit status is 0 only
+# when every step passed.
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -41,10 +44,17 @@ root="$work/splice-gpu"
 say "bundle commit: $(cat "$root/COMMIT" 2>/dev/null || echo unknown)"
 export LD_LIBRARY_PATH="$root/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export SPLICE_TEST_SOURCE_DIR="$PWD"
+# The CLI the GpuBench tests run (the build folder they were compiled in is not here).
+export SPLICE_TEST_SPLICE_BINARY="$root/bin/splice"
 export XDG_CACHE_HOME="$work/cache"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1 ||
   say "warning: nvidia-smi failed"
 say "gpu: $(head -n 1 "$out/gpu.txt")"
+# The libcupti bench will count kernels with (it loads libcupti.so.13 through LD_LIBRARY_PATH,
+# then from the toolkit's folders); without one, kernels are n/a and gpu_bench fails saying so.
+cupti=$(ls /usr/local/cuda/lib64/libcupti.so.* /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.* \
+  2>/dev/null | head -n 1)
+say "libcupti: ${cupti:-none in /usr/local/cuda/lib64 or extras/CUPTI/lib64}"
 
 # Runs a gtest binary as one step: step NAME SECONDS CMD...; the log keeps the last 8 MiB.
 # Its summary lines go to $out/NAME.summary (steps run in the background, so no shared state):
@@ -86,7 +96,8 @@ finish() {
   return 0
 }
 
-step gpu_unit "${GPU_RUN_UNIT_SECONDS:-300}" "$root/bin/unit_cuda" --gtest_filter='Gpu*' &
+step gpu_unit "${GPU_RUN_UNIT_SECONDS:-300}" "$root/bin/unit_cuda" --gtest_filter='Gpu*:-GpuBench.*' &
+step gpu_bench "${GPU_RUN_BENCH_SECONDS:-180}" "$root/bin/unit_cuda" --gtest_filter='GpuBench.*' &
 step conformance_cuda "${GPU_RUN_CONFORMANCE_SECONDS:-200}" \
   env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='Conformance.*' &
 step conformance_cuda_routes "${GPU_RUN_ROUTES_SECONDS:-200}" \
@@ -101,7 +112,7 @@ step conformance_cuda_replay "${GPU_RUN_GRAPHS_SECONDS:-200}" \
 step conformance_cuda_graphs_off "${GPU_RUN_GRAPHS_SECONDS:-200}" \
   env SPLICE_TEST_DEVICE=cuda "$root/bin/conformance" --gtest_filter='ConformanceGraphsOff.*' &
 wait
-finish gpu_unit conformance_cuda conformance_cuda_routes conformance_cuda_replay \
+finish gpu_unit gpu_bench conformance_cuda conformance_cuda_routes conformance_cuda_replay \
   conformance_cuda_graphs_off hf_models
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then

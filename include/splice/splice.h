@@ -107,6 +107,36 @@ struct RunResult {
   std::vector<DeviceTensor> device_outputs;
 };
 
+// How Session::measure runs its calls.
+struct MeasureOptions {
+  int warmup = 10;  // untimed calls first (>= 0): compiles, caches and clocks settle
+  int iters = 100;  // timed calls (>= 1)
+  // The buffer values (by name) every call starts from, restored untimed before each call, so
+  // a program that mutates its state (a KV cache) measures the same call every time; empty:
+  // the archive's initial values. A program without buffers restores nothing.
+  std::map<std::string, TensorArg> start_state;
+};
+
+// What Session::measure found.
+struct CallTimes {
+  // Each timed call's latency in milliseconds, in call order, covering all run() does (inputs
+  // copied in, the kernels, outputs copied out). `clock` says how: "cuda_events" (two CUDA
+  // events recorded on the session's stream around the call; on a GPU) or "host" (the host's
+  // steady clock; on the CPU).
+  std::vector<double> ms;
+  std::string clock;
+  // What the device ran in all timed calls together (divide by ms.size() for one call): kernels
+  // launched, memory copies (host<->device and device<->device) and memsets, on the session's
+  // stream. On a GPU they are counted with CUPTI's activity API (libcupti, loaded at run time).
+  // `counted` is false where nothing was counted (the CPU backend; no libcupti), and
+  // `count_note` then says why.
+  bool counted = false;
+  int64_t kernels = 0;
+  int64_t memcpys = 0;
+  int64_t memsets = 0;
+  std::string count_note;
+};
+
 // Describes one user input as `run` expects it.
 struct InputInfo {
   std::string name;
@@ -190,6 +220,14 @@ class Session {
   // their new values for the next call of this session.
   Result<RunResult> run(const std::map<std::string, TensorArg>& inputs,
                         const RunOptions& options = {});
+
+  // Measures calls on `inputs`, trtexec-style: options.warmup untimed calls, then
+  // options.iters timed ones, each starting from options.start_state (restored untimed). The
+  // session's state afterwards is what the last call left. Errors: run()'s, set_state()'s for a
+  // bad start_state, kBadUsage for warmup < 0 or iters < 1. Counting kernels with CUPTI adds a
+  // little host time to each launch, which the times include.
+  Result<CallTimes> measure(const std::map<std::string, TensorArg>& inputs,
+                            const MeasureOptions& options = {});
 
   // The current value of buffer `name` (a copy the caller owns).
   Result<HostTensor> state(const std::string& name) const;

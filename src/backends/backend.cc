@@ -1,8 +1,9 @@
 // The backend registry and the parts of Backend every backend shares (the kernel table and
-// the Target built from it).
+// the Target built from it, and the default CallProbe: the host's clock, nothing counted).
 #include "backends/backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -21,7 +22,35 @@ Registry& registry() {
   return r;
 }
 
+// Times a call with the host's steady clock: on a host backend the call is all host work.
+class HostClockProbe final : public CallProbe {
+ public:
+  explicit HostClockProbe(std::string_view backend) : backend_(backend) {}
+  std::string_view clock() const override { return "host"; }
+  Result<void> begin() override {
+    start_ = std::chrono::steady_clock::now();
+    return ok_result();
+  }
+  Result<double> end() override {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+        .count();
+  }
+  Result<LaunchCounts> counts() override {
+    LaunchCounts c;
+    c.note = fmt::format("the {} backend launches no device work to count", backend_);
+    return c;
+  }
+
+ private:
+  std::string backend_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<CallProbe>> Backend::probe(SessionContext& /*session*/) const {
+  return std::unique_ptr<CallProbe>(std::make_unique<HostClockProbe>(name()));
+}
 
 Target Target::from_kernels(std::string name, std::span<const KernelEntry> kernels) {
   Target t;

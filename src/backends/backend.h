@@ -51,6 +51,31 @@ class RecordedCall {
   virtual ~RecordedCall() = default;
 };
 
+// What a CallProbe counted over the calls it measured: the device's kernels, memory copies
+// (host<->device and device<->device) and memsets, summed.
+struct LaunchCounts {
+  bool counted = false;  // false: nothing was counted, and `note` says why
+  int64_t kernels = 0;
+  int64_t memcpys = 0;
+  int64_t memsets = 0;
+  std::string note;
+};
+
+// Measures one session's calls, one at a time: begin() just before a call, end() just after
+// it, nothing of the session's between the two but the call. Used by Session::measure; a probe
+// lives for one measurement and is destroyed before its session.
+class CallProbe {
+ public:
+  virtual ~CallProbe() = default;
+  // How end() measures: "host" (the host's steady clock) or "cuda_events".
+  virtual std::string_view clock() const = 0;
+  virtual Result<void> begin() = 0;
+  // The call's latency in milliseconds; waits until the device has finished the call.
+  virtual Result<double> end() = 0;
+  // What ran between every begin() and its end() so far.
+  virtual Result<LaunchCounts> counts() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -116,6 +141,11 @@ class Backend {
   virtual Result<bool> replay(SessionContext& session, const RecordedCall& call) const {
     return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
   }
+
+  // A probe that times `session`'s calls (and counts what its device runs, where the backend
+  // can). The default times with the host's clock and counts nothing: a host backend's call is
+  // all host time, and it launches no device work to count.
+  virtual Result<std::unique_ptr<CallProbe>> probe(SessionContext& session) const;
 
  protected:
   // Builds the lookup table and the Target from the backend's kernels (one per op).

@@ -1,7 +1,8 @@
 // The public API (include/splice/splice.h) over the loader, the planner and the executor:
 // Model owns the prepared program (on its backend), Session owns buffer state and its
 // context on the backend, and tensors cross the boundary as caller-owned contiguous host
-// copies (so no output ever aliases an input, a buffer or another output). Every entry point
+// copies (so no output ever aliases an input, a buffer or another output); Session::measure
+// times calls through the backend's CallProbe (backends/backend.h). Every entry point
 // turns an exception from below (out of memory in a container) into an Error: nothing throws
 // across the public API.
 #include <algorithm>
@@ -247,15 +248,23 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
       return make_error(ErrorKind::kBadInput, "state '{}' is {}{}, the buffer is {}{}", name,
                         dtype_name(value.dtype), shape_string(value.shape),
                         dtype_name(it->second.dtype()), shape_string(it->second.sizes()));
-    SPLICE_ASSIGN_OR_RETURN(Tensor borrowed, borrow(name, value));
-    // The session's own copy on the model's device: state never views the caller's memory.
+    SPLICE_ASSIGN_OR_RETURN(Tensor borrowed, borrow(name, value, false, model_->backend));
     const backend::Backend& b = *model_->backend;
+    // A buffer the plan updates in place is the session's own copy: the value is copied into
+    // it, so recorded calls, which name its memory, stay valid and read the new value.
+    const Tensor& own = it->second;
+    if (model_->state_written_in_place.count(name) && own.storage()->owned() &&
+        own.storage()->writable() && own.is_contiguous()) {
+      SPLICE_TRY(b.copy(own, borrowed, state_->backend_session.get()));
+      return b.synchronize(*state_->backend_session);
+    }
+    // Otherwise the session's own copy on the model's device (state never views the caller's
+    // memory), which recordings do not know: they are dropped.
     SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(borrowed.nbytes()));
     Tensor copy(borrowed.dtype(), borrowed.sizes(), contiguous_strides(borrowed.sizes()), 0,
                 std::move(storage));
     SPLICE_TRY(b.copy(copy, borrowed, state_->backend_session.get()));
     SPLICE_TRY(b.synchronize(*state_->backend_session));
-    // Recordings read the buffer they were recorded with: record again with the new one.
     runtime::forget_recordings(*state_);
     it->second = std::move(copy);
     return ok_result();
@@ -330,6 +339,52 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
       state_->buffers[name] = std::move(copy);
     }
     return result;
+  });
+}
+
+Result<CallTimes> Session::measure(const std::map<std::string, TensorArg>& inputs,
+                                   const MeasureOptions& options) {
+  return no_throw("measuring calls", [&]() -> Result<CallTimes> {
+    if (options.warmup < 0 || options.iters < 1)
+      return make_error(ErrorKind::kBadUsage,
+                        "measure needs warmup >= 0 and iters >= 1 (got warmup {}, iters {})",
+                        options.warmup, options.iters);
+    const bool has_state = !state_->buffers.empty();
+    // Untimed, before every call: the same starting state each time.
+    const auto restore = [&]() -> Result<void> {
+      if (!has_state) return ok_result();
+      if (options.start_state.empty()) return reset_state();
+      for (const auto& [name, value] : options.start_state) {
+        auto r = set_state(name, value);
+        if (!r.ok()) return r.error().with_context(fmt::format("start state '{}'", name));
+      }
+      return ok_result();
+    };
+    // Made before the warm-up calls, so whatever the probe sets up on first use (CUPTI's
+    // instrumentation of the context) is paid there, not in a timed call.
+    SPLICE_ASSIGN_OR_RETURN(std::unique_ptr<backend::CallProbe> probe,
+                            model_->backend->probe(*state_->backend_session));
+    for (int i = 0; i < options.warmup; ++i) {
+      SPLICE_TRY(restore());
+      SPLICE_TRY(run(inputs));
+    }
+    CallTimes times;
+    times.clock = std::string(probe->clock());
+    times.ms.reserve(static_cast<size_t>(options.iters));
+    for (int i = 0; i < options.iters; ++i) {
+      SPLICE_TRY(restore());
+      SPLICE_TRY(probe->begin());
+      SPLICE_TRY(run(inputs));
+      SPLICE_ASSIGN_OR_RETURN(double ms, probe->end());
+      times.ms.push_back(ms);
+    }
+    SPLICE_ASSIGN_OR_RETURN(backend::LaunchCounts counts, probe->counts());
+    times.counted = counts.counted;
+    times.kernels = counts.kernels;
+    times.memcpys = counts.memcpys;
+    times.memsets = counts.memsets;
+    times.count_note = std::move(counts.note);
+    return times;
   });
 }
 

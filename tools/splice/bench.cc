@@ -1,15 +1,18 @@
-// `splice bench MODEL --inputs IN [--state-in S] [--outputs OUT] [--warmup N] [--iters N]
-// [--json]`: loads the program once, opens one session and times Session::run on the same
-// inputs, trtexec-style, printing the median, p90, min and mean latency per call. --outputs
-// writes the first call's outputs (as `splice run` does) so a benchmark script can check them
-// against PyTorch before trusting a time. Every call starts from the state --state-in gives (or
-// the program's initial buffers; restored untimed), so a program that mutates its state times the
-// same call each time. A call is timed from the host: it includes copying the inputs in and the
-// outputs out, which is all of a call on the CPU and, on the GPU, the transfers around the kernels.
+// `splice bench MODEL --inputs IN [--state-in S] [--outputs OUT] [--device D] [--warmup N]
+// [--iters N] [--json]`: loads the program once, opens one session and measures its calls on
+// the same inputs with Session::measure, trtexec-style: the median, p90, min and mean latency
+// per call and, on a GPU, the kernels, memory copies and memsets each call runs (counted with
+// CUPTI; "n/a" with the reason where they cannot be). On a GPU a call is timed with CUDA events
+// on the session's stream, on the CPU with the host's clock; either way the time covers
+// copying the inputs in and the outputs out, which on the GPU are the transfers around the
+// kernels. --outputs writes the first call's outputs (as `splice run` does) so a benchmark
+// script can check them against PyTorch before trusting a time. Every call starts from the
+// state --state-in gives (or the program's initial buffers; restored untimed), so a program
+// that mutates its state times the same call each time.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "splice/splice.h"
@@ -21,8 +24,6 @@
 namespace splice::tools {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Stats {
   double median_ms = 0, p90_ms = 0, min_ms = 0, mean_ms = 0;
@@ -55,6 +56,51 @@ Result<std::map<std::string, Tensor>> outputs_of(const RunResult& result) {
   return out;
 }
 
+// A count over all timed calls as a per-call figure (a fraction only if calls differed).
+double per_call(int64_t total, size_t calls) {
+  return static_cast<double>(total) / static_cast<double>(calls);
+}
+
+void print_json(const BenchOptions& options, const Model& model, const CallTimes& times,
+                const Stats& s) {
+  nlohmann::ordered_json j = {{"model", options.model},     {"device", model.device()},
+                              {"threads", model.threads()}, {"warmup", options.warmup},
+                              {"iters", options.iters},     {"clock", times.clock},
+                              {"median_ms", s.median_ms},   {"p90_ms", s.p90_ms},
+                              {"min_ms", s.min_ms},         {"mean_ms", s.mean_ms}};
+  const size_t calls = times.ms.size();
+  for (const auto& [key, total] :
+       {std::pair<const char*, int64_t>{"kernels_per_call", times.kernels},
+        {"memcpys_per_call", times.memcpys},
+        {"memsets_per_call", times.memsets}}) {
+    if (times.counted)
+      j[key] = per_call(total, calls);
+    else
+      j[key] = nullptr;
+  }
+  if (!times.counted) j["cupti_note"] = times.count_note;
+  const std::string text = j.dump() + "\n";
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+void print_text(const BenchOptions& options, const Model& model, const CallTimes& times,
+                const Stats& s) {
+  std::printf("%s on %s (%d threads): %d calls after %d warm-up, timed with %s\n",
+              options.model.c_str(), model.device().c_str(), model.threads(), options.iters,
+              options.warmup, times.clock == "cuda_events" ? "CUDA events" : "the host clock");
+  std::printf("  median %.4f ms   p90 %.4f ms   min %.4f ms   mean %.4f ms\n", s.median_ms,
+              s.p90_ms, s.min_ms, s.mean_ms);
+  if (!times.counted) {
+    std::printf("  kernels: n/a (%s)\n", times.count_note.c_str());
+    return;
+  }
+  const size_t calls = times.ms.size();
+  const std::string line = fmt::format(
+      "  per call: {} kernels, {} memcpys, {} memsets\n", per_call(times.kernels, calls),
+      per_call(times.memcpys, calls), per_call(times.memsets, calls));
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
 }  // namespace
 
 Result<void> run_bench(const BenchOptions& options) {
@@ -78,20 +124,21 @@ Result<void> run_bench(const BenchOptions& options) {
   // The safetensors reader gives contiguous tensors in their own storage, as TensorArg needs.
   std::map<std::string, TensorArg> args;
   for (auto& [name, t] : inputs) args.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
-  // Before every call, untimed: the starting state (--state-in's values, or the program's
-  // initial buffers), so a program that mutates its state times the same call every time.
-  const bool has_state = !model.state_names().empty();
-  const auto restore_state = [&]() -> Result<void> {
-    if (!has_state) return ok_result();
-    if (state.empty()) return session.reset_state();
-    for (auto& [name, t] : state) {
-      auto r = session.set_state(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+  MeasureOptions measure;
+  measure.warmup = options.warmup;
+  measure.iters = options.iters;
+  for (auto& [name, t] : state)
+    measure.start_state.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+
+  // The first call, untimed, from the same starting state as every measured one: a bad
+  // --state-in is reported naming the file, and --outputs gets this call's outputs.
+  if (!model.state_names().empty()) {
+    if (state.empty()) SPLICE_TRY(session.reset_state());
+    for (const auto& [name, value] : measure.start_state) {
+      auto r = session.set_state(name, value);
       if (!r.ok()) return r.error().with_context(fmt::format("--state-in {}", options.state_in));
     }
-    return ok_result();
-  };
-
-  SPLICE_TRY(restore_state());
+  }
   SPLICE_ASSIGN_OR_RETURN(RunResult first, session.run(args));
   if (!options.outputs.empty()) {
     SPLICE_ASSIGN_OR_RETURN(auto out, outputs_of(first));
@@ -100,32 +147,12 @@ Result<void> run_bench(const BenchOptions& options) {
     files.push_back(std::move(f));
     SPLICE_TRY(commit_files(files));
   }
-  for (int i = 0; i < options.warmup; ++i) {
-    SPLICE_TRY(restore_state());
-    SPLICE_TRY(session.run(args));
-  }
-  std::vector<double> ms;
-  ms.reserve(static_cast<size_t>(options.iters));
-  for (int i = 0; i < options.iters; ++i) {
-    SPLICE_TRY(restore_state());
-    const auto t0 = Clock::now();
-    SPLICE_TRY(session.run(args));
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  const Stats s = stats_of(ms);
-  if (options.json) {
-    std::printf(
-        "{\"model\": \"%s\", \"device\": \"%s\", \"threads\": %d, \"warmup\": %d, "
-        "\"iters\": %d, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"min_ms\": %.6f, "
-        "\"mean_ms\": %.6f}\n",
-        options.model.c_str(), model.device().c_str(), model.threads(), options.warmup,
-        options.iters, s.median_ms, s.p90_ms, s.min_ms, s.mean_ms);
-  } else {
-    std::printf("%s on %s (%d threads): %d calls after %d warm-up\n", options.model.c_str(),
-                model.device().c_str(), model.threads(), options.iters, options.warmup);
-    std::printf("  median %.4f ms   p90 %.4f ms   min %.4f ms   mean %.4f ms\n", s.median_ms,
-                s.p90_ms, s.min_ms, s.mean_ms);
-  }
+  SPLICE_ASSIGN_OR_RETURN(CallTimes times, session.measure(args, measure));
+  const Stats s = stats_of(times.ms);
+  if (options.json)
+    print_json(options, model, times, s);
+  else
+    print_text(options, model, times, s);
   return ok_result();
 }
 

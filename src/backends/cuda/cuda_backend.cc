@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backends/cuda/caching_allocator.h"
+#include "backends/cuda/call_probe.h"
 #include "backends/cuda/call_recording.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/cuda_check.h"
@@ -126,6 +127,12 @@ class CudaBackend final : public backend::Backend {
                       const backend::RecordedCall& call) const override {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
     return cuda::replay(*s, call);
+  }
+
+  Result<std::unique_ptr<backend::CallProbe>> probe(
+      backend::SessionContext& session) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return make_call_probe(*s);
   }
 
  private:

@@ -5,7 +5,8 @@
 // allocate/copy and shared by its sessions); a session owns a stream, the error word its
 // kernels' device-side checks record into, a workspace and a scratch block (grown only when a
 // call needs more, so repeated calls allocate nothing), and a cuBLASLt runner with its own
-// fixed workspace. Kernels (cuda_kernels.h) run on the calling session's stream.
+// fixed workspace. Kernels (cuda_kernels.h) run on the calling session's stream, which is
+// also where Session::measure's probe times a call and counts its launches (call_probe.h).
 //
 // Without a usable GPU (no driver, no device) the backend still registers, so plans for the
 // cuda target can be made on any machine; opening a model fails with a kBackend Error that

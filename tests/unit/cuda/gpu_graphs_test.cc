@@ -147,9 +147,9 @@ TEST_F(GpuGraphs, ItemPositionIsRefusedWithAReasonAndStillRuns) {
   expect_same_state(on, off, buffers(name));
 }
 
-// set_state replaces a buffer that a recording reads: the session records again and the
-// results follow the new state.
-TEST_F(GpuGraphs, SetStateRecordsAgain) {
+// set_state on a buffer the plan updates in place copies the value into the session's own
+// buffer, which the recording reads: replays go on (no new recording) and follow the new state.
+TEST_F(GpuGraphs, SetStateIsSeenByReplays) {
   const std::string name = "hf_llama_static_cache.default";
   Session on = open(name, true), off = open(name, false);
   auto step = [&](int64_t pos) {
@@ -170,7 +170,8 @@ TEST_F(GpuGraphs, SetStateRecordsAgain) {
   ASSERT_TRUE(on.set_state("key_cache_0", zero).ok());
   ASSERT_TRUE(off.set_state("key_cache_0", zero).ok());
   for (int64_t pos = 3; pos < 6; ++pos) step(pos);
-  EXPECT_EQ(on.graph_stats().recorded, 2);
+  EXPECT_EQ(on.graph_stats().recorded, 1);
+  EXPECT_EQ(on.graph_stats().replayed, 5);
   expect_same_state(on, off, buffers(name));
 }
 

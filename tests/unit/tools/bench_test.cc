@@ -1,10 +1,13 @@
-// `splice bench`: the timing summary (text and JSON) of real cases, the first call's outputs
-// (written with --outputs) equal to PyTorch's recorded ones from the initial state and from
-// --state-in, every timed call starting from the same state, and exit code 2 with a message for
-// bad input and bad options.
+// `splice bench`: the timing summary (text and JSON) of real cases — on the CPU timed with the
+// host clock, the launch counts null with the reason —, the first call's outputs (written with
+// --outputs) equal to PyTorch's recorded ones from the initial state and from --state-in, every
+// timed call starting from the same state, and exit code 2 with a message for bad input, bad
+// options and `--device cuda` where there is no GPU. (On a GPU, tests/unit/cuda/
+// gpu_bench_test.cc checks the counts.)
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/backend.h"
 #include "tests/unit/tools/cli_test_util.h"
 
 namespace splice::test {
@@ -31,6 +34,22 @@ TEST(SpliceBench, PrintsTheTimesAsJson) {
   EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
   EXPECT_LE(j["median_ms"].get<double>(), j["p90_ms"].get<double>());
   EXPECT_LE(j["min_ms"].get<double>(), j["mean_ms"].get<double>());
+  EXPECT_EQ(j["clock"], "host");
+  // The CPU backend launches nothing to count: the fields are there, null, with the reason.
+  EXPECT_TRUE(j["kernels_per_call"].is_null()) << o.out;
+  EXPECT_TRUE(j["memcpys_per_call"].is_null()) << o.out;
+  EXPECT_TRUE(j["memsets_per_call"].is_null()) << o.out;
+  EXPECT_EQ(j["cupti_note"], "the cpu backend launches no device work to count");
+}
+
+TEST(SpliceBench, NoWarmupIsAllowed) {
+  Outcome o = run_splice({"bench", file("model.pt2"), "--inputs", file("call0.inputs.safetensors"),
+                          "--warmup", "0", "--iters", "1", "--json", "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  const json j = json::parse(o.out);
+  EXPECT_EQ(j["warmup"], 0);
+  EXPECT_EQ(j["iters"], 1);
+  EXPECT_EQ(j["min_ms"], j["p90_ms"]);  // one call: every statistic is its time
 }
 
 TEST(SpliceBench, PrintsATextSummary) {
@@ -40,6 +59,10 @@ TEST(SpliceBench, PrintsATextSummary) {
   EXPECT_NE(o.out.find("3 calls after 10 warm-up"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("median"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("p90"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("timed with the host clock"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("kernels: n/a (the cpu backend launches no device work to count)"),
+            std::string::npos)
+      << o.out;
 }
 
 // The first call starts from the program's initial buffers, as PyTorch's call 0 did; with
@@ -82,6 +105,26 @@ TEST(SpliceBench, BadInputAndOptionsExitTwo) {
                      "--outputs", file("model.pt2")},
                     "--outputs");
   expect_user_error({"bench", kCase + "/no-such.pt2"}, "no-such.pt2");
+  expect_user_error({"bench", file("model.pt2"), "--device", "tpu", "--no-cache"},
+                    "this splice has no 'tpu' backend");
+}
+
+// `--device cuda` where it cannot run: exit 2, the reason on stderr, nothing on stdout (no
+// half-written JSON for a script to parse). A build without the CUDA backend names the backends
+// it has; a CUDA build on a machine without a GPU says so. With a GPU the GpuBench suite runs.
+TEST(SpliceBench, DeviceCudaWithoutAGpuExitsTwoWithTheReason) {
+  Outcome o = run_splice({"bench", file("model.pt2"), "--inputs", file("call0.inputs.safetensors"),
+                          "--device", "cuda", "--iters", "2", "--json", "--no-cache"});
+  if (o.exit_code == 0) GTEST_SKIP() << "this machine runs --device cuda (GpuBench covers it)";
+  EXPECT_EQ(o.exit_code, 2) << describe(o);
+  EXPECT_EQ(o.out, "");
+  if (backend::find_backend("cuda") == nullptr) {
+    EXPECT_NE(o.err.find("this splice has no 'cuda' backend (it has: cpu)"), std::string::npos)
+        << o.err;
+  } else {
+    EXPECT_NE(o.err.find("no usable CUDA device"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("inspect --plan --device cuda"), std::string::npos) << o.err;
+  }
 }
 
 }  // namespace
