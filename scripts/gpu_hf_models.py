@@ -119,12 +119,14 @@ def check_model(case, form, args):
     except Exception as e:
         # hf_grouped_mm_fallback's training IR does not load back into torch 2.11 itself.
         raise Skipped(f"PyTorch cannot load the recorded program ({type(e).__name__})")
-    ep = move_to_device_pass(recorded_program, args.device)
+    # "cuda:0", not "cuda": the moved program's metadata asserts must name the inputs' device.
+    device = "cuda:0" if args.device == "cuda" else args.device
+    ep = move_to_device_pass(recorded_program, device)
     names = user_input_names(ep)
     calls = []
     for k in range(meta["calls"]):
         recorded = load_file(os.path.join(src, f"call{k}.inputs.safetensors"))
-        calls.append({n: recorded[n].to(args.device) for n in names})
+        calls.append({n: recorded[n].to(device) for n in names})
     # Two copies of the module: one exported (export may run it), one the eager reference.
     # The recorded programs take their inputs positionally, in the signature's order.
     try:

@@ -743,6 +743,18 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   return model;
 }
 
+namespace {
+
+// Whether a buffer other than `name` views `storage` (two buffers may be given one tensor).
+bool shared_with_another_buffer(const std::map<std::string, Tensor, std::less<>>& buffers,
+                                const std::string& name, const Storage* storage) {
+  for (const auto& [other, t] : buffers)
+    if (other != name && t.storage().get() == storage) return true;
+  return false;
+}
+
+}  // namespace
+
 Result<void> reset_session_state(const detail::ModelImpl& model, detail::SessionState& state) {
   if (state.backend_session == nullptr) {
     SPLICE_ASSIGN_OR_RETURN(state.backend_session,
@@ -776,7 +788,20 @@ Result<void> reset_session_state(const detail::ModelImpl& model, detail::Session
       t = std::move(copy);
     } else if (auto own = state.buffers.find(spec.target);
                own == state.buffers.end() || own->second.storage() != t.storage()) {
-      replaced = true;
+      // A buffer the calls replace (not update in place) may hold the session's own memory by
+      // now, which recordings name: the archive's value is copied into it instead.
+      const bool reusable = own != state.buffers.end() && own->second.storage()->owned() &&
+                            own->second.storage()->writable() &&
+                            own->second.dtype() == t.dtype() &&
+                            own->second.sizes() == t.sizes() && own->second.is_contiguous() &&
+                            !shared_with_another_buffer(state.buffers, spec.target,
+                                                        own->second.storage().get());
+      if (reusable) {
+        SPLICE_TRY(model.backend->copy(own->second, t, state.backend_session.get()));
+        t = own->second;
+      } else {
+        replaced = true;
+      }
     }
     buffers[spec.target] = std::move(t);
   }
@@ -825,6 +850,30 @@ Result<Tensor> copy_to_new(const detail::ModelImpl& model, detail::SessionState&
   return copy;
 }
 
+// A buffer the call gives a new tensor (a small counter updated out of place, say): when the
+// session's current tensor for it is its own memory, the recording ends by copying the new
+// value there and the buffer keeps that tensor, so every replay reads and updates the same
+// memory. (A buffer still viewing the archive's value is not the session's to write: the
+// recording is then refused, replay_blocker.)
+Result<void> keep_buffers_in_place(const detail::ModelImpl& model, detail::SessionState& state,
+                                   CallOutputs& outputs) {
+  for (auto& [name, t] : outputs.new_buffers) {
+    auto it = state.buffers.find(name);
+    if (it == state.buffers.end() || it->second.storage() == t.storage()) continue;
+    const Tensor& own = it->second;
+    auto archived = model.weights.find(name);
+    const bool views_archive =
+        archived != model.weights.end() && archived->second.storage() == own.storage();
+    if (views_archive || !own.storage()->owned() || !own.storage()->writable() ||
+        !own.is_contiguous() || own.dtype() != t.dtype() || own.sizes() != t.sizes() ||
+        shared_with_another_buffer(state.buffers, name, own.storage().get()))
+      continue;
+    SPLICE_TRY(model.backend->copy(own, t, state.backend_session.get()));
+    t = own;
+  }
+  return ok_result();
+}
+
 // Runs the call's steps as a recording and then replays it once (runtime/recorded_calls.h).
 // Returns nullopt when the call cannot be recorded (the entry then says why): nothing of it
 // ran, and the caller runs it without a recording.
@@ -836,7 +885,9 @@ Result<std::optional<CallOutputs>> record_call(
   SPLICE_TRY(model.backend->begin_recording(session, &keep));
   auto ran = [&]() -> Result<CallOutputs> {
     SPLICE_TRY(call.run_steps());
-    return collect_outputs(model.program, call.frame());
+    SPLICE_ASSIGN_OR_RETURN(CallOutputs outputs, collect_outputs(model.program, call.frame()));
+    SPLICE_TRY(keep_buffers_in_place(model, state, outputs));
+    return outputs;
   }();
   auto recorded = model.backend->end_recording(session);
   std::string why;
