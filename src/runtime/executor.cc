@@ -790,12 +790,11 @@ Result<void> reset_session_state(const detail::ModelImpl& model, detail::Session
                own == state.buffers.end() || own->second.storage() != t.storage()) {
       // A buffer the calls replace (not update in place) may hold the session's own memory by
       // now, which recordings name: the archive's value is copied into it instead.
-      const bool reusable = own != state.buffers.end() && own->second.storage()->owned() &&
-                            own->second.storage()->writable() &&
-                            own->second.dtype() == t.dtype() &&
-                            own->second.sizes() == t.sizes() && own->second.is_contiguous() &&
-                            !shared_with_another_buffer(state.buffers, spec.target,
-                                                        own->second.storage().get());
+      const bool reusable =
+          own != state.buffers.end() && own->second.storage()->owned() &&
+          own->second.storage()->writable() && own->second.dtype() == t.dtype() &&
+          own->second.sizes() == t.sizes() && own->second.is_contiguous() &&
+          !shared_with_another_buffer(state.buffers, spec.target, own->second.storage().get());
       if (reusable) {
         SPLICE_TRY(model.backend->copy(own->second, t, state.backend_session.get()));
         t = own->second;
