@@ -62,12 +62,20 @@ double per_call(int64_t total, size_t calls) {
 }
 
 void print_json(const BenchOptions& options, const Model& model, const CallTimes& times,
-                const Stats& s) {
-  nlohmann::ordered_json j = {{"model", options.model},     {"device", model.device()},
-                              {"threads", model.threads()}, {"warmup", options.warmup},
-                              {"iters", options.iters},     {"clock", times.clock},
-                              {"median_ms", s.median_ms},   {"p90_ms", s.p90_ms},
-                              {"min_ms", s.min_ms},         {"mean_ms", s.mean_ms}};
+                const Stats& s, const GraphStats& graphs) {
+  nlohmann::ordered_json j = {{"model", options.model},
+                              {"device", model.device()},
+                              {"threads", model.threads()},
+                              {"warmup", options.warmup},
+                              {"iters", options.iters},
+                              {"clock", times.clock},
+                              {"cuda_graphs", !options.no_graphs},
+                              {"graph_replays", graphs.replayed},
+                              {"graph_refusal", graphs.refusal},
+                              {"median_ms", s.median_ms},
+                              {"p90_ms", s.p90_ms},
+                              {"min_ms", s.min_ms},
+                              {"mean_ms", s.mean_ms}};
   const size_t calls = times.ms.size();
   for (const auto& [key, total] :
        {std::pair<const char*, int64_t>{"kernels_per_call", times.kernels},
@@ -112,6 +120,7 @@ Result<void> run_bench(const BenchOptions& options) {
 
   SPLICE_ASSIGN_OR_RETURN(LoadOptions load_options,
                           to_load_options(options.planning, options.threads));
+  load_options.cuda_graphs = !options.no_graphs;
   SPLICE_ASSIGN_OR_RETURN(Model model, Model::load(options.model, load_options));
   SPLICE_ASSIGN_OR_RETURN(Session session, model.open_session());
   std::map<std::string, Tensor> inputs, state;
@@ -150,7 +159,7 @@ Result<void> run_bench(const BenchOptions& options) {
   SPLICE_ASSIGN_OR_RETURN(CallTimes times, session.measure(args, measure));
   const Stats s = stats_of(times.ms);
   if (options.json)
-    print_json(options, model, times, s);
+    print_json(options, model, times, s, session.graph_stats());
   else
     print_text(options, model, times, s);
   return ok_result();

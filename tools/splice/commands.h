@@ -55,6 +55,7 @@ struct BenchOptions {
   int warmup = 10;
   int iters = 100;
   bool json = false;
+  bool no_graphs = false;  // run every call step by step (LoadOptions::cuda_graphs off)
   PlanOptions planning;
 };
 Result<void> run_bench(const BenchOptions& options);
