@@ -11,7 +11,8 @@ stays one op):
            positions per layer, written in place with index_copy_ (registered buffers)
 Every engine's outputs are checked against eager before it is timed. Times are medians of
 CUDA-event timings after a warm-up; splice's come from `splice bench --device cuda --json`
-(CUDA events on its stream, kernels per call counted with CUPTI), with CUDA graphs on and off.
+(CUDA events on its stream, kernels per call counted with CUPTI; --device-io: inputs and outputs
+stay on the GPU, as PyTorch's do), with CUDA graphs on and off.
 torch.compile runs in its default mode and, for decode, in "reduce-overhead" (CUDA graphs).
 
   python3 bench/gpu_compare.py --splice BIN --out DIR [--only rotary decode] [--iters N]
@@ -169,6 +170,9 @@ def splice_bench(args, program, inputs_file, graphs):
            "--no-cache", "--warmup", str(args.warmup), "--iters", str(args.iters)]
     if not graphs:
         cmd.append("--no-graphs")
+    if args.device == "cuda":
+        # PyTorch's tensors are on the GPU already: so are splice's (no host copies timed).
+        cmd.append("--device-io")
     start = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
     if r.returncode != 0:

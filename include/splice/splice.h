@@ -115,6 +115,11 @@ struct MeasureOptions {
   // a program that mutates its state (a KV cache) measures the same call every time; empty:
   // the archive's initial values. A program without buffers restores nothing.
   std::map<std::string, TensorArg> start_state;
+  // The caller's tensors already on the model's device: the inputs are copied there once,
+  // untimed, and passed as device tensors, and the outputs stay there (outputs_on_device), so
+  // the time is the call's own work, without the host<->device copies of host tensors. Only
+  // for a device backend (the CPU has nothing to copy).
+  bool device_io = false;
 };
 
 // What Session::measure found.

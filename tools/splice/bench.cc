@@ -70,6 +70,7 @@ void print_json(const BenchOptions& options, const Model& model, const CallTimes
                               {"iters", options.iters},
                               {"clock", times.clock},
                               {"cuda_graphs", !options.no_graphs},
+                              {"device_io", options.device_io},
                               {"graph_replays", graphs.replayed},
                               {"graph_refusal", graphs.refusal},
                               {"median_ms", s.median_ms},
@@ -136,6 +137,7 @@ Result<void> run_bench(const BenchOptions& options) {
   MeasureOptions measure;
   measure.warmup = options.warmup;
   measure.iters = options.iters;
+  measure.device_io = options.device_io;
   for (auto& [name, t] : state)
     measure.start_state.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
 

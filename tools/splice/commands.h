@@ -56,6 +56,7 @@ struct BenchOptions {
   int iters = 100;
   bool json = false;
   bool no_graphs = false;  // run every call step by step (LoadOptions::cuda_graphs off)
+  bool device_io = false;  // inputs and outputs stay on the device (MeasureOptions::device_io)
   PlanOptions planning;
 };
 Result<void> run_bench(const BenchOptions& options);

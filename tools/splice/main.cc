@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--iters", bench.iters, "timed calls (default 100)")
       ->check(CLI::Range(1, 10000000));
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
+  bench_cmd->add_flag("--device-io", bench.device_io,
+                      "on the GPU, inputs copied there once and outputs left there, untimed "
+                      "(as for a caller whose tensors are already on the GPU)");
   bench_cmd->add_flag("--no-graphs", bench.no_graphs,
                       "on the GPU, run every call step by step instead of replaying a CUDA graph");
   add_planning(bench_cmd, bench.planning);

@@ -81,6 +81,20 @@ TEST(Measure, EveryCallStartsFromTheStartState) {
   expect_state_of_call(s, 2);
 }
 
+// device_io on the CPU: nothing to copy, the calls run on the caller's host tensors as without it.
+TEST(Measure, DeviceIoOnTheCpuRunsTheSameCalls) {
+  Session s = open();
+  auto inputs = recorded(0, "inputs");
+  MeasureOptions options;
+  options.warmup = 1;
+  options.iters = 3;
+  options.device_io = true;
+  auto times = s.measure(args_of(inputs), options);
+  ASSERT_TRUE(times.ok()) << times.error().message();
+  EXPECT_EQ(times->ms.size(), 3u);
+  expect_state_of_call(s, 0);
+}
+
 TEST(Measure, RefusesBadCountsAndABadStartState) {
   Session s = open();
   auto inputs = recorded(0, "inputs");
