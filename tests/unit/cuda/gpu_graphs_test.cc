@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/device_info.h"
@@ -173,6 +174,56 @@ TEST_F(GpuGraphs, SetStateIsSeenByReplays) {
   EXPECT_EQ(on.graph_stats().recorded, 1);
   EXPECT_EQ(on.graph_stats().replayed, 5);
   expect_same_state(on, off, buffers(name));
+}
+
+// Two sessions on two threads record and replay at the same time (each capture is thread-local:
+// the other thread's allocations and launches cannot break it), each giving exactly what one
+// session without graphs gives.
+TEST_F(GpuGraphs, SessionsOnTwoThreadsRecordAtTheSameTime) {
+  const std::string name = "hf_llama_static_cache.default";
+  auto step_inputs = [](int64_t pos) {
+    auto ids = Tensor::empty(DType::kInt64, {1, 1}).value();
+    auto position = Tensor::empty(DType::kInt64, {1}).value();
+    *ids.data<int64_t>() = 3 + (pos * 29) % 120;
+    *position.data<int64_t>() = pos;
+    return std::map<std::string, Tensor>{{"input_ids", ids}, {"cache_position", position}};
+  };
+  // The reference: one session without graphs, on this thread.
+  Session reference = open(name, false);
+  std::vector<std::vector<std::byte>> expected;
+  for (int64_t pos = 0; pos < 8; ++pos) {
+    auto in = step_inputs(pos);
+    auto r = reference.run(args(in));
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    expected.push_back(r->outputs[0].bytes);
+  }
+  Session a = open(name, true), b = open(name, true);
+  std::vector<std::string> failures(2);
+  auto decode = [&](Session& s, std::string& failure) {
+    for (int64_t pos = 0; pos < 8; ++pos) {
+      auto in = step_inputs(pos);
+      auto r = s.run(args(in));
+      if (!r.ok()) {
+        failure = r.error().message();
+        return;
+      }
+      if (r->outputs[0].bytes != expected[static_cast<size_t>(pos)]) {
+        failure = "position " + std::to_string(pos) + " differs from the session without graphs";
+        return;
+      }
+    }
+  };
+  std::thread ta([&] { decode(a, failures[0]); });
+  std::thread tb([&] { decode(b, failures[1]); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+  for (Session* s : {&a, &b}) {
+    EXPECT_EQ(s->graph_stats().refused, 0) << s->graph_stats().refusal;
+    EXPECT_EQ(s->graph_stats().recorded, 1);
+    EXPECT_EQ(s->graph_stats().replayed, 7);
+  }
 }
 
 }  // namespace
