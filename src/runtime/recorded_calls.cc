@@ -20,7 +20,9 @@ Result<bool> replay_recorded(const detail::ModelImpl& model, detail::SessionStat
                              RecordedEntry& entry,
                              const std::vector<std::pair<const ir::Value*, Tensor>>& bound) {
   backend::SessionContext& session = *state.backend_session;
-  for (auto& [value, device] : entry.inputs) {
+  for (auto& [input, device] : entry.inputs) {
+    // A plain pointer: clang 14 cannot capture a structured binding in a lambda.
+    const ir::Value* value = input;
     auto it =
         std::find_if(bound.begin(), bound.end(), [&](const auto& b) { return b.first == value; });
     SPLICE_CHECK_OR_RETURN(it != bound.end(), ErrorKind::kInternal,
