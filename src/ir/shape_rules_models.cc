@@ -5,7 +5,7 @@
 // sort and topk (values keep the input's dtype, indices are int64), histc ([bins] in the
 // input's dtype) and transformers' grouped_mm_fallback custom op ([S, N] for input [S, K] and
 // weight [E, K, N]); and the CNN ops (batch norm in its export spellings, max_pool2d with and
-// without indices) as torch/_meta_registrations.py computes them. passes/decompose_composites
+// without indices, adaptive_avg_pool2d) as torch/_meta_registrations.py computes them. passes/decompose_composites
 // rewrites all of them into primitive ops.
 #include "ir/shape_rules_util.h"
 
@@ -316,6 +316,24 @@ Result<Outputs> max_pool2d(RuleArgs& a) {
   return result;
 }
 
+// adaptive_avg_pool2d(self, output_size): self [C, H, W] or [N, C, H, W] with the last two
+// sizes replaced (torch/_decomp's checks).
+Result<Outputs> adaptive_avg_pool2d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes size, a.sym_list("output_size"));
+  if (self->rank() != 3 && self->rank() != 4)
+    return a.error("adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}", self->rank());
+  if (size.size() == 1) size.push_back(size[0]);
+  if (size.size() != 2)
+    return a.error("adaptive_avg_pool2d: output_size must be 2, got {}", size.size());
+  if (!is_floating(self->dtype))
+    return a.error("adaptive_avg_pool2d is not implemented for {}", dtype_name(self->dtype));
+  Sizes out(self->sizes.begin(), self->sizes.end() - 2);
+  out.push_back(size[0]);
+  out.push_back(size[1]);
+  return one(self->dtype, std::move(out));
+}
+
 constexpr RuleEntry kEntries[] = {
     {OpId::convolution, convolution},
     {OpId::conv1d, convolution},
@@ -335,6 +353,8 @@ constexpr RuleEntry kEntries[] = {
     {OpId::_native_batch_norm_legit_functional, batch_norm_training},
     {OpId::max_pool2d, max_pool2d},
     {OpId::max_pool2d_with_indices, max_pool2d},
+    {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
+    {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
 };
 
 }  // namespace
