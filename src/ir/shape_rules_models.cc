@@ -5,8 +5,8 @@
 // sort and topk (values keep the input's dtype, indices are int64), histc ([bins] in the
 // input's dtype) and transformers' grouped_mm_fallback custom op ([S, N] for input [S, K] and
 // weight [E, K, N]); and the CNN ops (batch norm in its export spellings, max_pool2d with and
-// without indices, adaptive_avg_pool2d) as torch/_meta_registrations.py computes them. passes/decompose_composites
-// rewrites all of them into primitive ops.
+// without indices, adaptive_avg_pool2d) as torch/_meta_registrations.py computes them.
+// passes/decompose_composites rewrites all of them into primitive ops.
 #include "ir/shape_rules_util.h"
 
 namespace splice::ir::rules {
@@ -173,9 +173,9 @@ Result<const TensorType*> batch_norm_input(RuleArgs& a) {
     if (t == nullptr) continue;
     if (!is_floating(t->dtype))
       return a.error("{} must be floating, got {}", name, dtype_name(t->dtype));
-    const std::string what = fmt::format("{} should contain {} elements not {}", name,
-                                         input->sizes[1].to_string(),
-                                         t->rank() == 1 ? t->sizes[0].to_string() : "a 1-D size");
+    const std::string what =
+        fmt::format("{} should contain {} elements not {}", name, input->sizes[1].to_string(),
+                    t->rank() == 1 ? t->sizes[0].to_string() : "a 1-D size");
     if (t->rank() != 1) return a.error("{}", what);
     SPLICE_TRY(a.require_equal(t->sizes[0], input->sizes[1], what));
   }
@@ -205,7 +205,8 @@ Result<Outputs> batch_norm_no_training(RuleArgs& a) {
 // save_mean and save_invstd of [C] in the input's dtype.
 Result<Outputs> batch_norm_training(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* input, batch_norm_input(a));
-  Outputs out = {tensor_out(input->dtype, input->sizes), tensor_out(input->dtype, {input->sizes[1]}),
+  Outputs out = {tensor_out(input->dtype, input->sizes),
+                 tensor_out(input->dtype, {input->sizes[1]}),
                  tensor_out(input->dtype, {input->sizes[1]})};
   if (a.has("running_mean")) {
     SPLICE_ASSIGN_OR_RETURN(const TensorType* mean, a.tensor("running_mean"));
@@ -273,8 +274,7 @@ Result<Outputs> max_pool2d(RuleArgs& a) {
     return a.error("kernel size should be greater than zero, but got kH: {}, kW: {}", k.first,
                    k.second);
   if (s.first <= 0 || s.second <= 0)
-    return a.error("stride should be greater than zero, but got dH: {}, dW: {}", s.first,
-                   s.second);
+    return a.error("stride should be greater than zero, but got dH: {}, dW: {}", s.first, s.second);
   if (d.first <= 0 || d.second <= 0)
     return a.error("dilation should be greater than zero, but got dilationH: {}, dilationW: {}",
                    d.first, d.second);
@@ -297,8 +297,8 @@ Result<Outputs> max_pool2d(RuleArgs& a) {
   const int64_t rank = self->rank();
   SPLICE_ASSIGN_OR_RETURN(SymExpr oh, pool_output_size(a, self->sizes[rank - 2], k.first, p.first,
                                                        s.first, d.first, ceil_mode));
-  SPLICE_ASSIGN_OR_RETURN(SymExpr ow, pool_output_size(a, self->sizes[rank - 1], k.second,
-                                                       p.second, s.second, d.second, ceil_mode));
+  SPLICE_ASSIGN_OR_RETURN(SymExpr ow, pool_output_size(a, self->sizes[rank - 1], k.second, p.second,
+                                                       s.second, d.second, ceil_mode));
   const std::string what = fmt::format(
       "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too "
       "small",

@@ -244,16 +244,17 @@ Result<bool> max_pool2d(Rewriter& rw, Node* node) {
   if (node->outputs().size() == 2 && is_used(rw.graph(), node->outputs()[1])) {
     // Each offset's flat input position per output element, -1 in the padding: [K, OH, OW].
     const int64_t k = kh * kw;
-    SPLICE_ASSIGN_OR_RETURN(Value * flat, b.op(OpId::arange, {Arg{*h * *w}},
-                                               {{"dtype", Arg{DType::kInt64}}}));
-    SPLICE_ASSIGN_OR_RETURN(
-        Value * plane, b.op(OpId::view, {Arg{flat}, Arg{std::vector<ir::SymIntArg>{*h, *w}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * flat,
+                            b.op(OpId::arange, {Arg{*h * *w}}, {{"dtype", Arg{DType::kInt64}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * plane,
+                            b.op(OpId::view, {Arg{flat}, Arg{std::vector<ir::SymIntArg>{*h, *w}}}));
     if (padded) {
-      SPLICE_ASSIGN_OR_RETURN(plane,
-                              b.op(OpId::constant_pad_nd, {Arg{plane}, Arg{pad}, Arg{int64_t{-1}}}));
+      SPLICE_ASSIGN_OR_RETURN(
+          plane, b.op(OpId::constant_pad_nd, {Arg{plane}, Arg{pad}, Arg{int64_t{-1}}}));
     }
     SPLICE_ASSIGN_OR_RETURN(Value * positions, windows(plane, 0));
-    SPLICE_ASSIGN_OR_RETURN(Value * valid, b.op(OpId::ge_Scalar, {Arg{positions}, Arg{int64_t{0}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * valid,
+                            b.op(OpId::ge_Scalar, {Arg{positions}, Arg{int64_t{0}}}));
     SPLICE_ASSIGN_OR_RETURN(Value * offsets,
                             b.op(OpId::arange, {Arg{k}}, {{"dtype", Arg{DType::kInt64}}}));
     SPLICE_ASSIGN_OR_RETURN(
@@ -268,8 +269,8 @@ Result<bool> max_pool2d(Rewriter& rw, Node* node) {
     if (is_floating(type.dtype)) {
       // The last NaN, if any.
       SPLICE_ASSIGN_OR_RETURN(Value * nan, b.op(OpId::isnan, {Arg{stacked}}));
-      SPLICE_ASSIGN_OR_RETURN(
-          Value * nan_at, b.op(OpId::where_ScalarOther, {Arg{nan}, Arg{offsets}, Arg{int64_t{-1}}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * nan_at, b.op(OpId::where_ScalarOther,
+                                                   {Arg{nan}, Arg{offsets}, Arg{int64_t{-1}}}));
       SPLICE_ASSIGN_OR_RETURN(Value * last, b.op(OpId::amax, {Arg{nan_at}, Arg{reduce}}));
       SPLICE_ASSIGN_OR_RETURN(Value * any, b.op(OpId::ge_Scalar, {Arg{last}, Arg{int64_t{0}}}));
       SPLICE_ASSIGN_OR_RETURN(pick, b.op(OpId::where_self, {Arg{any}, Arg{last}, Arg{pick}}));
@@ -280,8 +281,8 @@ Result<bool> max_pool2d(Rewriter& rw, Node* node) {
                             b.op(OpId::expand, {Arg{positions}, Arg{to_list(shape)}}));
     SPLICE_ASSIGN_OR_RETURN(Value * where, b.op(OpId::unsqueeze, {Arg{pick}, Arg{at}}));
     SPLICE_ASSIGN_OR_RETURN(Value * index, b.op(OpId::gather, {Arg{every}, Arg{at}, Arg{where}}));
-    SPLICE_ASSIGN_OR_RETURN(index, b.op(OpId::squeeze_dims,
-                                        {Arg{index}, Arg{std::vector<ir::SymIntArg>{at}}}));
+    SPLICE_ASSIGN_OR_RETURN(
+        index, b.op(OpId::squeeze_dims, {Arg{index}, Arg{std::vector<ir::SymIntArg>{at}}}));
     outs.push_back(index);
   }
   SPLICE_TRY(replace_outputs(rw, node, outs));
@@ -316,8 +317,7 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   for (int64_t v : {*oh, *h / *oh, *ow, *w / *ow}) blocks.push_back(SizeBuilder::constant(v));
   SPLICE_ASSIGN_OR_RETURN(Value * view, b.op(OpId::view, {Arg{self}, Arg{to_list(blocks)}}));
   const std::vector<ir::SymIntArg> reduce = {rank - 1, rank + 1};
-  SPLICE_ASSIGN_OR_RETURN(Value * mean,
-                          b.op(OpId::mean_dim, {Arg{view}, Arg{reduce}, Arg{false}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * mean, b.op(OpId::mean_dim, {Arg{view}, Arg{reduce}, Arg{false}}));
   SPLICE_TRY(replace_outputs(rw, node, {mean}));
   return true;
 }
