@@ -36,6 +36,20 @@ def _():
                                  randn(3, 2, 3, 2)), None
 
 
+@case("m_conv_dynamic_length", calls=2, notes="LFM2's short convolution: a depthwise causal "
+      "conv1d (padding kernel - 1, groups = channels) over a dynamic sequence length, cut back "
+      "to the length; and a strided conv1d over the dynamic length")
+def _():
+    def forward(self, x, w, w2):
+        n = x.shape[-1]
+        return (F.conv1d(x, w, padding=2, groups=4)[..., :n],
+                F.conv1d(x, w2, stride=2, padding=1))
+    length = torch.export.Dim("length", min=4, max=32)
+    return (module(forward), [(randn(2, 4, 7), randn(4, 1, 3), randn(3, 4, 3)),
+                              (randn(2, 4, 10), randn(4, 1, 3), randn(3, 4, 3))],
+            {"x": {2: length}, "w": None, "w2": None})
+
+
 @case("m_sort_topk", notes="sort along either dim, descending, with NaN (sorted above every "
       "number), stable on integers with ties; topk largest and smallest")
 def _():
