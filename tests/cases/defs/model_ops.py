@@ -1,8 +1,9 @@
 """Cases for the ops that transformers models beyond the decoder family bring (found by
 tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convolution in the
 default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
-the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm) and
-max.other (XGLM). splice decomposes all of them (passes/decompose_model_ops.cc,
+the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm),
+max.other (XGLM), and the CNN ops (eval batch norm in every export spelling, max_pool2d with
+and without indices, adaptive_avg_pool2d; ResNet, EfficientNet, RegNet, MobileNet). splice decomposes all of them (passes/decompose_model_ops.cc,
 decompose_math.cc). Every case name starts with m_."""
 
 import torch
