@@ -4,7 +4,9 @@
 // ATen's conv_output_size computes them; and the routing ops of mixture-of-experts layers —
 // sort and topk (values keep the input's dtype, indices are int64), histc ([bins] in the
 // input's dtype) and transformers' grouped_mm_fallback custom op ([S, N] for input [S, K] and
-// weight [E, K, N]). passes/decompose_composites rewrites all of them into primitive ops.
+// weight [E, K, N]); and the CNN ops (batch norm in its export spellings, max_pool2d with and
+// without indices, adaptive_avg_pool2d) as torch/_meta_registrations.py computes them.
+// passes/decompose_composites rewrites all of them into primitive ops.
 #include "ir/shape_rules_util.h"
 
 namespace splice::ir::rules {
@@ -156,6 +158,182 @@ Result<Outputs> grouped_mm_fallback(RuleArgs& a) {
   return one(out_dtype, {input->sizes[0], weight->sizes[2]});
 }
 
+// The checks every batch-norm spelling makes: a floating input [N, C, *] and per-channel
+// tensors of C elements (eager's "running_mean should contain 4 elements not 3").
+Result<const TensorType*> batch_norm_input(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, a.tensor("input"));
+  if (input->rank() < 2)
+    return a.error("batch norm expects an input of at least 2 dims [N, C, ...], got {}-D",
+                   input->rank());
+  if (!is_floating(input->dtype))
+    return a.error("batch norm is not implemented for {}", dtype_name(input->dtype));
+  for (std::string_view name : {"weight", "bias", "running_mean", "running_var"}) {
+    if (!a.has(name)) continue;
+    SPLICE_ASSIGN_OR_RETURN(const TensorType* t, a.optional_tensor(name));
+    if (t == nullptr) continue;
+    if (!is_floating(t->dtype))
+      return a.error("{} must be floating, got {}", name, dtype_name(t->dtype));
+    const std::string what =
+        fmt::format("{} should contain {} elements not {}", name, input->sizes[1].to_string(),
+                    t->rank() == 1 ? t->sizes[0].to_string() : "a 1-D size");
+    if (t->rank() != 1) return a.error("{}", what);
+    SPLICE_TRY(a.require_equal(t->sizes[0], input->sizes[1], what));
+  }
+  return input;
+}
+
+// batch_norm (the training IR): the input's type. Evaluation mode needs the running stats.
+Result<Outputs> batch_norm(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, batch_norm_input(a));
+  SPLICE_ASSIGN_OR_RETURN(bool training, a.boolean("training"));
+  if (!training && (a.is_none("running_mean") || a.is_none("running_var")))
+    return a.error("running_mean and running_var must be defined in evaluation mode");
+  return one(input->dtype, input->sizes);
+}
+
+// _native_batch_norm_legit_no_training: out like the input; save_mean and save_invstd empty
+// ([0]) in the input's dtype, as the meta function records them (eager's CPU kernel gives them
+// the stats' dtype, float32 for a half input with float32 stats; both are empty).
+Result<Outputs> batch_norm_no_training(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, batch_norm_input(a));
+  return Outputs{tensor_out(input->dtype, input->sizes), tensor_out(input->dtype, {SymExpr(0)}),
+                 tensor_out(input->dtype, {SymExpr(0)})};
+}
+
+// _native_batch_norm_legit.no_stats (batch statistics, no running stats) and
+// _native_batch_norm_legit_functional (also the updated running stats, in their own dtype):
+// save_mean and save_invstd of [C] in the input's dtype.
+Result<Outputs> batch_norm_training(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, batch_norm_input(a));
+  Outputs out = {tensor_out(input->dtype, input->sizes),
+                 tensor_out(input->dtype, {input->sizes[1]}),
+                 tensor_out(input->dtype, {input->sizes[1]})};
+  if (a.has("running_mean")) {
+    SPLICE_ASSIGN_OR_RETURN(const TensorType* mean, a.tensor("running_mean"));
+    SPLICE_ASSIGN_OR_RETURN(const TensorType* var, a.tensor("running_var"));
+    out.push_back(tensor_out(mean->dtype, mean->sizes));
+    out.push_back(tensor_out(var->dtype, var->sizes));
+  }
+  return out;
+}
+
+// A max_pool2d list argument: one int stands for both dims (eager's message otherwise).
+Result<std::pair<int64_t, int64_t>> pool_pair(RuleArgs& a, std::string_view name,
+                                              const std::vector<int64_t>& v) {
+  if (v.size() != 1 && v.size() != 2)
+    return a.error("max_pool2d: {} must either be a single int, or a tuple of two ints", name);
+  return std::make_pair(v[0], v.back());
+}
+
+// pooling_output_shape: floor((n + 2p - d(k-1) - 1 [+ s-1 in ceil mode]) / s) + 1, one less in
+// ceil mode when the last window would start in the right padding. Example: n 7, k 2, s 2, p 0,
+// ceil: (7 - 1 - 1 + 1)/2 + 1 = 4 windows (the last covers only element 6). A symbolic n in
+// ceil mode is refused (the correction is a comparison of symbols).
+Result<SymExpr> pool_output_size(RuleArgs& a, const SymExpr& n, int64_t k, int64_t pad,
+                                 int64_t stride, int64_t dilation, bool ceil_mode) {
+  const int64_t extra = -dilation * (k - 1) - 1 + 2 * pad + (ceil_mode ? stride - 1 : 0);
+  if (auto c = n.constant()) {
+    const int64_t num = *c + extra;
+    int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+    if (ceil_mode && (out - 1) * stride >= *c + pad) --out;
+    return SymExpr(out);
+  }
+  if (ceil_mode)
+    return a.error("max_pool2d with ceil_mode over a symbolic size ({}) is not supported",
+                   n.to_string());
+  return floor_div(n + SymExpr(extra), SymExpr(stride)) + SymExpr(1);
+}
+
+// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode) and
+// max_pool2d_with_indices (also int64 indices of the same shape): self [C, H, W] or
+// [N, C, H, W]; the checks and messages of torch/_meta_registrations.py's
+// max_pool2d_checks_and_compute_shape.
+Result<Outputs> max_pool2d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, a.int_list("dilation"));
+  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
+  SPLICE_ASSIGN_OR_RETURN(auto k, pool_pair(a, "kernel_size", kernel));
+  if (stride.size() > 2)
+    return a.error(
+        "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+  std::pair<int64_t, int64_t> s = k;
+  if (!stride.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(s, pool_pair(a, "stride", stride));
+  }
+  SPLICE_ASSIGN_OR_RETURN(auto p, pool_pair(a, "padding", padding));
+  SPLICE_ASSIGN_OR_RETURN(auto d, pool_pair(a, "dilation", dilation));
+  if (self->rank() != 3 && self->rank() != 4)
+    return a.error("non-empty 3D or 4D (batch mode) tensor expected for input, got {}-D",
+                   self->rank());
+  if (self->dtype == DType::kBool)
+    return a.error("max_pool2d is not implemented for {}", dtype_name(self->dtype));
+  if (k.first <= 0 || k.second <= 0)
+    return a.error("kernel size should be greater than zero, but got kH: {}, kW: {}", k.first,
+                   k.second);
+  if (s.first <= 0 || s.second <= 0)
+    return a.error("stride should be greater than zero, but got dH: {}, dW: {}", s.first, s.second);
+  if (d.first <= 0 || d.second <= 0)
+    return a.error("dilation should be greater than zero, but got dilationH: {}, dilationW: {}",
+                   d.first, d.second);
+  const std::pair<int64_t, int64_t> pads[] = {{p.first, k.first}, {p.second, k.second}};
+  const int64_t dils[] = {d.first, d.second};
+  for (int i = 0; i < 2; ++i) {
+    const auto [pad, size] = pads[i];
+    if (pad < 0) return a.error("pad must be non-negative, but got pad: {}", pad);
+    if (pad > ((size - 1) * dils[i] + 1) / 2)
+      return a.error(
+          "pad should be at most half of effective kernel size, but got pad={}, "
+          "kernel_size={} and dilation={}",
+          pad, size, dils[i]);
+  }
+  if (k.second / 2 < p.second || k.first / 2 < p.first)
+    return a.error(
+        "pad should be smaller than or equal to half of kernel size, but got padW = {}, "
+        "padH = {}, kW = {}, kH = {}",
+        p.second, p.first, k.second, k.first);
+  const int64_t rank = self->rank();
+  SPLICE_ASSIGN_OR_RETURN(SymExpr oh, pool_output_size(a, self->sizes[rank - 2], k.first, p.first,
+                                                       s.first, d.first, ceil_mode));
+  SPLICE_ASSIGN_OR_RETURN(SymExpr ow, pool_output_size(a, self->sizes[rank - 1], k.second, p.second,
+                                                       s.second, d.second, ceil_mode));
+  const std::string what = fmt::format(
+      "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too "
+      "small",
+      self->sizes[rank - 3].to_string(), self->sizes[rank - 2].to_string(),
+      self->sizes[rank - 1].to_string(), self->sizes[rank - 3].to_string(), oh.to_string(),
+      ow.to_string());
+  SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {oh, 1}), what));
+  SPLICE_TRY(a.require(SymExpr::make(SymOp::kGe, {ow, 1}), what));
+  Sizes out(self->sizes.begin(), self->sizes.end() - 2);
+  out.push_back(a.env().simplify(oh));
+  out.push_back(a.env().simplify(ow));
+  Outputs result = {tensor_out(self->dtype, out)};
+  if (a.node().op_id() == OpId::max_pool2d_with_indices)
+    result.push_back(tensor_out(DType::kInt64, out));
+  return result;
+}
+
+// adaptive_avg_pool2d(self, output_size): self [C, H, W] or [N, C, H, W] with the last two
+// sizes replaced (torch/_decomp's checks).
+Result<Outputs> adaptive_avg_pool2d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes size, a.sym_list("output_size"));
+  if (self->rank() != 3 && self->rank() != 4)
+    return a.error("adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}", self->rank());
+  if (size.size() == 1) size.push_back(size[0]);
+  if (size.size() != 2)
+    return a.error("adaptive_avg_pool2d: output_size must be 2, got {}", size.size());
+  if (!is_floating(self->dtype))
+    return a.error("adaptive_avg_pool2d is not implemented for {}", dtype_name(self->dtype));
+  Sizes out(self->sizes.begin(), self->sizes.end() - 2);
+  out.push_back(size[0]);
+  out.push_back(size[1]);
+  return one(self->dtype, std::move(out));
+}
+
 constexpr RuleEntry kEntries[] = {
     {OpId::convolution, convolution},
     {OpId::conv1d, convolution},
@@ -169,6 +347,14 @@ constexpr RuleEntry kEntries[] = {
     {OpId::histc, histc},
     {OpId::transformers_grouped_mm_fallback, grouped_mm_fallback},
     {OpId::_grouped_mm, grouped_mm_fallback},
+    {OpId::batch_norm, batch_norm},
+    {OpId::_native_batch_norm_legit_no_training, batch_norm_no_training},
+    {OpId::_native_batch_norm_legit_no_stats, batch_norm_training},
+    {OpId::_native_batch_norm_legit_functional, batch_norm_training},
+    {OpId::max_pool2d, max_pool2d},
+    {OpId::max_pool2d_with_indices, max_pool2d},
+    {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
+    {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 // keep (einsum, group_norm, pad in every mode, the `to` conversions, narrow/chunk/flatten and
 // the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min/max.other, diff)
 // and the ops no backend has a kernel for (convolution, sort, topk, histc, transformers'
-// grouped_mm_fallback; decompose_model_ops.cc) are
+// grouped_mm_fallback; decompose_model_ops.cc; eval-mode batch norm and max_pool2d with and
+// without indices; decompose_cnn_ops.cc) are
 // rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
 // every backend runs them from its primitive kernels and no backend writes them again. Every
 // node a decomposition creates is typed by its op's shape rule (Rewriter), and the result must
@@ -121,6 +122,7 @@ Result<void> replace_outputs(Rewriter& rw, Node* node, const std::vector<Value*>
     Value* old = outs[i];
     if (old == nullptr) continue;
     Value* now = i < values.size() ? values[i] : nullptr;
+    if (now == nullptr && !is_used(rw.graph(), old)) continue;
     bool same = now != nullptr && now->kind() == old->kind();
     if (same && old->is_tensor()) {
       same = now->type().dtype == old->type().dtype && now->type().rank() == old->type().rank();
@@ -135,7 +137,7 @@ Result<void> replace_outputs(Rewriter& rw, Node* node, const std::vector<Value*>
   for (size_t i = 0; i < outs.size(); ++i) {
     Value* old = outs[i];
     if (old == nullptr) continue;
-    rw.graph().replace_all_uses(old, values[i]);
+    if (i < values.size() && values[i] != nullptr) rw.graph().replace_all_uses(old, values[i]);
     old->set_producer(nullptr);
   }
   rw.graph().erase_node(node);
@@ -152,7 +154,7 @@ const std::map<ir::OpId, decomp::Decomposition>& decompositions() {
   static const auto table = [] {
     std::map<ir::OpId, decomp::Decomposition> t;
     for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
-                        decomp::model_decompositions()})
+                        decomp::model_decompositions(), decomp::cnn_decompositions()})
       for (const decomp::Entry& e : family) t.emplace(e.op, e.fn);
     return t;
   }();
@@ -180,9 +182,13 @@ class DecomposeComposites final : public Pass {
            "a cat and slice differences, convolutions an im2col matmul "
            "(strided slices, a stack, one matmul per group), sort ranks from an [n, n] "
            "comparison and scatters, topk a sort and a slice, histc an index_put of ones, "
-           "transformers' grouped_mm_fallback every expert's matmul and a per-row pick. Sizes a "
+           "transformers' grouped_mm_fallback every expert's matmul and a per-row pick, "
+           "eval-mode batch norm (and batch norm without running stats) a per-channel x * alpha "
+           "+ beta, max_pool2d strided slices of the -inf-padded input and an amax (the indices, "
+           "when read, the first maximum's position gathered from a padded arange). Sizes a "
            "decomposition needs are sym_size and "
-           "_operator nodes when symbolic. Dropout in training mode is an error.";
+           "_operator nodes when symbolic. Dropout in training mode and batch norm updating "
+           "running statistics are errors.";
   }
   Result<bool> run(ir::Program& program) override {
     Rewriter rw(program);
@@ -212,7 +218,7 @@ std::unique_ptr<Pass> make_decompose_composites() {
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
   for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
-                      decomp::model_decompositions()})
+                      decomp::model_decompositions(), decomp::cnn_decompositions()})
     for (const decomp::Entry& e : family)
       if (!e.partial) out.push_back(ir::op_target(e.op));
   return out;

@@ -4,6 +4,8 @@
 //     strided slice per kernel offset, stacked to [N, C, K, L] and reshaped per group to
 //     [N, g, C/g*K, L], one matmul with the weight as [g, O/g, C/g*K], then the bias. A patch
 //     embedding (stride = kernel) reads each input element once; k offsets cost k copies.
+//     Spatial sizes may be symbolic (LFM2's causal conv1d over the sequence): the output
+//     sizes and slice ends are SymInts computed from sym_size.
 //   sort (stable, NaN largest as eager): each element's rank is the number of elements that
 //     precede it (smaller, or equal and earlier; larger for descending), from an [.., n, n]
 //     comparison and a sum; values and indices are scattered to their ranks. O(n^2) memory and
@@ -78,13 +80,11 @@ Result<bool> convolution(Rewriter& rw, Node* node) {
   auto groups = constant_int(node->arg("groups"));
   if (!stride || !dilation || !groups)
     return unsupported(*node, "symbolic stride, dilation or groups are not supported");
-  std::vector<int64_t> kernel, sizes;
+  std::vector<int64_t> kernel;
   for (size_t i = 0; i < spatial; ++i) {
     auto k = static_size(wt, static_cast<int64_t>(2 + i));
-    auto n = static_size(input->type(), static_cast<int64_t>(2 + i));
-    if (!k || !n) return unsupported(*node, "a convolution over symbolic spatial sizes");
+    if (!k) return unsupported(*node, "a convolution with a kernel of symbolic size");
     kernel.push_back(*k);
-    sizes.push_back(*n);
   }
   auto out_channels = static_size(wt, 0);
   auto in_per_group = static_size(wt, 1);
@@ -120,14 +120,26 @@ Result<bool> convolution(Rewriter& rw, Node* node) {
     }
     SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{pad}, Arg{int64_t{0}}}));
   }
-  std::vector<int64_t> out_sizes;
-  int64_t positions = 1, offsets = 1;
+  // Output sizes, symbolic where the input's are (a causal conv1d over a dynamic sequence,
+  // LFM2): (n + lo + hi - dilation * (k - 1) - 1) // stride + 1.
+  SizeBuilder sb(rw, node);
+  // reach: stride * (out - 1) + 1, the extent of each offset's strided slice.
+  std::vector<Size> out_sizes, reach;
+  int64_t offsets = 1;
   for (size_t i = 0; i < spatial; ++i) {
-    const int64_t padded = sizes[i] + lo[i] + hi[i];
-    out_sizes.push_back((padded - (*dilation)[i] * (kernel[i] - 1) - 1) / (*stride)[i] + 1);
-    positions *= out_sizes.back();
+    SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(input, static_cast<int64_t>(2 + i)));
+    SPLICE_ASSIGN_OR_RETURN(
+        Size span,
+        sb.add(n, SizeBuilder::constant(lo[i] + hi[i] - (*dilation)[i] * (kernel[i] - 1) - 1)));
+    SPLICE_ASSIGN_OR_RETURN(Size steps, sb.floordiv(span, SizeBuilder::constant((*stride)[i])));
+    SPLICE_ASSIGN_OR_RETURN(Size out, sb.add(steps, SizeBuilder::constant(1)));
+    SPLICE_ASSIGN_OR_RETURN(Size extent, sb.mul(steps, SizeBuilder::constant((*stride)[i])));
+    SPLICE_ASSIGN_OR_RETURN(extent, sb.add(extent, SizeBuilder::constant(1)));
+    out_sizes.push_back(out);
+    reach.push_back(extent);
     offsets *= kernel[i];
   }
+  SPLICE_ASSIGN_OR_RETURN(Size positions, sb.product(out_sizes));
   // One strided slice per kernel offset, the offsets in the weight's (row-major) order.
   std::vector<Value*> columns;
   for (int64_t flat = 0; flat < offsets; ++flat) {
@@ -140,29 +152,27 @@ Result<bool> convolution(Rewriter& rw, Node* node) {
     }
     for (size_t i = 0; i < spatial; ++i) {
       const int64_t start = at[i] * (*dilation)[i];
-      const int64_t end = start + (*stride)[i] * (out_sizes[i] - 1) + 1;
+      SPLICE_ASSIGN_OR_RETURN(Size end, sb.add(reach[i], SizeBuilder::constant(start)));
       SPLICE_ASSIGN_OR_RETURN(
           v, b.op(OpId::slice_Tensor, {Arg{v}, Arg{static_cast<int64_t>(2 + i)}, Arg{start},
-                                       Arg{end}, Arg{(*stride)[i]}}));
+                                       to_arg(end), Arg{(*stride)[i]}}));
     }
     columns.push_back(v);
   }
   SPLICE_ASSIGN_OR_RETURN(Value * stacked, b.op(OpId::stack, {Arg{columns}, Arg{int64_t{2}}}));
-  SizeBuilder sb(rw, node);
   SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(input, 0));
   const int64_t g = *groups;
   const int64_t inner = *in_per_group * offsets;
   SPLICE_ASSIGN_OR_RETURN(
       Value * cols,
-      b.op(OpId::reshape,
-           {Arg{stacked}, Arg{to_list({n, SizeBuilder::constant(g), SizeBuilder::constant(inner),
-                                       SizeBuilder::constant(positions)})}}));
+      b.op(OpId::reshape, {Arg{stacked}, Arg{to_list({n, SizeBuilder::constant(g),
+                                                      SizeBuilder::constant(inner), positions})}}));
   SPLICE_ASSIGN_OR_RETURN(
       Value * w, b.op(OpId::reshape,
                       {Arg{weight}, Arg{std::vector<ir::SymIntArg>{g, *out_channels / g, inner}}}));
   SPLICE_ASSIGN_OR_RETURN(Value * prod, b.op(OpId::matmul, {Arg{w}, Arg{cols}}));
   std::vector<Size> shape = {n, SizeBuilder::constant(*out_channels)};
-  for (int64_t s : out_sizes) shape.push_back(SizeBuilder::constant(s));
+  for (const Size& s : out_sizes) shape.push_back(s);
   SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::reshape, {Arg{prod}, Arg{to_list(shape)}}));
   if (bias != nullptr) {
     std::vector<ir::SymIntArg> bshape = {*out_channels};

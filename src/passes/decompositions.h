@@ -54,7 +54,8 @@ class SizeBuilder {
 std::string part_name(const ir::Node& node, ir::OpId target);
 
 // Replaces every use of `node`'s outputs by `values` (the same types, else kInternal: the
-// decomposition computed something else) and erases it.
+// decomposition computed something else) and erases it. An output nothing reads may be given no
+// value (nullptr, or left off the end): a decomposition need not compute it.
 Result<void> replace_outputs(Rewriter& rw, ir::Node* node, const std::vector<ir::Value*>& values);
 
 // A decomposition rewrites `node` into simpler ops before it; false: left as it is.
@@ -77,5 +78,9 @@ std::span<const Entry> math_decompositions();
 // convolution and conv1d/2d/3d, sort, topk, histc, transformers::grouped_mm_fallback and
 // aten._grouped_mm.
 std::span<const Entry> model_decompositions();
+// batch norm (batch_norm, _native_batch_norm_legit_no_training, _native_batch_norm_legit.no_stats;
+// training with running stats refused), max_pool2d and max_pool2d_with_indices,
+// adaptive_avg_pool2d.
+std::span<const Entry> cnn_decompositions();
 
 }  // namespace splice::passes::decomp

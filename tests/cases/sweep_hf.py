@@ -743,6 +743,17 @@ def _():
                          tf().SwinModel)), vision_inputs(), None)
 
 
+def conv_fan_in(model):
+    """Redraws convolution weights N(0, 1/fan_in) with fan_in = in_channels/groups x kernel
+    (hf.randomize takes the kernel width as the fan-in, so deep CNNs blow up to 1e9 and ReLU6
+    saturates: float32 rounding, eager's as much as splice's, then decides the result)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 3:
+                p.normal_(0.0, p[0].numel() ** -0.5)
+    return model
+
+
 @arch("convnext", "depthwise 7x7 convolutions, layer norm")
 def _():
     return (Pixels(build(tf().ConvNextConfig(num_channels=3, hidden_sizes=[8, 16], num_stages=2,
@@ -759,29 +770,43 @@ def _():
 
 @arch("resnet", "batch norm, max pool")
 def _():
-    return (Pixels(build(tf().ResNetConfig(embedding_size=8, hidden_sizes=[8, 16],
-                                           depths=[1, 1], layer_type="bottleneck"),
-                         tf().ResNetModel)), vision_inputs(), None)
+    return (Pixels(conv_fan_in(build(tf().ResNetConfig(embedding_size=8, hidden_sizes=[8, 16],
+                                                       depths=[1, 1], layer_type="bottleneck"),
+                                     tf().ResNetModel))), vision_inputs(), None)
 
 
 @arch("regnet", "grouped convolutions, squeeze-excitation")
 def _():
-    return (Pixels(build(tf().RegNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
-                                           groups_width=4), tf().RegNetModel)),
-            vision_inputs(), None)
+    return (Pixels(conv_fan_in(build(tf().RegNetConfig(embedding_size=8, hidden_sizes=[8, 16],
+                                                       depths=[1, 1], groups_width=4),
+                                     tf().RegNetModel))), vision_inputs(), None)
 
 
 @arch("mobilenet_v2", "depthwise convolutions, ReLU6, TF padding")
 def _():
-    return (Pixels(build(tf().MobileNetV2Config(image_size=32, depth_multiplier=0.25),
-                         tf().MobileNetV2Model)), vision_inputs(), None)
+    return (Pixels(conv_fan_in(build(tf().MobileNetV2Config(image_size=32, depth_multiplier=0.25),
+                                     tf().MobileNetV2Model))), vision_inputs(), None)
 
 
 @arch("efficientnet", "depthwise convolutions, squeeze-excitation, SiLU")
 def _():
-    return (Pixels(build(tf().EfficientNetConfig(image_size=32, width_coefficient=0.25,
-                                                 depth_coefficient=0.25, hidden_dim=320),
-                         tf().EfficientNetModel)), vision_inputs(), None)
+    return (Pixels(conv_fan_in(build(tf().EfficientNetConfig(image_size=32, width_coefficient=0.25,
+                                                             depth_coefficient=0.25,
+                                                             hidden_dim=320),
+                                     tf().EfficientNetModel))), vision_inputs(), None)
+
+
+@arch("mobilenet_v1", "depthwise separable convolutions, batch norm, ReLU6, TF padding")
+def _():
+    return (Pixels(conv_fan_in(build(tf().MobileNetV1Config(image_size=32, depth_multiplier=0.25),
+                                     tf().MobileNetV1Model))), vision_inputs(), None)
+
+
+@arch("bit", "weight-standardised convolutions, group norm, max pool with dynamic padding")
+def _():
+    return (Pixels(conv_fan_in(build(tf().BitConfig(embedding_size=8, hidden_sizes=[8, 16],
+                                                    depths=[1, 1], num_groups=4),
+                                     tf().BitModel))), vision_inputs(), None)
 
 
 @arch("levit", "attention biases, hard-swish")

@@ -482,6 +482,30 @@ case("diff.default", T(f32, (4, 3)), 2, 0, T(i32, (1, 3)), T(f32, (2, 3)))
 case("diff.default", T(f32, (2, 3)), 5, 1)
 case("diff.default", T(b, (4,)), 2)
 case("diff.default", T(f32, (2, 3)), 0, 1, T(f32, (2, 2)))
+# The CNN ops (decomposed by decompose_composites): eval batch norm in its export spellings
+# (empty save_mean/save_invstd in the input's dtype, a half input with float32 stats),
+# batch norm without running stats, max_pool2d with and without indices (ceil mode, padding,
+# dilation, a 3-d input, an empty stride meaning the kernel), adaptive_avg_pool2d.
+for d in [f32, f16, bf16]:
+    c = T(f32, (4,))
+    case("_native_batch_norm_legit_no_training.default", T(d, (2, 4, 3, 3)), c, c, c, c, 0.1,
+         1e-5)
+    case("batch_norm.default", T(d, (2, 4, 5)), c, None, c, c, False, 0.1, 1e-5, False)
+case("_native_batch_norm_legit_no_training.default", T(f32, (3, 4)), None, None,
+     T(f32, (4,)), T(f32, (4,)), 0.1, 1e-3)
+case("_native_batch_norm_legit.no_stats", T(f32, (2, 4, 3, 3)), T(f32, (4,)), None, True, 0.1,
+     1e-5)
+case("_native_batch_norm_legit.no_stats", T(f16, (2, 4, 3)), None, None, True, 0.1, 1e-5)
+case("_native_batch_norm_legit_functional.default", T(f16, (2, 4, 3)), None, None,
+     T(f32, (4,)), T(f32, (4,)), True, 0.1, 1e-5)
+for op in ["max_pool2d.default", "max_pool2d_with_indices.default"]:
+    case(op, T(f32, (2, 3, 7, 9)), [2, 2], [], [0, 0], [1, 1], True)
+    case(op, T(f32, (2, 3, 7, 9)), [3, 2], [2, 1], [1, 1], [1, 2])
+    case(op, T(bf16, (3, 7, 9)), [3], [2], [1], [1], True)
+    case(op, T(i64, (1, 2, 4, 5)), [2, 2], [1, 1])
+for op in ["adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default"]:
+    case(op, T(f32, (2, 3, 8, 6)), [1, 1])
+    case(op, T(bf16, (3, 8, 6)), [4, 3])
 for d in [f16, bf16]:
     q, k, v = T(d, (2, 4, 5, 8)), T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8))
     case("_scaled_dot_product_flash_attention.default", q, k, v, device="cuda")

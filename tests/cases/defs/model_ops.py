@@ -1,14 +1,15 @@
 """Cases for the ops that transformers models beyond the decoder family bring (found by
 tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convolution in the
 default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
-the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm) and
-max.other (XGLM). splice decomposes all of them (passes/decompose_model_ops.cc,
+the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm),
+max.other (XGLM), and the CNN ops (eval batch norm in every export spelling, max_pool2d with
+and without indices, adaptive_avg_pool2d; ResNet, EfficientNet, RegNet, MobileNet). splice decomposes all of them (passes/decompose_model_ops.cc,
 decompose_math.cc). Every case name starts with m_."""
 
 import torch
 import torch.nn.functional as F
 
-from .registry import case, module, same, randn, randint
+from .registry import batch_dim, case, module, same, randn, randint
 
 
 @case("m_conv", notes="conv1d as Whisper's front end (padding 1, stride 2), conv2d as a ViT "
@@ -34,6 +35,20 @@ def _():
                 F.conv1d(a, w1, padding="valid"))
     return module(forward), same(1, randn(2, 3, 7), randn(4, 3, 4), randn(1, 2, 6, 5),
                                  randn(3, 2, 3, 2)), None
+
+
+@case("m_conv_dynamic_length", calls=2, notes="LFM2's short convolution: a depthwise causal "
+      "conv1d (padding kernel - 1, groups = channels) over a dynamic sequence length, cut back "
+      "to the length; and a strided conv1d over the dynamic length")
+def _():
+    def forward(self, x, w, w2):
+        n = x.shape[-1]
+        return (F.conv1d(x, w, padding=2, groups=4)[..., :n],
+                F.conv1d(x, w2, stride=2, padding=1))
+    length = torch.export.Dim("length", min=4, max=32)
+    return (module(forward), [(randn(2, 4, 7), randn(4, 1, 3), randn(3, 4, 3)),
+                              (randn(2, 4, 10), randn(4, 1, 3), randn(3, 4, 3))],
+            {"x": {2: length}, "w": None, "w2": None})
 
 
 @case("m_sort_topk", notes="sort along either dim, descending, with NaN (sorted above every "
@@ -80,3 +95,107 @@ def _():
     bf16 = torch.bfloat16
     return module(forward), same(1, randn(10, 8, dtype=bf16), randn(4, 8, 8, dtype=bf16), offs,
                                  randn(3, 4, 8, dtype=bf16), randn(3, 8, 8, dtype=bf16)), None
+
+
+# ---- CNNs: batch norm, max pooling ------------------------------------------------------
+
+
+def _with_stats(bn):
+    """A BatchNorm with running statistics and affine parameters that are not the defaults."""
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(bn.num_features))
+        bn.running_var.copy_(torch.rand(bn.num_features) * 2 + 0.5)
+        if bn.affine:
+            bn.weight.copy_(torch.randn(bn.num_features))
+            bn.bias.copy_(torch.randn(bn.num_features))
+    return bn
+
+
+class _ResNetStem(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)
+        self.bn = _with_stats(torch.nn.BatchNorm2d(8))
+        self.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = _with_stats(torch.nn.BatchNorm2d(8))
+
+    def forward(self, x):
+        y = self.pool(torch.relu(self.bn(self.conv(x))))
+        z = torch.relu(self.bn2(self.conv2(y)) + y)
+        return z, F.adaptive_avg_pool2d(z, 1), F.adaptive_avg_pool2d(z, (2, 4))
+
+
+@case("m_resnet_block", calls=2, notes="a ResNet stem and basic block in eval mode: conv, "
+      "batch norm with running stats, ReLU, max pool 3x3 stride 2 padding 1 (its indices "
+      "unused), a residual add; the classifier head's adaptive average pool to 1x1 and to a "
+      "size dividing the input's; dynamic batch")
+def _():
+    b = batch_dim()
+    return (_ResNetStem(), [(randn(2, 3, 16, 16),), (randn(3, 3, 16, 16),)],
+            {"x": {0: b}})
+
+
+class _BatchNorms(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.plain = _with_stats(torch.nn.BatchNorm2d(4, affine=False))
+        self.one_d = _with_stats(torch.nn.BatchNorm1d(4, eps=1e-3))
+        self.three_d = _with_stats(torch.nn.BatchNorm3d(4))
+        self.batch_stats = torch.nn.BatchNorm2d(4, track_running_stats=False)
+
+    def forward(self, x, v, s, t):
+        return (self.plain(x), self.one_d(v), self.one_d(s), self.three_d(t),
+                self.batch_stats(x))
+
+
+@case("m_batch_norm", calls=2, notes="eval batch norm without affine parameters, 1-d over "
+      "[N, C] and [N, C, L] with eps 1e-3, 3-d; a BatchNorm without running stats normalises "
+      "by the batch's statistics (_native_batch_norm_legit.no_stats)")
+def _():
+    return (_BatchNorms(), [(randn(2, 4, 3, 5), randn(3, 4), randn(2, 4, 6), randn(2, 4, 2, 3, 2))
+                            for _ in range(2)], None)
+
+
+class _HalfBatchNorms(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mixed = _with_stats(torch.nn.BatchNorm2d(4))
+        self.fp16 = _with_stats(torch.nn.BatchNorm2d(4)).to(torch.float16)
+        self.bf16 = _with_stats(torch.nn.BatchNorm2d(4)).to(torch.bfloat16)
+
+    def forward(self, h, b):
+        return self.mixed(h), self.mixed(b), self.fp16(h), self.bf16(b)
+
+
+@case("m_batch_norm_half", calls=2, notes="float16 and bfloat16 inputs through a float32 "
+      "BatchNorm (statistics and parameters in float32, computed in float32 and rounded once) "
+      "and through BatchNorms converted to float16 and bfloat16")
+def _():
+    return (_HalfBatchNorms(), [(randn(2, 4, 3, 3, dtype=torch.float16),
+                                 randn(2, 4, 3, 3, dtype=torch.bfloat16)) for _ in range(2)],
+            None)
+
+
+@case("m_max_pool_indices", calls=2, notes="max_pool2d with its indices read: ceil mode (a "
+      "last window hanging over the edge), padding with dilation, stride other than the "
+      "kernel, a 3-d input, int64 values with ties (the first maximum), windows of -inf beside "
+      "the padding (a real element, never the padding), NaN (the last NaN's position)")
+def _():
+    def forward(self, x, c, n):
+        a, ia = F.max_pool2d(x, 2, ceil_mode=True, return_indices=True)
+        b, ib = F.max_pool2d(x, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2),
+                             return_indices=True)
+        d, id_ = F.max_pool2d(x[0], 3, stride=2, padding=1, ceil_mode=True, return_indices=True)
+        e, ie = F.max_pool2d(c, 2, stride=1, return_indices=True)
+        f, if_ = F.max_pool2d(n, 3, stride=2, padding=1, return_indices=True)
+        return a, ia, b, ib, d, id_, e, ie, f, if_
+
+    def inputs():
+        n = torch.randn(1, 2, 6, 6)
+        n[0, 0, :2, :2] = float("-inf")
+        n[0, 1, 1, 1] = float("nan")
+        n[0, 1, 2, 2] = float("nan")
+        n[0, 1, 4, 5] = float("nan")
+        return randn(2, 3, 7, 9), randint(0, 3, 2, 2, 4, 5), n
+    return module(forward), [inputs(), inputs()], None

@@ -222,6 +222,36 @@ TEST(Decompositions, DropoutInTrainingIsRefusedAtLoad) {
       << model.error().message();
 }
 
+// Batch norm that would update running statistics (a model exported in training mode) is
+// refused at load, naming the node, in the training IR's spelling and in
+// run_decompositions()'s.
+TEST(Decompositions, BatchNormInTrainingIsRefusedAtLoad) {
+  const char* kPrograms[] = {
+      R"(graph(%x: f32[2, 3, 4], %m: f32[3], %v: f32[3]) {
+  %batch_norm: f32[2, 3, 4] = aten.batch_norm.default(%x, None, None, %m, %v, True, 0.1, 1e-05, False)
+  return (%batch_norm)
+}
+)",
+      R"(graph(%x: f32[2, 3, 4], %m: f32[3], %v: f32[3]) {
+  %batch_norm: f32[2, 3, 4], %b1: f32[3], %b2: f32[3], %b3: f32[3], %b4: f32[3] = aten._native_batch_norm_legit_functional.default(%x, None, None, %m, %v, True, 0.1, 1e-05)
+  return (%batch_norm, %b3, %b4)
+}
+)"};
+  const char* kTargets[] = {"aten.batch_norm.default",
+                            "aten._native_batch_norm_legit_functional.default"};
+  for (int i = 0; i < 2; ++i) {
+    auto model = load(kPrograms[i]);
+    ASSERT_FALSE(model.ok()) << i;
+    EXPECT_EQ(model.error().kind(), ErrorKind::kUnsupportedOp);
+    EXPECT_NE(model.error().message().find(
+                  std::string("node 'batch_norm' (") + kTargets[i] +
+                  "): batch norm in training mode updates running_mean and running_var, which "
+                  "splice does not support; export the model after model.eval()"),
+              std::string::npos)
+        << model.error().message();
+  }
+}
+
 TEST(Decompositions, Einsum) {
   auto out = run(
       R"(graph(%a: f32[2, 2], %b: f32[2, 2], %q: f32[1, 2, 3, 4], %k: f32[1, 2, 5, 4], %one: f32[1]) {

@@ -1,0 +1,344 @@
+// Decompositions of the CNN ops transformers' convolutional models bring (ResNet, EfficientNet,
+// RegNet, MobileNetV2; decompositions.h), so no backend needs a kernel of its own:
+//   batch norm in every spelling export writes for a model in eval mode: batch_norm (the
+//     training IR), _native_batch_norm_legit_no_training (running stats) and
+//     _native_batch_norm_legit.no_stats (a BatchNorm without running stats normalises by the
+//     batch's statistics, var_mean with correction 0). As eager's CPU kernel computes it: per
+//     channel alpha = weight / sqrt(var + eps) and beta = bias - mean * alpha in the
+//     computation dtype (float32 for a half or bfloat16 input), then out = x * alpha + beta,
+//     cast back to the input's dtype. Batch norm that updates running statistics (training mode
+//     with running_mean/running_var, _native_batch_norm_legit_functional) is refused.
+//   max_pool2d and max_pool2d_with_indices: the input padded with -inf (the dtype's lowest value
+//     for integers), one strided slice per kernel offset stacked before the spatial dims and an
+//     amax over them (NaN propagates, as eager's). The indices, only when something reads them:
+//     the flat position within the H*W plane of the first maximum of each window (the last NaN
+//     when there is one: eager's scan replaces its maximum by any NaN), found among the stacked
+//     offsets by comparisons, where and amin/amax, then gathered from the same slices of an
+//     arange(H*W) plane padded with -1 (padding never counts as a maximum).
+//   adaptive_avg_pool2d (and _adaptive_avg_pool2d, its core ATen form) to an output size
+//     dividing the input's (a classifier head's global pool): a view into blocks and a mean
+//     over them.
+#include <algorithm>
+#include <limits>
+
+#include "passes/decompositions.h"
+
+namespace splice::passes::decomp {
+
+namespace {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+Error unsupported(const Node& node, std::string_view why) {
+  return Error(ErrorKind::kUnsupportedOp, node_label(node) + ": " + std::string(why));
+}
+
+struct Builder {
+  Rewriter& rw;
+  Node* node;
+  Result<Value*> op(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
+    return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
+  }
+  Result<Node*> op_node(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
+    return rw.insert(node, target, std::move(args), named, part_name(*node, target));
+  }
+  // `v` as `dtype` (itself when it already is).
+  Result<Value*> cast(Value* v, DType dtype) {
+    if (v == nullptr || v->type().dtype == dtype) return v;
+    return op(OpId::_to_copy, {Arg{v}}, {{"dtype", Arg{dtype}}});
+  }
+};
+
+// ---- batch norm ----
+
+constexpr std::string_view kTrainingRefusal =
+    "batch norm in training mode updates running_mean and running_var, which splice does not "
+    "support; export the model after model.eval()";
+
+// torch._prims_common.get_computation_dtype: float32 for the half types.
+DType computation_dtype(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? DType::kFloat32 : dtype;
+}
+
+// out = x * alpha + beta with alpha = weight * invstd and beta = bias - mean * alpha per channel
+// (mean and invstd [C] in the computation dtype), as eager's CPU batch norm computes its
+// output; cast back to the input's dtype.
+Result<Value*> normalize(Builder& b, Value* input, Value* weight, Value* bias, Value* mean,
+                         Value* invstd) {
+  const DType acc = computation_dtype(input->type().dtype);
+  Value* alpha = invstd;
+  if (weight != nullptr) {
+    SPLICE_ASSIGN_OR_RETURN(Value * w, b.cast(weight, acc));
+    SPLICE_ASSIGN_OR_RETURN(alpha, b.op(OpId::mul_Tensor, {Arg{invstd}, Arg{w}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * shift, b.op(OpId::mul_Tensor, {Arg{mean}, Arg{alpha}}));
+  // Without a bias, beta = -(mean * alpha): x * alpha - mean * alpha gives the same bits.
+  Value* beta = shift;
+  if (bias != nullptr) {
+    SPLICE_ASSIGN_OR_RETURN(Value * bb, b.cast(bias, acc));
+    SPLICE_ASSIGN_OR_RETURN(beta, b.op(OpId::sub_Tensor, {Arg{bb}, Arg{shift}}));
+  }
+  std::vector<ir::SymIntArg> channel = {int64_t{-1}};
+  for (int64_t d = 2; d < input->type().rank(); ++d) channel.push_back(int64_t{1});
+  SPLICE_ASSIGN_OR_RETURN(alpha, b.op(OpId::view, {Arg{alpha}, Arg{channel}}));
+  SPLICE_ASSIGN_OR_RETURN(beta, b.op(OpId::view, {Arg{beta}, Arg{channel}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * scaled, b.op(OpId::mul_Tensor, {Arg{input}, Arg{alpha}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(bias != nullptr ? OpId::add_Tensor : OpId::sub_Tensor,
+                                            {Arg{scaled}, Arg{beta}}));
+  return b.cast(out, input->type().dtype);
+}
+
+// 1 / sqrt(var + eps), as eager's kernels take it (not rsqrt).
+Result<Value*> inverse_std(Builder& b, Value* var, double eps) {
+  SPLICE_ASSIGN_OR_RETURN(Value * shifted, b.op(OpId::add_Scalar, {Arg{var}, Arg{eps}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * std, b.op(OpId::sqrt, {Arg{shifted}}));
+  return b.op(OpId::reciprocal, {Arg{std}});
+}
+
+Result<bool> batch_norm(Rewriter& rw, Node* node) {
+  Value* input = tensor_arg(*node, "input");
+  if (input == nullptr) return false;
+  Builder b{rw, node};
+  const ir::OpId id = node->op_id();
+  Value* weight = tensor_arg(*node, "weight");
+  Value* bias = tensor_arg(*node, "bias");
+  Value* running_mean =
+      node->op().find_arg("running_mean") ? tensor_arg(*node, "running_mean") : nullptr;
+  Value* running_var =
+      node->op().find_arg("running_var") ? tensor_arg(*node, "running_var") : nullptr;
+  bool training = id == OpId::_native_batch_norm_legit_no_stats;
+  if (node->op().find_arg("training")) training = node->arg("training").as<bool>();
+  if (id == OpId::_native_batch_norm_legit_functional) return unsupported(*node, kTrainingRefusal);
+  if (id == OpId::_native_batch_norm_legit_no_stats && !training)
+    return unsupported(*node, "batch norm without running stats needs training=True");
+  if (training && (running_mean != nullptr || running_var != nullptr))
+    return unsupported(*node, kTrainingRefusal);
+  const double eps = node->arg("eps").as<double>();
+  const DType dtype = input->type().dtype;
+  const DType acc = computation_dtype(dtype);
+  const int64_t rank = input->type().rank();
+  Value* mean = nullptr;
+  Value* var = nullptr;
+  if (training) {
+    // The batch's statistics over every dim but the channels, biased (correction 0).
+    std::vector<ir::SymIntArg> dims = {int64_t{0}};
+    for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
+    SPLICE_ASSIGN_OR_RETURN(Value * x, b.cast(input, acc));
+    SPLICE_ASSIGN_OR_RETURN(Node * vm, b.op_node(OpId::var_mean_correction, {Arg{x}, Arg{dims}},
+                                                 {{"correction", Arg{int64_t{0}}}}));
+    var = vm->outputs()[0];
+    mean = vm->outputs()[1];
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(mean, b.cast(running_mean, acc));
+    SPLICE_ASSIGN_OR_RETURN(var, b.cast(running_var, acc));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * invstd, inverse_std(b, var, eps));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, normalize(b, input, weight, bias, mean, invstd));
+  std::vector<Value*> outs = {out};
+  if (node->outputs().size() == 3) {
+    if (training) {
+      SPLICE_ASSIGN_OR_RETURN(Value * m, b.cast(mean, dtype));
+      SPLICE_ASSIGN_OR_RETURN(Value * r, b.cast(invstd, dtype));
+      outs.push_back(m);
+      outs.push_back(r);
+    } else {
+      // Evaluation mode saves nothing: two empty tensors.
+      for (int i = 0; i < 2; ++i) {
+        SPLICE_ASSIGN_OR_RETURN(Value * empty,
+                                b.op(OpId::zeros, {Arg{std::vector<ir::SymIntArg>{int64_t{0}}}},
+                                     {{"dtype", Arg{dtype}}}));
+        outs.push_back(empty);
+      }
+    }
+  }
+  SPLICE_TRY(replace_outputs(rw, node, outs));
+  return true;
+}
+
+// ---- max_pool2d ----
+
+std::pair<int64_t, int64_t> pair_of(const std::vector<int64_t>& v, std::pair<int64_t, int64_t> d) {
+  if (v.empty()) return d;
+  return {v[0], v.back()};
+}
+
+std::vector<int64_t> int_list(const Arg& a) {
+  std::vector<int64_t> out;
+  if (a.is<int64_t>()) return {a.as<int64_t>()};
+  if (a.is<std::vector<ir::SymIntArg>>())
+    for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>())
+      if (std::holds_alternative<int64_t>(e)) out.push_back(std::get<int64_t>(e));
+  return out;
+}
+
+// The lowest value of `dtype`, what padding must never beat.
+Arg lowest(DType dtype) {
+  switch (dtype) {
+    case DType::kUInt8:
+      return Arg{int64_t{0}};
+    case DType::kInt8:
+      return Arg{int64_t{std::numeric_limits<int8_t>::min()}};
+    case DType::kInt16:
+      return Arg{int64_t{std::numeric_limits<int16_t>::min()}};
+    case DType::kInt32:
+      return Arg{int64_t{std::numeric_limits<int32_t>::min()}};
+    case DType::kInt64:
+      return Arg{std::numeric_limits<int64_t>::min()};
+    default:
+      return Arg{-std::numeric_limits<double>::infinity()};
+  }
+}
+
+Result<bool> max_pool2d(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  const ir::TensorType& type = self->type();
+  const int64_t rank = type.rank();
+  const auto h = static_size(type, rank - 2);
+  const auto w = static_size(type, rank - 1);
+  if (!h || !w) return unsupported(*node, "max_pool2d over symbolic spatial sizes");
+  const auto kernel = pair_of(int_list(node->arg("kernel_size")), {1, 1});
+  const int64_t kh = kernel.first, kw = kernel.second;
+  const auto stride = pair_of(int_list(node->arg("stride")), {kh, kw});
+  const int64_t sh = stride.first, sw = stride.second;
+  const auto padding = pair_of(int_list(node->arg("padding")), {0, 0});
+  const int64_t ph = padding.first, pw = padding.second;
+  const auto dilation = pair_of(int_list(node->arg("dilation")), {1, 1});
+  const int64_t dh = dilation.first, dw = dilation.second;
+  // The output sizes are the rule's (node's recorded, checked) ones.
+  const ir::TensorType& out_type = node->outputs()[0]->type();
+  const auto oh = static_size(out_type, rank - 2);
+  const auto ow = static_size(out_type, rank - 1);
+  if (!oh || !ow) return unsupported(*node, "max_pool2d with symbolic output sizes");
+  // Right padding so that the last window fits (ceil mode may need more than `padding`).
+  const int64_t hi_h = std::max<int64_t>(0, (*oh - 1) * sh + dh * (kh - 1) + 1 - *h - ph);
+  const int64_t hi_w = std::max<int64_t>(0, (*ow - 1) * sw + dw * (kw - 1) + 1 - *w - pw);
+  const bool padded = ph != 0 || pw != 0 || hi_h != 0 || hi_w != 0;
+  const std::vector<ir::SymIntArg> pad = {pw, hi_w, ph, hi_h};
+  // One strided slice of `v` per kernel offset (row-major), stacked at `dim`.
+  auto windows = [&](Value* v, int64_t dim) -> Result<Value*> {
+    const int64_t r = v->type().rank();
+    std::vector<Value*> parts;
+    for (int64_t i = 0; i < kh; ++i) {
+      SPLICE_ASSIGN_OR_RETURN(
+          Value * rows, b.op(OpId::slice_Tensor, {Arg{v}, Arg{r - 2}, Arg{i * dh},
+                                                  Arg{i * dh + sh * (*oh - 1) + 1}, Arg{sh}}));
+      for (int64_t j = 0; j < kw; ++j) {
+        SPLICE_ASSIGN_OR_RETURN(
+            Value * cols, b.op(OpId::slice_Tensor, {Arg{rows}, Arg{r - 1}, Arg{j * dw},
+                                                    Arg{j * dw + sw * (*ow - 1) + 1}, Arg{sw}}));
+        parts.push_back(cols);
+      }
+    }
+    if (parts.size() == 1) return b.op(OpId::unsqueeze, {Arg{parts[0]}, Arg{dim}});
+    return b.op(OpId::stack, {Arg{parts}, Arg{dim}});
+  };
+  Value* x = self;
+  if (padded) {
+    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{pad}, lowest(type.dtype)}));
+  }
+  const int64_t at = rank - 2;  // the stacked offsets' dim, before the output's spatial dims
+  SPLICE_ASSIGN_OR_RETURN(Value * stacked, windows(x, at));
+  const std::vector<ir::SymIntArg> reduce = {at};
+  SPLICE_ASSIGN_OR_RETURN(Value * values, b.op(OpId::amax, {Arg{stacked}, Arg{reduce}}));
+  std::vector<Value*> outs = {values};
+  if (node->outputs().size() == 2 && is_used(rw.graph(), node->outputs()[1])) {
+    // Each offset's flat input position per output element, -1 in the padding: [K, OH, OW].
+    const int64_t k = kh * kw;
+    SPLICE_ASSIGN_OR_RETURN(Value * flat,
+                            b.op(OpId::arange, {Arg{*h * *w}}, {{"dtype", Arg{DType::kInt64}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * plane,
+                            b.op(OpId::view, {Arg{flat}, Arg{std::vector<ir::SymIntArg>{*h, *w}}}));
+    if (padded) {
+      SPLICE_ASSIGN_OR_RETURN(
+          plane, b.op(OpId::constant_pad_nd, {Arg{plane}, Arg{pad}, Arg{int64_t{-1}}}));
+    }
+    SPLICE_ASSIGN_OR_RETURN(Value * positions, windows(plane, 0));
+    SPLICE_ASSIGN_OR_RETURN(Value * valid,
+                            b.op(OpId::ge_Scalar, {Arg{positions}, Arg{int64_t{0}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * offsets,
+                            b.op(OpId::arange, {Arg{k}}, {{"dtype", Arg{DType::kInt64}}}));
+    SPLICE_ASSIGN_OR_RETURN(
+        offsets, b.op(OpId::view, {Arg{offsets}, Arg{std::vector<ir::SymIntArg>{k, 1, 1}}}));
+    // The first offset holding the maximum.
+    SPLICE_ASSIGN_OR_RETURN(Value * top, b.op(OpId::unsqueeze, {Arg{values}, Arg{at}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * hit, b.op(OpId::eq_Tensor, {Arg{stacked}, Arg{top}}));
+    SPLICE_ASSIGN_OR_RETURN(hit, b.op(OpId::logical_and, {Arg{hit}, Arg{valid}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * first,
+                            b.op(OpId::where_ScalarOther, {Arg{hit}, Arg{offsets}, Arg{k}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * pick, b.op(OpId::amin, {Arg{first}, Arg{reduce}}));
+    if (is_floating(type.dtype)) {
+      // The last NaN, if any.
+      SPLICE_ASSIGN_OR_RETURN(Value * nan, b.op(OpId::isnan, {Arg{stacked}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * nan_at, b.op(OpId::where_ScalarOther,
+                                                   {Arg{nan}, Arg{offsets}, Arg{int64_t{-1}}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * last, b.op(OpId::amax, {Arg{nan_at}, Arg{reduce}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * any, b.op(OpId::ge_Scalar, {Arg{last}, Arg{int64_t{0}}}));
+      SPLICE_ASSIGN_OR_RETURN(pick, b.op(OpId::where_self, {Arg{any}, Arg{last}, Arg{pick}}));
+    }
+    SizeBuilder sb(rw, node);
+    SPLICE_ASSIGN_OR_RETURN(std::vector<Size> shape, sb.dims(stacked));
+    SPLICE_ASSIGN_OR_RETURN(Value * every,
+                            b.op(OpId::expand, {Arg{positions}, Arg{to_list(shape)}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * where, b.op(OpId::unsqueeze, {Arg{pick}, Arg{at}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * index, b.op(OpId::gather, {Arg{every}, Arg{at}, Arg{where}}));
+    SPLICE_ASSIGN_OR_RETURN(
+        index, b.op(OpId::squeeze_dims, {Arg{index}, Arg{std::vector<ir::SymIntArg>{at}}}));
+    outs.push_back(index);
+  }
+  SPLICE_TRY(replace_outputs(rw, node, outs));
+  return true;
+}
+
+// ---- adaptive_avg_pool2d ----
+
+// An output size that divides the input's (the global pool of a classifier head, [1, 1]):
+// each window is a block of H/oh x W/ow, so a view to [.., oh, H/oh, ow, W/ow] and a mean over
+// the block dims. Other sizes (overlapping windows of varying size) are refused.
+Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  const ir::TensorType& type = self->type();
+  const int64_t rank = type.rank();
+  const ir::TensorType& out_type = node->outputs()[0]->type();
+  const auto h = static_size(type, rank - 2);
+  const auto w = static_size(type, rank - 1);
+  const auto oh = static_size(out_type, rank - 2);
+  const auto ow = static_size(out_type, rank - 1);
+  if (!h || !w || !oh || !ow)
+    return unsupported(*node, "adaptive_avg_pool2d over symbolic spatial sizes");
+  if (*oh <= 0 || *ow <= 0 || *h % *oh != 0 || *w % *ow != 0)
+    return unsupported(*node, fmt::format("adaptive_avg_pool2d to an output size [{}, {}] that "
+                                          "does not divide the input's [{}, {}]",
+                                          *oh, *ow, *h, *w));
+  SizeBuilder sb(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sb.dims(self));
+  std::vector<Size> blocks(dims.begin(), dims.end() - 2);
+  for (int64_t v : {*oh, *h / *oh, *ow, *w / *ow}) blocks.push_back(SizeBuilder::constant(v));
+  SPLICE_ASSIGN_OR_RETURN(Value * view, b.op(OpId::view, {Arg{self}, Arg{to_list(blocks)}}));
+  const std::vector<ir::SymIntArg> reduce = {rank - 1, rank + 1};
+  SPLICE_ASSIGN_OR_RETURN(Value * mean, b.op(OpId::mean_dim, {Arg{view}, Arg{reduce}, Arg{false}}));
+  SPLICE_TRY(replace_outputs(rw, node, {mean}));
+  return true;
+}
+
+constexpr Entry kEntries[] = {
+    {OpId::batch_norm, batch_norm},
+    {OpId::_native_batch_norm_legit_no_training, batch_norm},
+    {OpId::_native_batch_norm_legit_no_stats, batch_norm},
+    {OpId::_native_batch_norm_legit_functional, batch_norm},
+    {OpId::max_pool2d, max_pool2d},
+    {OpId::max_pool2d_with_indices, max_pool2d},
+    {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
+    {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
+};
+
+}  // namespace
+
+std::span<const Entry> cnn_decompositions() { return kEntries; }
+
+}  // namespace splice::passes::decomp
