@@ -11,6 +11,13 @@ using ir::OpId;
 using ir::Value;
 using ir::ValueKind;
 
+Error symbol_out_of_range(const Node& item, const std::string& symbol, int64_t value,
+                          const SymRange& range) {
+  return make_error(ErrorKind::kOutOfRange,
+                    "{}: the value {} read into symbol {} is outside its range {}",
+                    node_label(item), value, symbol, range.to_string());
+}
+
 namespace {
 
 // Binds an unbacked symbol (`u0` from .item()) and checks its range.
@@ -23,9 +30,7 @@ Result<void> bind_data_dependent(const ir::Program& program, const Node& node, c
   symbols[name] = *i;
   auto range = program.ranges.find(name);
   if (range != program.ranges.end() && !range->second.contains(*i))
-    return make_error(ErrorKind::kOutOfRange,
-                      "{}: the value {} read into symbol {} is outside its range {}",
-                      node_label(node), *i, name, range->second.to_string());
+    return symbol_out_of_range(node, name, *i, range->second);
   return ok_result();
 }
 

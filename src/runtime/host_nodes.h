@@ -9,4 +9,8 @@ namespace splice::runtime {
 
 Result<void> run_host_node(const ir::Program& program, const ir::Node& node, Frame& f);
 
+// The error of a value read by .item() (node `item`) into `symbol` outside the symbol's range.
+Error symbol_out_of_range(const ir::Node& item, const std::string& symbol, int64_t value,
+                          const SymRange& range);
+
 }  // namespace splice::runtime
