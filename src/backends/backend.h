@@ -20,6 +20,7 @@
 #include "backends/kernel_abi.h"
 #include "backends/target.h"
 #include "ir/pointwise.h"
+#include "ir/sym.h"
 #include "splice/device.h"
 
 namespace splice::backend {
@@ -49,6 +50,17 @@ class SessionContext {
 class RecordedCall {
  public:
   virtual ~RecordedCall() = default;
+};
+
+// A window of a tensor whose start along `dim` is read on the device when the copy runs
+// (runtime/device_positions.h): entry `slot` of `positions`, an int64 tensor that
+// Backend::bind_positions made. The window tensor itself is the view at position 0.
+struct WindowPosition {
+  const Tensor* positions = nullptr;
+  int64_t slot = 0;
+  int64_t dim = 0;       // the dim the window moves along
+  int64_t dim_size = 0;  // that dim's size in the tensor the window lies in
+  bool in_dst = true;    // the window is the copy's destination (a write), else its source
 };
 
 // What a CallProbe counted over the calls it measured: the device's kernels, memory copies
@@ -140,6 +152,25 @@ class Backend {
   // memory it names was given up since (a session buffer grew), so it must be recorded again.
   virtual Result<bool> replay(SessionContext& session, const RecordedCall& call) const {
     return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
+  }
+
+  // Positions read on the device, for calls being recorded (runtime/device_positions.h): a
+  // new int64 device tensor holding value + offsets[i], where value is the one element of
+  // `source` (an integer tensor on this device) read when the work runs. A value outside
+  // `range` fails the call when its results are read, with an error naming `context` (the
+  // .item() node and its symbol); copies at the positions then write nothing.
+  virtual Result<Tensor> bind_positions(SessionContext& session, const Tensor& source,
+                                        std::span<const int64_t> offsets, const SymRange& range,
+                                        std::string_view context) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend reads no positions", name());
+  }
+  // dst = src (src converted and broadcast to dst), where one of them is a window that starts
+  // at a position read on the device (`at`); a position that puts the window outside its
+  // tensor fails the call when its results are read, naming `context`, and writes nothing.
+  virtual Result<void> copy_at_position(SessionContext& session, const Tensor& dst,
+                                        const Tensor& src, const WindowPosition& at,
+                                        std::string_view context) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend reads no positions", name());
   }
 
   // A probe that times `session`'s calls (and counts what its device runs, where the backend

@@ -25,14 +25,6 @@ ir::PointwiseProgram copy_program(DType from, DType to) {
   return p;
 }
 
-// A copy whose destination starts at a position read on the device.
-Result<void> copy_into(const PointwiseOperand& dst, const DeviceTensor& src,
-                       const LaunchContext& ctx) {
-  const PointwiseOperand in[] = {{src, nullptr}};
-  const PointwiseOperand out[] = {dst};
-  return launch_pointwise(copy_program(src.dtype, dst.view.dtype), in, out, ctx);
-}
-
 // A view of t with dim `dim` restricted to [start, start + length) with step `step`.
 DeviceTensor narrow(const DeviceTensor& t, int64_t dim, int64_t start, int64_t length,
                     int64_t step = 1) {
@@ -91,6 +83,16 @@ Result<void> copy_cast(const DeviceTensor& dst, const DeviceTensor& src, const L
   const DeviceTensor in[] = {src};
   const DeviceTensor out[] = {dst};
   return launch_pointwise(copy_program(src.dtype, dst.dtype), in, out, ctx);
+}
+
+Result<void> copy_at_position(const PointwiseOperand& dst, const PointwiseOperand& src,
+                              const LaunchContext& ctx) {
+  if (dst.view.numel() == 0) return ok_result();
+  SPLICE_CHECK_OR_RETURN(ctx.error_word != nullptr, ErrorKind::kInternal,
+                         "a copy at a device position needs an error word");
+  const PointwiseOperand in[] = {src};
+  const PointwiseOperand out[] = {dst};
+  return launch_pointwise(copy_program(src.view.dtype, dst.view.dtype), in, out, ctx);
 }
 
 Result<void> fill(const DeviceTensor& dst, const Scalar& value, const LaunchContext& ctx) {
@@ -255,7 +257,7 @@ Result<void> slice_write_at_position(const DeviceTensor& base, const DeviceTenso
   pos.extent = src.sizes[dim];
   DeviceTensor window = base;
   window.sizes[dim] = src.sizes[dim];
-  return copy_into({window, &pos}, src, ctx);
+  return copy_at_position({window, &pos}, {src, nullptr}, ctx);
 }
 
 }  // namespace splice::cuda

@@ -16,6 +16,7 @@
 
 #include "backends/cuda/device_tensor.h"
 #include "backends/cuda/launch_context.h"
+#include "backends/cuda/pointwise_launch.h"
 #include "support/error.h"
 #include "tensor/scalar.h"
 
@@ -23,6 +24,13 @@ namespace splice::cuda {
 
 // dst = src converted to dst's dtype, src broadcast to dst's shape (numpy rules).
 Result<void> copy_cast(const DeviceTensor& dst, const DeviceTensor& src, const LaunchContext& ctx);
+
+// dst = src converted (src broadcast to dst's shape), where either of them may be a window that
+// starts at a position read on the device when the kernel runs (PointwiseOperand::position;
+// pointwise_launch.h says how it is checked: a bad position records kPositionOutOfRange and
+// nothing is written). Needs an error word.
+Result<void> copy_at_position(const PointwiseOperand& dst, const PointwiseOperand& src,
+                              const LaunchContext& ctx);
 
 // Every element of dst = value converted to dst's dtype (c10: 300 into int8 is 44).
 Result<void> fill(const DeviceTensor& dst, const Scalar& value, const LaunchContext& ctx);

@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/window_positions.h"
 #include "tensor/convert.h"
 
 namespace splice::cuda {
@@ -127,6 +128,19 @@ class CudaBackend final : public backend::Backend {
                       const backend::RecordedCall& call) const override {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
     return cuda::replay(*s, call);
+  }
+
+  Result<Tensor> bind_positions(backend::SessionContext& session, const Tensor& source,
+                                std::span<const int64_t> offsets, const SymRange& range,
+                                std::string_view context) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::bind_positions(*s, source, offsets, range, context);
+  }
+  Result<void> copy_at_position(backend::SessionContext& session, const Tensor& dst,
+                                const Tensor& src, const backend::WindowPosition& at,
+                                std::string_view context) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::copy_at_position(*s, dst, src, at, context);
   }
 
   Result<std::unique_ptr<backend::CallProbe>> probe(

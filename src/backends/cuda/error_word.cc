@@ -28,6 +28,10 @@ Error failure_error(const DeviceCheckFailure& f, std::string_view context) {
       e = make_error(ErrorKind::kBadInput, "repeats can not be negative, got {} at {}", f.value,
                      f.dim);
       break;
+    case DeviceCheck::kSymbolOutOfRange:
+      e = make_error(ErrorKind::kOutOfRange, "the value {} is outside its range [{}, {}]", f.value,
+                     f.extra, f.limit);
+      break;
     case DeviceCheck::kNone:
     default:
       e = make_error(ErrorKind::kInternal, "the device error word holds unknown check {}",

@@ -19,6 +19,10 @@ enum class DeviceCheck : int64_t {
   kIntegerDivisionByZero = 3,
   // repeat_interleave with a negative repeat count: value: the count; dim: its position.
   kNegativeRepeat = 4,
+  // A value read into a symbol on the device (.item() of a position, runtime/device_positions.h)
+  // outside the symbol's range: value: the value; limit: the range's largest value; extra: its
+  // smallest.
+  kSymbolOutOfRange = 5,
 };
 
 // Slots of the error word (int64 each).
