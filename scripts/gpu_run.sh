@@ -125,7 +125,7 @@ if [ -x "$sanitizer" ]; then
     done
     echo "$filter"
   }
-  memcheck_cases="kv_cache_reads_old_state_default embedding_default f_kv_index_copy_two_positions_default rotary_halves_into_empty_like_default hf_llama_static_cache_default"
+  memcheck_cases="kv_cache_reads_old_state_default kv_cache_item_slice_default w_kv_item_position_out_of_range_default embedding_default f_kv_index_copy_two_positions_default rotary_halves_into_empty_like_default hf_llama_static_cache_default"
   racecheck_cases="attn_causal_default attn_gqa_bf16_default attn_decode_q1_mask_default attn_float_mask_default layer_norm_default x2_rms_norm_default softmax_default log_softmax_default sum_default var_mean_default argmax_default cumsum_default m_sort_topk_default index_put_accumulate_default w_index_put_accumulate_dups_default"
   seconds=${GPU_RUN_SANITIZER_SECONDS:-120}
   step memcheck "$seconds" env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool memcheck \

@@ -17,6 +17,7 @@
 #include "plan/build.h"
 #include "plan/dataflow.h"
 #include "plan/fusion.h"
+#include "runtime/device_positions.h"
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
@@ -67,6 +68,14 @@ class Call {
   }
 
   Frame& frame() { return f_; }
+  // This call is being recorded with its position symbols (already bound in the frame to the
+  // values the host read) read on the device: windows at them move by copies that read the
+  // positions when they run, and no producer stores into a write's destination (a positional
+  // one has no fixed address; the others may overlap it), so every write copies its src.
+  void read_positions_on_device() {
+    positions_on_device_ = true;
+    positions_.assign(m_.positions.symbols.size(), Tensor());
+  }
   // The shape checks evaluated so far this call (run_shape_checks).
   std::vector<char>& checks_done() { return checks_done_; }
 
@@ -82,9 +91,17 @@ class Call {
         const int pos = step.index;
         const Node& node = *nodes[pos];
         if (node.op().runs_on_host()) {
-          SPLICE_TRY(run_host_node(m_.program, node, f_));
+          const PositionSymbol* position =
+              positions_on_device_ ? m_.positions.symbol_of_item(pos) : nullptr;
+          if (position != nullptr) {
+            SPLICE_TRY(bind_position_on_device(node, *position));
+          } else {
+            SPLICE_TRY(run_host_node(m_.program, node, f_));
+          }
           // A data-dependent symbol (.item()) may just have been bound.
           SPLICE_TRY(run_shape_checks(m_.program, f_.symbols, checks_done_));
+        } else if (positions_on_device_ && m_.positions.node(pos) != nullptr) {
+          SPLICE_TRY(run_positional(pos, *m_.positions.node(pos)));
         } else if (m_.decision_at[pos] >= 0) {
           SPLICE_TRY(run_write(pos, m_.decision_at[pos]));
         } else {
@@ -257,7 +274,8 @@ class Call {
     const Tensor* dest = nullptr;
     Tensor holder;
     const Value* out0 = node.outputs().size() == 1 ? node.output(0) : nullptr;
-    if (out0 != nullptr && e.placement != nullptr) {
+    if (out0 != nullptr && e.placement != nullptr &&
+        !(positions_on_device_ && e.placement->kind == PlacementKind::kRegion)) {
       if (e.placement->kind == PlacementKind::kRegion) {
         SPLICE_ASSIGN_OR_RETURN(holder,
                                 region_destination(e.placement->write, e.placement->squeeze_dim));
@@ -364,7 +382,9 @@ class Call {
       const plan::Placement* p = g.placements[k];
       std::optional<Tensor> dest;
       if (p != nullptr && p->kind == PlacementKind::kRegion) {
-        SPLICE_ASSIGN_OR_RETURN(dest, region_destination(p->write, p->squeeze_dim));
+        if (!positions_on_device_) {
+          SPLICE_ASSIGN_OR_RETURN(dest, region_destination(p->write, p->squeeze_dim));
+        }
       } else if (p != nullptr) {
         // The view cached for the producing member (which never runs on its own).
         Tensor holder;
@@ -409,15 +429,18 @@ class Call {
     }
     const bool in_place =
         d.strategy == WriteStrategy::kInPlaceState || d.strategy == WriteStrategy::kReuseBase;
+    // Whether src's producer already stored it into the destination.
+    const bool stored = d.src == SrcMode::kProducerWrites && !positions_on_device_;
     if (in_place && base.storage()->writable()) {
-      if (d.src == SrcMode::kCopied) SPLICE_TRY(write_src_into(node, pos, base));
+      if (!stored) SPLICE_TRY(write_src_into(node, pos, base));
       SPLICE_TRY(check_output(node, *result, base, f_.symbols));
       bind(result, base);
       return ok_result();
     }
     if (d.strategy == WriteStrategy::kCopyThenWrite && d.src == SrcMode::kProducerWrites) {
-      // The base was copied and src stored into the new buffer before the producer ran.
+      // The base was copied into the new buffer before the producer ran (and src stored there).
       SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f_, result));
+      if (!stored) SPLICE_TRY(write_src_into(node, pos, *t));
       return check_output(node, *result, *t, f_.symbols);
     }
     // copy_then_write (or an in-place plan whose base turned out read-only: never write
@@ -443,6 +466,84 @@ class Call {
     return ok_result();
   }
 
+  // .item() of a position symbol in a recorded call: the value the host read before the
+  // recording began stands for later host nodes, and the device reads the positions from the
+  // recording's own copy of the input (runtime/device_positions.h).
+  Result<void> bind_position_on_device(const Node& node, const PositionSymbol& s) {
+    const int64_t value = f_.symbols.at(s.name);
+    if (!s.range.contains(value)) return symbol_out_of_range(node, s.name, value, s.range);
+    f_.at(node.output(0)) = Scalar{value};
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* source, tensor_of(f_, s.source));
+    const auto index = static_cast<size_t>(&s - m_.positions.symbols.data());
+    SPLICE_ASSIGN_OR_RETURN(
+        positions_[index],
+        m_.backend->bind_positions(*session(), *source, s.offsets, s.range,
+                                   fmt::format("{}, symbol {}", node_label(node), s.name)));
+    return ok_result();
+  }
+
+  // Where a positional write's result lives, as its decision says: the base itself (in place),
+  // the copy of the base its base-copy step made, or a new copy of the base.
+  Result<Tensor> positional_write_target(int pos, const Value& result, const Tensor& base) {
+    const int wi = m_.decision_at[pos];
+    const plan::WriteDecision* d = wi >= 0 ? &m_.plan.writes[wi] : nullptr;
+    const bool in_place = d != nullptr && (d->strategy == WriteStrategy::kInPlaceState ||
+                                           d->strategy == WriteStrategy::kReuseBase);
+    if (in_place && base.storage()->writable()) return base;
+    if (d != nullptr && d->strategy == WriteStrategy::kCopyThenWrite &&
+        d->src == SrcMode::kProducerWrites) {
+      SPLICE_ASSIGN_OR_RETURN(const Tensor* copied, tensor_of(f_, &result));  // run_base_copy's
+      return *copied;
+    }
+    SPLICE_ASSIGN_OR_RETURN(Tensor target, new_buffer_for(result, base));
+    SPLICE_TRY(copy_into(target, base));
+    return target;
+  }
+
+  // A slice or select of a window at a position read on the device (positions_on_device_): a
+  // read becomes a copy of the window into a tensor of its own, a write a copy of src into the
+  // window of the written tensor (the base itself, or a copy of it, as the decision says).
+  Result<void> run_positional(int pos, const PositionalNode& p) {
+    const Node& node = *m_.program.graph.nodes()[pos];
+    const Value* result = node.output(0);
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* base, tensor_of(f_, plan::write_base(node)));
+    const bool write = node.op().is_write();
+    Tensor target;
+    if (write) {
+      SPLICE_ASSIGN_OR_RETURN(target, positional_write_target(pos, *result, *base));
+    } else {
+      SPLICE_ASSIGN_OR_RETURN(Shape sizes, evaluate_sizes(result->type(), f_.symbols));
+      SPLICE_ASSIGN_OR_RETURN(target, new_tensor(result->type().dtype, sizes));
+    }
+    const Tensor& whole = write ? target : *base;
+    if (p.extent > whole.size(p.dim))
+      return make_error(ErrorKind::kOutOfRange, "{}: a window of {} on dim {} of size {}",
+                        node_label(node), p.extent, p.dim, whole.size(p.dim));
+    Shape sizes = whole.sizes();
+    sizes[p.dim] = p.extent;
+    const Tensor window = whole.view_as(sizes, whole.strides(), whole.offset());
+    // The side that is not the window lacks a select's dim: give it back with size 1.
+    Tensor other = target;
+    if (write) {
+      SPLICE_ASSIGN_OR_RETURN(const Tensor* src, tensor_of(f_, plan::write_src(node)));
+      other = *src;
+    }
+    if (p.select) {
+      Shape s = other.sizes(), st = other.strides();
+      s.insert(s.begin() + p.dim, 1);
+      st.insert(st.begin() + p.dim, 0);
+      other = other.view_as(s, st, other.offset());
+    }
+    const backend::WindowPosition at{&positions_[p.symbol], p.offset, p.dim, whole.size(p.dim),
+                                     write};
+    SPLICE_TRY(m_.backend->copy_at_position(*session(), write ? window : other,
+                                            write ? other : window, at, node_label(node)));
+    record(node, "copy", static_cast<int64_t>(window.nbytes()), write ? target : other);
+    SPLICE_TRY(check_output(node, *result, target, f_.symbols));
+    bind(result, target);
+    return ok_result();
+  }
+
   Result<void> run_base_copy(int wi) {
     const plan::WriteDecision& d = m_.plan.writes[wi];
     const Node& node = *m_.program.graph.nodes()[d.node];
@@ -460,6 +561,8 @@ class Call {
   Frame f_;
   std::vector<char> checks_done_;
   std::vector<std::shared_ptr<Storage>> per_call_;
+  bool positions_on_device_ = false;
+  std::vector<Tensor> positions_;  // per position symbol: its positions on the device
 };
 
 Result<std::optional<Tensor>> output_tensor(const Frame& f, const ir::Arg& out) {
@@ -731,6 +834,8 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   SPLICE_TRY(resolve_plan(model));
   SPLICE_TRY(resolve_node_exec(model));
   SPLICE_TRY(resolve_groups(model));
+  if (model.backend->records_calls())
+    model.positions = find_device_positions(model.program, model.plan);
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
   SPLICE_ASSIGN_OR_RETURN(model.backend_model, model.backend->open_model(backend_options));
@@ -892,6 +997,8 @@ Result<std::optional<CallOutputs>> record_call(
   std::string why;
   if (!ran.ok()) {
     why = ran.error().message();
+    // A .item() that is not a position read on the device is the usual reason: say which.
+    if (!model.positions.not_positions.empty()) why += " (" + model.positions.not_positions + ")";
   } else if (!recorded.ok()) {
     why = recorded.error().message();
   } else {
@@ -935,6 +1042,9 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
   // A call whose steps are recorded (stats want every step, so those calls run them).
   RecordedEntry* entry = stats == nullptr ? recording_for(model, state, f.symbols) : nullptr;
   if (entry != nullptr && entry->call != nullptr) {
+    // Positions the caller gave on the host fail here, before anything runs, as .item() would;
+    // the replay checks those on the device.
+    SPLICE_TRY(check_host_positions(program, model.positions, bound));
     SPLICE_ASSIGN_OR_RETURN(bool replayed, replay_recorded(model, state, *entry, bound));
     if (replayed) return entry->outputs;
     *entry = RecordedEntry{};  // stale: run once more without it, then record again
@@ -953,6 +1063,18 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
     }
     if (t.storage() != tensor.storage()) uploaded.emplace_back(value, t);
     f.at(value) = std::move(t);
+  }
+  if (recording && !model.positions.symbols.empty()) {
+    // The positions' values this once, from the caller's tensors (a device one is read back
+    // before the recording starts): host nodes and checks compute with them while recording.
+    for (const PositionSymbol& s : model.positions.symbols)
+      for (const auto& [value, tensor] : bound) {
+        if (value != s.source) continue;
+        SPLICE_ASSIGN_OR_RETURN(Tensor host, f.device.to_host(tensor));
+        SPLICE_ASSIGN_OR_RETURN(std::optional<int64_t> v, host_position(s, host));
+        if (v) f.symbols[s.name] = *v;
+      }
+    call.read_positions_on_device();
   }
   if (recording) {
     SPLICE_ASSIGN_OR_RETURN(auto recorded,

@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "ir/program.h"
 #include "plan/plan.h"
+#include "runtime/device_positions.h"
 
 namespace splice::runtime {
 struct CallRecordings;  // runtime/recorded_calls.h
@@ -115,6 +116,9 @@ struct ModelImpl {
   std::vector<NodeExec> exec;
   // Per plan buffer: its byte count when constant.
   std::vector<std::optional<int64_t>> static_buffer_bytes;
+  // The .item() symbols that only say where windows start, which recorded calls read on the
+  // device (runtime/device_positions.h).
+  runtime::DevicePositions positions;
 };
 
 // The mutable state of one session.

@@ -7,11 +7,11 @@
 // the caller's inputs are copied into the device tensors it reads, the graph is launched, and
 // its outputs are read from the tensors it writes. A write position that arrives as a tensor
 // (cache_position, a 0-d index for index_copy) is read by the kernels on the device and is not
-// part of the key, so a decode loop replays one recording; a position read with .item() is a
-// host symbol, and such a call is not recorded (below).
+// part of the key, so a decode loop replays one recording; so is a position read with .item()
+// that only says where windows start (runtime/device_positions.h).
 //
 // A call is not recorded (it keeps running step by step, and the reason is kept) when it must
-// wait for the device midway (.item(), a data-dependent size, a host fallback), or when it
+// wait for the device midway (another .item(), a data-dependent size, a host fallback), or when it
 // gives a buffer a new tensor instead of updating it in place (a replay would read the old
 // one). A session keeps at most kMaxRecordedShapes recordings; other shapes run without one.
 

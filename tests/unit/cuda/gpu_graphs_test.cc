@@ -10,8 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "backends/cuda/device_info.h"
 #include "splice/splice.h"
+#include "tensor/half.h"
 #include "tensor/safetensors.h"
 
 namespace splice::cuda {
@@ -75,6 +78,20 @@ class GpuGraphs : public ::testing::Test {
     }
   }
 
+  // kv_cache_item_slice's inputs: a key (f32) and value (f16) row written at `pos`, their
+  // values varying with `seed`.
+  static std::map<std::string, Tensor> item_cache_inputs(int64_t pos, int seed) {
+    auto k = Tensor::empty(DType::kFloat32, {1, 2, 1, 4}).value();
+    auto v = Tensor::empty(DType::kFloat16, {1, 2, 1, 4}).value();
+    auto p = Tensor::empty(DType::kInt64, {}).value();
+    for (int64_t i = 0; i < 8; ++i) {
+      k.data<float>()[i] = static_cast<float>(seed * 8 + i) * 0.25f;
+      v.data<Half>()[i] = Half(static_cast<float>(seed - i) * 0.5f);
+    }
+    *p.data<int64_t>() = pos;
+    return {{"k", k}, {"v", v}, {"pos", p}};
+  }
+
   static std::vector<std::string> buffers(const std::string& name) {
     LoadOptions options;
     options.device = "cuda";
@@ -130,10 +147,71 @@ TEST_F(GpuGraphs, EachShapeGetsItsOwnRecording) {
   expect_same_state(on, off, buffers(name));
 }
 
-// A write position read with .item() is a host symbol: the call waits for the device midway,
-// so it is never recorded, says why, and still runs exactly as without graphs.
-TEST_F(GpuGraphs, ItemPositionIsRefusedWithAReasonAndStillRuns) {
+// A KV cache written at pos.item(): u0 only says where the window starts, so the recording
+// reads it on the device (runtime/device_positions.h) and 16 calls at moving positions share
+// one recording, with exactly the results and state of a session without graphs.
+TEST_F(GpuGraphs, ItemPositionDecodeLoopReplaysOneRecording) {
   const std::string name = "kv_cache_item_slice.default";
+  Session on = open(name, true), off = open(name, false);
+  for (int call = 0; call < 16; ++call) {
+    SCOPED_TRACE(call);
+    std::map<std::string, Tensor> inputs = item_cache_inputs((call * 3) % 8, call);
+    run_both(on, off, inputs);
+  }
+  const GraphStats stats = on.graph_stats();
+  EXPECT_EQ(stats.refused, 0) << stats.refusal;
+  EXPECT_EQ(stats.recorded, 1);
+  EXPECT_EQ(stats.replayed, 15);
+  expect_same_state(on, off, buffers(name));
+}
+
+// A position outside u0's range [0, 7] fails a replay as it fails without graphs: a host input
+// before anything runs (the .item()'s own error), a device input on the device (the error
+// names the .item() and its symbol); the cache is left as it was, and replays go on after.
+TEST_F(GpuGraphs, ItemPositionOutOfRangeFailsAReplayAndWritesNothing) {
+  const std::string name = "kv_cache_item_slice.default";
+  Session on = open(name, true), off = open(name, false);
+  for (int call = 0; call < 3; ++call) {
+    std::map<std::string, Tensor> inputs = item_cache_inputs(call + 2, call);
+    run_both(on, off, inputs);
+  }
+  ASSERT_EQ(on.graph_stats().recorded, 1);
+  std::map<std::string, Tensor> bad = item_cache_inputs(8, 7);
+  auto a = on.run(args(bad));
+  auto b = off.run(args(bad));
+  ASSERT_FALSE(a.ok());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(a.error().message(), b.error().message());
+  EXPECT_EQ(a.error().exit_code(), 2);
+  expect_same_state(on, off, buffers(name));
+
+  // The same position in device memory: read there by the replay.
+  void* d_pos = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_pos, sizeof(int64_t)), cudaSuccess);
+  const int64_t nine = 9;
+  ASSERT_EQ(cudaMemcpy(d_pos, &nine, sizeof nine, cudaMemcpyHostToDevice), cudaSuccess);
+  std::map<std::string, TensorArg> device_args = args(bad);
+  device_args["pos"] = TensorArg{d_pos, DType::kInt64, {}, Device{DeviceType::kCUDA, 0}};
+  auto c = on.run(device_args);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().kind(), ErrorKind::kOutOfRange) << c.error().message();
+  EXPECT_NE(c.error().message().find("symbol u0: the value 9 is outside its range [0, 7]"),
+            std::string::npos)
+      << c.error().message();
+  ASSERT_EQ(cudaFree(d_pos), cudaSuccess);
+  expect_same_state(on, off, buffers(name));
+
+  std::map<std::string, Tensor> good = item_cache_inputs(5, 11);
+  run_both(on, off, good);
+  EXPECT_EQ(on.graph_stats().recorded, 1);
+  expect_same_state(on, off, buffers(name));
+}
+
+// A position that also feeds a kernel (the attention mask compares pos.item() with an arange)
+// is a host value: the call is never recorded, says which node uses it, and still runs
+// exactly as without graphs.
+TEST_F(GpuGraphs, ItemUsedByAKernelIsRefusedWithAReasonAndStillRuns) {
+  const std::string name = "f_kv_slice_item_sdpa_mask.default";
   Session on = open(name, true), off = open(name, false);
   for (int call = 0; call < 3; ++call) {
     auto r =
@@ -144,7 +222,8 @@ TEST_F(GpuGraphs, ItemPositionIsRefusedWithAReasonAndStillRuns) {
   const GraphStats stats = on.graph_stats();
   EXPECT_EQ(stats.recorded, 0);
   EXPECT_EQ(stats.refused, 1);
-  EXPECT_NE(stats.refusal.find("CUDA graph"), std::string::npos) << stats.refusal;
+  EXPECT_NE(stats.refusal.find("u0 is used by node 'le_1' (aten.le.Scalar)"), std::string::npos)
+      << stats.refusal;
   expect_same_state(on, off, buffers(name));
 }
 
