@@ -8,9 +8,12 @@
 //   %expand: f32[4, 6] = aten.expand.default(%unsqueeze, [4, 6])
 //   %where: f32[4, 6] = aten.where.self(%eq, %expand, %x)
 //
-// which becomes `%where = aten.slice_scatter.default(%x, %unsqueeze, 1, 5, 6, 1)`; the mask
+// which becomes `%where = aten.slice_scatter.default(%x, %unsqueeze, 1, 5, 6, 1)`. The index may
+// also be a SymInt (`x[:, pos.item()] = v`) whose range, from the program's asserts, lies in
+// [0, 6): then the write starts at it and ends at a new `_operator.add(i, 1)`. The mask
 // chain and the expand are erased when nothing else reads them. Every guard must hold; each
 // failing guard leaves the where as it is (it stays a correct, if slower, elementwise select).
+#include "ir/sym_bounds.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
@@ -23,8 +26,11 @@ using ir::Node;
 using ir::Value;
 
 struct IndexMask {
-  int64_t dim = 0;    // dim of x the mask selects along
-  int64_t index = 0;  // in [0, size)
+  int64_t dim = 0;  // dim of x the mask selects along
+  // The index, in [0, size): a constant, or a SymInt value (a position read with .item())
+  // whose range lies inside [0, size).
+  int64_t index = 0;
+  Value* index_value = nullptr;
 };
 
 // The length N of `arange(N)` (or arange(0, N) / arange(0, N, 1)) producing `v`, else nullopt.
@@ -50,12 +56,21 @@ std::optional<int64_t> arange_length(const Value* v) {
 // Matches `eq(reshape(arange(N)), i)` as a mask over `x_type` that is true exactly on index i
 // of one dim of size N. Example: x f32[4, 6], mask bool[1, 6] = eq(view(arange(6), [1, -1]),
 // 5) → {dim 1, index 5}.
-std::optional<IndexMask> match_index_mask(const Value* cond, const ir::TensorType& x_type) {
+std::optional<IndexMask> match_index_mask(const Value* cond, const ir::TensorType& x_type,
+                                          const SymRanges& ranges) {
   const Node* eq = producer_if(cond, OpId::eq_Scalar);
   if (eq == nullptr) return std::nullopt;
   std::optional<int64_t> index = constant_int(eq->arg("other"));
+  // A symbolic index: its range stands in for the value (checked against N below).
+  Value* index_value = nullptr;
+  SymInterval range;
+  if (auto* v = std::get_if<Value*>(&eq->arg("other").data);
+      !index && v != nullptr && (*v)->kind() == ir::ValueKind::kSymInt && (*v)->expr()) {
+    index_value = *v;
+    range = sym_bounds(*(*v)->expr(), ranges);
+  }
   const Value* seq = tensor_arg(*eq, "self");
-  if (!index || seq == nullptr) return std::nullopt;
+  if ((!index && index_value == nullptr) || seq == nullptr) return std::nullopt;
   // Views, reshapes and unsqueezes of a 1-d sequence keep its element order, so the one
   // non-unit dim of the mask enumerates 0..N-1.
   while (seq->producer() != nullptr) {
@@ -82,9 +97,14 @@ std::optional<IndexMask> match_index_mask(const Value* cond, const ir::TensorTyp
     dim = d + offset;
   }
   if (!dim || static_size(x_type, *dim) != n) return std::nullopt;
-  // Outside [0, N) the mask is all false and nothing is written: leave such a where alone.
+  // Outside [0, N) the mask is all false and nothing is written: leave such a where alone, and
+  // a symbolic index that may lie there too.
+  if (index_value != nullptr) {
+    if (!range.lo || !range.hi || *range.lo < 0 || *range.hi >= *n) return std::nullopt;
+    return IndexMask{*dim, 0, index_value};
+  }
   if (*index < 0 || *index >= *n) return std::nullopt;
-  return IndexMask{*dim, *index};
+  return IndexMask{*dim, *index, nullptr};
 }
 
 // How the true branch `v` broadcasts into the written slice (x's shape with size 1 at `dim`):
@@ -126,7 +146,7 @@ Result<bool> rewrite(Rewriter& rw, Node* where) {
   // into x (then the written elements are the branch converted to x's dtype, as slice_scatter
   // converts src).
   if (!(out->type() == x->type()) || x->type().rank() == 0) return false;
-  std::optional<IndexMask> mask = match_index_mask(cond, x->type());
+  std::optional<IndexMask> mask = match_index_mask(cond, x->type(), rw.program().ranges);
   if (!mask) return false;
 
   // The expand only broadcasts the value along the written dim and the others; slice_scatter
@@ -149,9 +169,17 @@ Result<bool> rewrite(Rewriter& rw, Node* where) {
                             rw.insert_value(where, OpId::expand, {Arg{src}, Arg{*expand_sizes}}, {},
                                             src->name() + "_expand"));
   }
-  SPLICE_TRY(rw.replace(
-      where, OpId::slice_scatter,
-      {Arg{x}, Arg{src}, Arg{mask->dim}, Arg{mask->index}, Arg{mask->index + 1}, Arg{int64_t{1}}}));
+  Arg start{mask->index}, end{mask->index + 1};
+  if (mask->index_value != nullptr) {
+    start = Arg{mask->index_value};
+    SPLICE_ASSIGN_OR_RETURN(Value * next,
+                            rw.insert_value(where, OpId::py_add,
+                                            {Arg{mask->index_value}, Arg{int64_t{1}}}, {},
+                                            mask->index_value->name() + "_end"));
+    end = Arg{next};
+  }
+  SPLICE_TRY(rw.replace(where, OpId::slice_scatter,
+                        {Arg{x}, Arg{src}, Arg{mask->dim}, start, end, Arg{int64_t{1}}}));
   erase_dead_producers(rw.graph(), cond);
   erase_dead_producers(rw.graph(), branch);
   return true;
@@ -162,7 +190,8 @@ class WhereMaskToSelectWrite final : public Pass {
   std::string_view name() const override { return "where_mask_to_select_write"; }
   std::string_view description() const override {
     return "Recognises the core-ATen form of `x[:, i] = v`, where(eq(view(arange(N)), i), "
-           "expand(unsqueeze(v)), x) with N x's size on one dim and i a constant in [0, N), "
+           "expand(unsqueeze(v)), x) with N x's size on one dim and i a constant in [0, N) (or a "
+           "SymInt whose range lies in [0, N): a position read with .item()), "
            "and rewrites it into slice_scatter(x, unsqueeze(v), dim, i, i + 1), so it is "
            "planned as a slice write instead of an elementwise select over the whole tensor. "
            "It applies only when the where's result has exactly x's type, the mask is that "
