@@ -34,24 +34,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
+# The rotary chain is the CPU benchmark's (bench/workloads/generate.py), at this file's shapes.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads.generate import Rotary, rotary  # noqa: E402
+
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, MLP, LAYERS, CACHE = 2048, 32, 8, 64, 8192, 16, 2048
 DTYPE = torch.float16
 DEV = "cuda:0"
-
-
-def rotary(x, cos, sin):
-    """The rotary write chain: each half written into an empty result."""
-    h = x.shape[-1] // 2
-    x1, x2 = x[..., :h], x[..., h:]
-    res = torch.empty_like(x)
-    res[..., :h] = x1 * cos - x2 * sin
-    res[..., h:] = x2 * cos + x1 * sin
-    return res
-
-
-class Rotary(nn.Module):
-    def forward(self, x, cos, sin):
-        return rotary(x, cos, sin)
 
 
 class RMSNorm(nn.Module):

@@ -49,7 +49,8 @@ def seed_of(name):
 
 def rotary(x, cos, sin):
     # Written half by half into a fresh tensor: the write chain splice plans as one buffer
-    # (and that the naive plan runs as copy-the-base-then-write, twice).
+    # (and that the naive plan runs as copy-the-base-then-write, twice). bench/gpu_compare.py
+    # imports it (and Rotary) for its GPU rotary workload.
     h = x.shape[-1] // 2
     x1, x2 = x[..., :h], x[..., h:]
     res = torch.empty_like(x)

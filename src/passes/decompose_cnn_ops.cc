@@ -35,22 +35,6 @@ Error unsupported(const Node& node, std::string_view why) {
   return Error(ErrorKind::kUnsupportedOp, node_label(node) + ": " + std::string(why));
 }
 
-struct Builder {
-  Rewriter& rw;
-  Node* node;
-  Result<Value*> op(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
-    return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
-  }
-  Result<Node*> op_node(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
-    return rw.insert(node, target, std::move(args), named, part_name(*node, target));
-  }
-  // `v` as `dtype` (itself when it already is).
-  Result<Value*> cast(Value* v, DType dtype) {
-    if (v == nullptr || v->type().dtype == dtype) return v;
-    return op(OpId::_to_copy, {Arg{v}}, {{"dtype", Arg{dtype}}});
-  }
-};
-
 // ---- batch norm ----
 
 constexpr std::string_view kTrainingRefusal =

@@ -116,6 +116,19 @@ std::string part_name(const Node& node, ir::OpId id) {
   return node.name() + "_" + std::string(op);
 }
 
+Result<Value*> Builder::op(ir::OpId target, std::vector<Arg> args, const NamedArgs& named) {
+  return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
+}
+
+Result<Node*> Builder::op_node(ir::OpId target, std::vector<Arg> args, const NamedArgs& named) {
+  return rw.insert(node, target, std::move(args), named, part_name(*node, target));
+}
+
+Result<Value*> Builder::cast(Value* v, DType dtype) {
+  if (v == nullptr || v->type().dtype == dtype) return v;
+  return op(OpId::_to_copy, {Arg{v}}, {{"dtype", Arg{dtype}}});
+}
+
 Result<void> replace_outputs(Rewriter& rw, Node* node, const std::vector<Value*>& values) {
   const auto& outs = node->outputs();
   for (size_t i = 0; i < outs.size(); ++i) {

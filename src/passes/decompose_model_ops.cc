@@ -31,18 +31,6 @@ using ir::Arg;
 using ir::Node;
 using ir::Value;
 
-// Inserts `target` before `node`, named after it.
-struct Builder {
-  Rewriter& rw;
-  Node* node;
-  Result<Value*> op(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
-    return rw.insert_value(node, target, std::move(args), named, part_name(*node, target));
-  }
-  Result<Node*> op_node(ir::OpId target, std::vector<Arg> args, const NamedArgs& named = {}) {
-    return rw.insert(node, target, std::move(args), named, part_name(*node, target));
-  }
-};
-
 template <typename... Args>
 Error unsupported(const Node& node, fmt::format_string<Args...> format, Args&&... args) {
   return Error(ErrorKind::kUnsupportedOp,

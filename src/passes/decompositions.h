@@ -3,7 +3,8 @@
 // splice reads (one function per op family, in decompose_shape_ops.cc and decompose_math.cc)
 // and what they share — a builder of the SymInt values a decomposition needs (a tensor's size,
 // sums and products of sizes) that folds constants and emits sym_size/_operator nodes only for
-// symbolic sizes, so every decomposition works on dynamic shapes too.
+// symbolic sizes, so every decomposition works on dynamic shapes too, and a builder of the ops
+// that replace a node, named after it.
 
 #include <map>
 #include <span>
@@ -52,6 +53,19 @@ class SizeBuilder {
 
 // A name for a value a decomposition of `node` creates with `target`: "einsum_bmm".
 std::string part_name(const ir::Node& node, ir::OpId target);
+
+// Inserts `target` before `node`, named after it (part_name): the ops a decomposition of `node`
+// is built from.
+struct Builder {
+  Rewriter& rw;
+  ir::Node* node;
+  // The new node's first output.
+  Result<ir::Value*> op(ir::OpId target, std::vector<ir::Arg> args, const NamedArgs& named = {});
+  Result<ir::Node*> op_node(ir::OpId target, std::vector<ir::Arg> args,
+                            const NamedArgs& named = {});
+  // `v` as `dtype` (itself when it already is, or is nullptr).
+  Result<ir::Value*> cast(ir::Value* v, DType dtype);
+};
 
 // Replaces every use of `node`'s outputs by `values` (the same types, else kInternal: the
 // decomposition computed something else) and erases it. An output nothing reads may be given no

@@ -126,38 +126,26 @@ class HFStaticCacheDecoder(torch.nn.Module):
         return self.wrapped(input_ids=input_ids, cache_position=cache_position)
 
 
-class StaticCacheDecoder(torch.nn.Module):
+class StaticCacheDecoder(hf.StaticDecoder):
     """hf_models.StaticDecoder for any decoder: transformers' StaticCache, its sliding-window
-    layers replaced by plain static layers (as TorchExportableModuleWithStaticCache does), its
-    tensors this module's buffers, re-bound into the cache on every call so that export sees
-    buffers written in place (index_copy_ at cache_position, copy_, add_)."""
+    layers replaced by plain static layers (as TorchExportableModuleWithStaticCache does), in
+    the model's dtype; its tensors are the module's buffers, re-bound into the cache on every
+    call so that export sees buffers written in place (index_copy_ at cache_position, copy_,
+    add_)."""
 
-    def __init__(self, model, slots):
-        super().__init__()
+    @staticmethod
+    def new_cache(model, slots):
         from transformers.cache_utils import StaticCache, StaticLayer, StaticSlidingWindowLayer
         from transformers.configuration_utils import get_head_shapes
-        self.model = model
         config = model.config.get_text_config()
-        self.cache = StaticCache(config=config, max_cache_len=slots)
-        for i, layer in enumerate(self.cache.layers):
+        cache = StaticCache(config=config, max_cache_len=slots)
+        for i, layer in enumerate(cache.layers):
             if isinstance(layer, StaticSlidingWindowLayer) or type(layer) is not StaticLayer:
-                self.cache.layers[i] = StaticLayer(slots)
+                cache.layers[i] = StaticLayer(slots)
         heads, head_dim = get_head_shapes(config)
         with torch.no_grad():
-            self.cache.early_initialization(1, heads, head_dim, model.dtype, "cpu")
-        for i, layer in enumerate(self.cache.layers):
-            self.register_buffer(f"key_cache_{i}", layer.keys.clone())
-            self.register_buffer(f"value_cache_{i}", layer.values.clone())
-            self.register_buffer(f"cumulative_length_{i}", layer.cumulative_length.clone())
-
-    def forward(self, input_ids, cache_position):
-        for i, layer in enumerate(self.cache.layers):
-            layer.keys = getattr(self, f"key_cache_{i}")
-            layer.values = getattr(self, f"value_cache_{i}")
-            layer.cumulative_length = getattr(self, f"cumulative_length_{i}")
-            layer.device = input_ids.device
-            layer.cumulative_length.copy_(cache_position[0])
-        return self.model(input_ids=input_ids, cache=self.cache, use_cache=True).logits
+            cache.early_initialization(1, heads, head_dim, model.dtype, "cpu")
+        return cache
 
 
 class DynamicCachePrefill(torch.nn.Module):

@@ -138,18 +138,13 @@ class CausalLMIdsOnly(torch.nn.Module):
 
 
 class StaticDecoder(torch.nn.Module):
-    """A decoder with transformers' StaticCache whose tensors are this module's buffers."""
+    """A decoder with transformers' StaticCache whose tensors are this module's buffers.
+    tests/cases/sweep_hf.py's StaticCacheDecoder is this module with another new_cache."""
 
     def __init__(self, model, slots):
         super().__init__()
-        from transformers.cache_utils import StaticCache
         self.model = model
-        config = model.config
-        self.cache = StaticCache(config=config, max_cache_len=slots)
-        head_dim = (getattr(config, "head_dim", None)
-                    or config.hidden_size // config.num_attention_heads)
-        self.cache.early_initialization(1, config.num_key_value_heads, head_dim, torch.float32,
-                                        "cpu")
+        self.cache = self.new_cache(model, slots)
         for i, layer in enumerate(self.cache.layers):
             self.register_buffer(f"key_cache_{i}", layer.keys.clone())
             self.register_buffer(f"value_cache_{i}", layer.values.clone())
@@ -165,6 +160,17 @@ class StaticDecoder(torch.nn.Module):
             # As transformers' executorch wrapper does: the cache writes at cache_position.
             layer.cumulative_length.copy_(cache_position[0])
         return self.model(input_ids=input_ids, cache=self.cache, use_cache=True).logits
+
+    @staticmethod
+    def new_cache(model, slots):
+        """The StaticCache of `slots` positions for batch 1, its tensors allocated (float32)."""
+        from transformers.cache_utils import StaticCache
+        config = model.config
+        cache = StaticCache(config=config, max_cache_len=slots)
+        head_dim = (getattr(config, "head_dim", None)
+                    or config.hidden_size // config.num_attention_heads)
+        cache.early_initialization(1, config.num_key_value_heads, head_dim, torch.float32, "cpu")
+        return cache
 
 
 def prefill_case(kind, layers=1, batch=2):

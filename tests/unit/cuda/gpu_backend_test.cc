@@ -5,26 +5,22 @@
 // CPU backend leaves it.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/device_memory.h"
+#include "case_session.h"
 #include "splice/splice.h"
-#include "tensor/safetensors.h"
 
 namespace splice::cuda {
 namespace {
 
-// The case's folder; SPLICE_TEST_SOURCE_DIR overrides the source tree the binary was built
-// from (on the GPU host the bundle runs against the checkout there, scripts/gpu_run.sh).
-const std::string kCase = [] {
-  const char* root = std::getenv("SPLICE_TEST_SOURCE_DIR");
-  return std::string(root != nullptr && *root != '\0' ? root : SPLICE_SOURCE_DIR) +
-         "/tests/cases/kv_cache_reads_old_state.default";
-}();
+using testing::tensor_args;
+
+// The case every test here runs.
+const std::string kCase = "kv_cache_reads_old_state.default";
 
 class GpuBackend : public ::testing::Test {
  protected:
@@ -32,40 +28,24 @@ class GpuBackend : public ::testing::Test {
     if (!device_available()) GTEST_SKIP() << "no CUDA device";
   }
 
-  static Session open(const std::string& device) {
-    LoadOptions options;
-    options.device = device;
-    auto model = Model::load(kCase + "/model.pt2", options);
-    EXPECT_TRUE(model.ok()) << model.error().message();
-    auto session = model->open_session();
-    EXPECT_TRUE(session.ok()) << session.error().message();
-    return std::move(*session);
-  }
+  static Session open(const std::string& device) { return testing::open_case(kCase, device); }
 
   // The call's inputs (k, pos) with pos replaced by `pos` when given.
   static std::map<std::string, Tensor> inputs(int call, std::optional<int64_t> pos = {}) {
-    auto r = read_safetensors(kCase + "/call" + std::to_string(call) + ".inputs.safetensors");
-    EXPECT_TRUE(r.ok()) << r.error().message();
-    auto m = std::move(*r);
+    auto m = testing::case_inputs(kCase, call);
     if (pos) *m.at("pos").data<int64_t>() = *pos;
     return m;
-  }
-
-  static std::map<std::string, TensorArg> args(std::map<std::string, Tensor>& m) {
-    std::map<std::string, TensorArg> a;
-    for (auto& [name, t] : m) a.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
-    return a;
   }
 };
 
 TEST_F(GpuBackend, RepeatedCallMakesNoCudaMalloc) {
   Session session = open("cuda");
   auto in = inputs(0);
-  ASSERT_TRUE(session.run(args(in)).ok());
-  ASSERT_TRUE(session.run(args(in)).ok());  // warm: every cache now holds what a call needs
+  ASSERT_TRUE(session.run(tensor_args(in)).ok());
+  ASSERT_TRUE(session.run(tensor_args(in)).ok());  // warm: every cache now holds what a call needs
   const int64_t before = cuda_malloc_count();
   for (int i = 0; i < 3; ++i) {
-    auto r = session.run(args(in));
+    auto r = session.run(tensor_args(in));
     ASSERT_TRUE(r.ok()) << r.error().message();
   }
   EXPECT_EQ(cuda_malloc_count(), before) << "a repeated call allocated device memory";
@@ -74,11 +54,11 @@ TEST_F(GpuBackend, RepeatedCallMakesNoCudaMalloc) {
 TEST_F(GpuBackend, BadIndexFailsNamingNodeAndIndexAndLeavesStateAsTheCpuDoes) {
   Session gpu = open("cuda"), cpu = open("cpu");
   auto good = inputs(0);
-  ASSERT_TRUE(gpu.run(args(good)).ok());
-  ASSERT_TRUE(cpu.run(args(good)).ok());
+  ASSERT_TRUE(gpu.run(tensor_args(good)).ok());
+  ASSERT_TRUE(cpu.run(tensor_args(good)).ok());
   auto bad = inputs(1, 9);  // the cache has 8 positions
-  auto g = gpu.run(args(bad));
-  auto c = cpu.run(args(bad));
+  auto g = gpu.run(tensor_args(bad));
+  auto c = cpu.run(tensor_args(bad));
   ASSERT_FALSE(g.ok());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(g.error().exit_code(), 2) << g.error().message();
@@ -94,8 +74,8 @@ TEST_F(GpuBackend, BadIndexFailsNamingNodeAndIndexAndLeavesStateAsTheCpuDoes) {
       << "the failed call left the GPU state different from the CPU's";
   // The session goes on: a good call afterwards works on both.
   auto next = inputs(1);
-  auto g2 = gpu.run(args(next));
-  auto c2 = cpu.run(args(next));
+  auto g2 = gpu.run(tensor_args(next));
+  auto c2 = cpu.run(tensor_args(next));
   ASSERT_TRUE(g2.ok()) << g2.error().message();
   ASSERT_TRUE(c2.ok());
 }

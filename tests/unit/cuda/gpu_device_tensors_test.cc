@@ -4,24 +4,20 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/device_info.h"
+#include "case_session.h"
 #include "splice/splice.h"
-#include "tensor/safetensors.h"
 
 namespace splice::cuda {
 namespace {
 
-std::string case_dir(const std::string& name) {
-  const char* root = std::getenv("SPLICE_TEST_SOURCE_DIR");
-  return std::string(root != nullptr && *root != '\0' ? root : SPLICE_SOURCE_DIR) +
-         "/tests/cases/" + name;
-}
+using testing::case_inputs;
+using testing::open_case;
 
 // Device memory the test owns.
 struct DeviceCopy {
@@ -52,20 +48,6 @@ class GpuDeviceTensors : public ::testing::Test {
   void SetUp() override {
     if (!device_available()) GTEST_SKIP() << "no CUDA device";
   }
-  static Session open(const std::string& name, bool graphs) {
-    LoadOptions options;
-    options.device = "cuda";
-    options.cuda_graphs = graphs;
-    auto model = Model::load(case_dir(name) + "/model.pt2", options);
-    EXPECT_TRUE(model.ok()) << model.error().message();
-    return std::move(model->open_session().value());
-  }
-  static std::map<std::string, Tensor> inputs(const std::string& name, int call) {
-    auto r =
-        read_safetensors(case_dir(name) + "/call" + std::to_string(call) + ".inputs.safetensors");
-    EXPECT_TRUE(r.ok()) << r.error().message();
-    return std::move(*r);
-  }
 };
 
 // Llama with a static cache, 5 calls of the same shapes (so graphs record and replay) with
@@ -73,7 +55,7 @@ class GpuDeviceTensors : public ::testing::Test {
 // device: every output equals the host-tensor session's.
 TEST_F(GpuDeviceTensors, DeviceInputsAndOutputsMatchHostTensors) {
   const std::string name = "hf_llama_static_cache.default";
-  Session device = open(name, true), host = open(name, true);
+  Session device = open_case(name, "cuda", true), host = open_case(name, "cuda", true);
   cudaStream_t caller = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&caller, cudaStreamNonBlocking), cudaSuccess);
   for (int64_t pos = 0; pos < 5; ++pos) {
@@ -128,13 +110,13 @@ TEST_F(GpuDeviceTensors, MutatedDeviceInputIsWrittenInPlace) {
   const std::string name = "f_kv_cache_as_user_input.default";
   for (bool graphs : {false, true}) {
     SCOPED_TRACE(graphs ? "graphs on" : "graphs off");
-    Session device = open(name, graphs), host = open(name, graphs);
-    auto first = inputs(name, 0);
+    Session device = open_case(name, "cuda", graphs), host = open_case(name, "cuda", graphs);
+    auto first = case_inputs(name, 0);
     DeviceCopy cache(first.at("cache"));
     Tensor host_cache = first.at("cache").contiguous_copy().value();
     for (int call = 0; call < 3; ++call) {
       SCOPED_TRACE(call);
-      auto in = inputs(name, call);
+      auto in = case_inputs(name, call);
       DeviceCopy k(in.at("k")), pos(in.at("pos"));
       const Device gpu{DeviceType::kCUDA, 0};
       std::map<std::string, TensorArg> dargs{
@@ -166,10 +148,9 @@ TEST_F(GpuDeviceTensors, MeasureWithDeviceIoCopiesNoInputsPerCall) {
   const std::string name = "hf_llama_static_cache.default";
   for (bool graphs : {false, true}) {
     SCOPED_TRACE(graphs ? "graphs on" : "graphs off");
-    Session session = open(name, graphs);
-    auto in = inputs(name, 1);
-    std::map<std::string, TensorArg> args;
-    for (auto& [n, t] : in) args.emplace(n, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
+    Session session = open_case(name, "cuda", graphs);
+    auto in = case_inputs(name, 1);
+    const std::map<std::string, TensorArg> args = testing::tensor_args(in);
     MeasureOptions host_io;
     host_io.warmup = 2;
     host_io.iters = 4;

@@ -3,7 +3,6 @@
 // (skips without one).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -13,19 +12,17 @@
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/device_info.h"
+#include "case_session.h"
 #include "splice/splice.h"
 #include "tensor/half.h"
-#include "tensor/safetensors.h"
 
 namespace splice::cuda {
 namespace {
 
-std::string case_dir(const std::string& name) {
-  // SPLICE_TEST_SOURCE_DIR: the checkout the bundle runs against on the GPU host.
-  const char* root = std::getenv("SPLICE_TEST_SOURCE_DIR");
-  return std::string(root != nullptr && *root != '\0' ? root : SPLICE_SOURCE_DIR) +
-         "/tests/cases/" + name;
-}
+using testing::case_dir;
+using testing::case_inputs;
+using testing::open_case;
+using testing::tensor_args;
 
 class GpuGraphs : public ::testing::Test {
  protected:
@@ -33,27 +30,10 @@ class GpuGraphs : public ::testing::Test {
     if (!device_available()) GTEST_SKIP() << "no CUDA device";
   }
 
-  static Session open(const std::string& name, bool graphs) {
-    LoadOptions options;
-    options.device = "cuda";
-    options.cuda_graphs = graphs;
-    auto model = Model::load(case_dir(name) + "/model.pt2", options);
-    EXPECT_TRUE(model.ok()) << model.error().message();
-    auto session = model->open_session();
-    EXPECT_TRUE(session.ok()) << session.error().message();
-    return std::move(*session);
-  }
-
-  static std::map<std::string, TensorArg> args(std::map<std::string, Tensor>& m) {
-    std::map<std::string, TensorArg> a;
-    for (auto& [name, t] : m) a.emplace(name, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
-    return a;
-  }
-
   // Runs one call on both sessions and expects byte-identical results.
   static void run_both(Session& on, Session& off, std::map<std::string, Tensor>& inputs) {
-    auto a = on.run(args(inputs));
-    auto b = off.run(args(inputs));
+    auto a = on.run(tensor_args(inputs));
+    auto b = off.run(tensor_args(inputs));
     ASSERT_TRUE(a.ok()) << a.error().message();
     ASSERT_TRUE(b.ok()) << b.error().message();
     ASSERT_EQ(a->outputs.size(), b->outputs.size());
@@ -104,7 +84,7 @@ class GpuGraphs : public ::testing::Test {
 // recording: call 0 runs step by step, call 1 is recorded, calls 1..15 are replays.
 TEST_F(GpuGraphs, DecodeLoopOverSixteenPositionsReplaysOneRecording) {
   const std::string name = "hf_llama_static_cache.default";
-  Session on = open(name, true), off = open(name, false);
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
   for (int64_t pos = 0; pos < 16; ++pos) {
     SCOPED_TRACE(pos);
     auto ids = Tensor::empty(DType::kInt64, {1, 1}).value();
@@ -127,7 +107,7 @@ TEST_F(GpuGraphs, DecodeLoopOverSixteenPositionsReplaysOneRecording) {
 // one of 3, each seen twice, are two recordings.
 TEST_F(GpuGraphs, EachShapeGetsItsOwnRecording) {
   const std::string name = "hf_llama_static_cache.default";
-  Session on = open(name, true), off = open(name, false);
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
   int64_t pos = 0;
   for (int64_t len : {2, 2, 3, 3, 2}) {
     SCOPED_TRACE(len);
@@ -152,7 +132,7 @@ TEST_F(GpuGraphs, EachShapeGetsItsOwnRecording) {
 // one recording, with exactly the results and state of a session without graphs.
 TEST_F(GpuGraphs, ItemPositionDecodeLoopReplaysOneRecording) {
   const std::string name = "kv_cache_item_slice.default";
-  Session on = open(name, true), off = open(name, false);
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
   for (int call = 0; call < 16; ++call) {
     SCOPED_TRACE(call);
     std::map<std::string, Tensor> inputs = item_cache_inputs((call * 3) % 8, call);
@@ -170,15 +150,15 @@ TEST_F(GpuGraphs, ItemPositionDecodeLoopReplaysOneRecording) {
 // names the .item() and its symbol); the cache is left as it was, and replays go on after.
 TEST_F(GpuGraphs, ItemPositionOutOfRangeFailsAReplayAndWritesNothing) {
   const std::string name = "kv_cache_item_slice.default";
-  Session on = open(name, true), off = open(name, false);
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
   for (int call = 0; call < 3; ++call) {
     std::map<std::string, Tensor> inputs = item_cache_inputs(call + 2, call);
     run_both(on, off, inputs);
   }
   ASSERT_EQ(on.graph_stats().recorded, 1);
   std::map<std::string, Tensor> bad = item_cache_inputs(8, 7);
-  auto a = on.run(args(bad));
-  auto b = off.run(args(bad));
+  auto a = on.run(tensor_args(bad));
+  auto b = off.run(tensor_args(bad));
   ASSERT_FALSE(a.ok());
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(a.error().message(), b.error().message());
@@ -190,7 +170,7 @@ TEST_F(GpuGraphs, ItemPositionOutOfRangeFailsAReplayAndWritesNothing) {
   ASSERT_EQ(cudaMalloc(&d_pos, sizeof(int64_t)), cudaSuccess);
   const int64_t nine = 9;
   ASSERT_EQ(cudaMemcpy(d_pos, &nine, sizeof nine, cudaMemcpyHostToDevice), cudaSuccess);
-  std::map<std::string, TensorArg> device_args = args(bad);
+  std::map<std::string, TensorArg> device_args = tensor_args(bad);
   device_args["pos"] = TensorArg{d_pos, DType::kInt64, {}, Device{DeviceType::kCUDA, 0}};
   auto c = on.run(device_args);
   ASSERT_FALSE(c.ok());
@@ -212,12 +192,10 @@ TEST_F(GpuGraphs, ItemPositionOutOfRangeFailsAReplayAndWritesNothing) {
 // exactly as without graphs.
 TEST_F(GpuGraphs, ItemUsedByAKernelIsRefusedWithAReasonAndStillRuns) {
   const std::string name = "f_kv_slice_item_sdpa_mask.default";
-  Session on = open(name, true), off = open(name, false);
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
   for (int call = 0; call < 3; ++call) {
-    auto r =
-        read_safetensors(case_dir(name) + "/call" + std::to_string(call) + ".inputs.safetensors");
-    ASSERT_TRUE(r.ok()) << r.error().message();
-    run_both(on, off, *r);
+    auto in = case_inputs(name, call);
+    run_both(on, off, in);
   }
   const GraphStats stats = on.graph_stats();
   EXPECT_EQ(stats.recorded, 0);
@@ -231,7 +209,7 @@ TEST_F(GpuGraphs, ItemUsedByAKernelIsRefusedWithAReasonAndStillRuns) {
 // buffer, which the recording reads: replays go on (no new recording) and follow the new state.
 TEST_F(GpuGraphs, SetStateIsSeenByReplays) {
   const std::string name = "hf_llama_static_cache.default";
-  Session on = open(name, true), off = open(name, false);
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
   auto step = [&](int64_t pos) {
     auto ids = Tensor::empty(DType::kInt64, {1, 1}).value();
     auto position = Tensor::empty(DType::kInt64, {1}).value();
@@ -268,20 +246,20 @@ TEST_F(GpuGraphs, SessionsOnTwoThreadsRecordAtTheSameTime) {
     return std::map<std::string, Tensor>{{"input_ids", ids}, {"cache_position", position}};
   };
   // The reference: one session without graphs, on this thread.
-  Session reference = open(name, false);
+  Session reference = open_case(name, "cuda", false);
   std::vector<std::vector<std::byte>> expected;
   for (int64_t pos = 0; pos < 8; ++pos) {
     auto in = step_inputs(pos);
-    auto r = reference.run(args(in));
+    auto r = reference.run(tensor_args(in));
     ASSERT_TRUE(r.ok()) << r.error().message();
     expected.push_back(r->outputs[0].bytes);
   }
-  Session a = open(name, true), b = open(name, true);
+  Session a = open_case(name, "cuda", true), b = open_case(name, "cuda", true);
   std::vector<std::string> failures(2);
   auto decode = [&](Session& s, std::string& failure) {
     for (int64_t pos = 0; pos < 8; ++pos) {
       auto in = step_inputs(pos);
-      auto r = s.run(args(in));
+      auto r = s.run(tensor_args(in));
       if (!r.ok()) {
         failure = r.error().message();
         return;
