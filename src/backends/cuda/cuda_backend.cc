@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/pointwise_groups.h"
 #include "backends/cuda/window_positions.h"
 #include "tensor/convert.h"
 
@@ -47,7 +48,11 @@ class CudaModel final : public backend::ModelContext {
 
 class CudaBackend final : public backend::Backend {
  public:
-  CudaBackend() { set_kernels("cuda", cuda_kernels()); }
+  CudaBackend() {
+    set_kernels("cuda", cuda_kernels());
+    // Pointwise groups run as one generated kernel each (pointwise_groups.h).
+    set_pointwise_classes(gpu_pointwise_classes());
+  }
 
   std::string_view name() const override { return "cuda"; }
   Device device() const override { return kCudaDevice; }
@@ -128,6 +133,13 @@ class CudaBackend final : public backend::Backend {
                       const backend::RecordedCall& call) const override {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
     return cuda::replay(*s, call);
+  }
+
+  Result<void> run_pointwise(backend::SessionContext* session, const ir::PointwiseProgram& program,
+                             std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                             const Shape& sizes) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(session));
+    return run_pointwise_group(*s, program, inputs, outputs, sizes);
   }
 
   Result<Tensor> bind_positions(backend::SessionContext& session, const Tensor& source,

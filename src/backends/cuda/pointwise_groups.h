@@ -1,0 +1,27 @@
+#pragma once
+// Pointwise groups on the GPU (Backend::run_pointwise; plan/fusion.h forms them): a group's
+// PointwiseProgram is one generated kernel (pointwise_codegen.h, the same generator every single
+// pointwise op goes through), reading its inputs broadcast to the iteration space and storing
+// each output into its planned view, so its intermediates never reach memory.
+//
+// The planner forms groups of the functions and compute classes gpu_pointwise_classes() lists:
+// every function the generator has an expression for, but integer division and remainder
+// (whose division by zero is a device check the step would have to wait for).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backends/cuda/cuda_backend.h"
+#include "ir/pointwise.h"
+
+namespace splice::cuda {
+
+// By ir::PointwiseFn: the compute classes a group may compute it in on the GPU.
+std::vector<uint8_t> gpu_pointwise_classes();
+
+Result<void> run_pointwise_group(CudaSession& session, const ir::PointwiseProgram& program,
+                                 std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                 const Shape& sizes);
+
+}  // namespace splice::cuda
