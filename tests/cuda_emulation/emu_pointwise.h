@@ -29,6 +29,9 @@ inline double __longlong_as_double(long long i) {
   std::memcpy(&f, &i, 8);
   return f;
 }
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
+}
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp,
                                     unsigned long long v) {
   const unsigned long long old = *p;

@@ -38,12 +38,15 @@ int main() {
       auto l = lower_pointwise_op(c.target, op_args(c, dtype));
       if (!l.ok()) continue;
       const Entry& e = kTable[idx++];
+      // A target the CPU backend runs through a decomposition has no kernel to compare with.
+      const cpu::KernelFn kernel = cpu::find_kernel(c.target);
+      if (kernel == nullptr) continue;
       for (const Dims& d : dims)
         for (size_t li = 0; li < 3; ++li) {
           const Layout in_layout = layouts[li], out_layout = layouts[(li + 1) % 3];
           std::vector<std::optional<Tensor>> tensors;
           auto args = cpu_args(c, dtype, d.n, d.m, in_layout, rng, tensors);
-          auto expected = cpu::find_kernel(c.target)(args);
+          auto expected = cpu::call_kernel(kernel, args);
           ++runs;
           std::string where =
               case_name(c, dtype) + fmt::format(" N={} M={} {}", d.n, d.m, layout_name(in_layout));

@@ -150,7 +150,7 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
   if (!p.constants.empty()) s += fmt::format("  long long consts[{}];\n", p.constants.size());
   const int ndyn = variant.dynamic_count();
   if (ndyn > 0) s += fmt::format("  Dyn dyn[{}];\n", ndyn);
-  s += "  long long vec;\n};\n";
+  s += "  long long vec;\n  unsigned long long divs[8];\n};\n";
   SPLICE_ASSIGN_OR_RETURN(std::string compute, compute_function(p));
   s += compute;
 
@@ -198,8 +198,18 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
       "off, long long li) {{\n{}  compute(p, li{});\n{}}}\n",
       loads, call_args, stores);
 
-  // Strided kernels: coordinates from the linear index, offsets per operand.
+  // Strided kernels: coordinates from the linear index, offsets per operand. The 32-bit one
+  // divides by each dim's size with its precomputed divisor (divisor_of), the 64-bit one with
+  // the divide instruction.
   for (const char* index : {"int", "long long"}) {
+    const bool narrow = std::string_view(index) == "int";
+    const char* divide =
+        narrow ? "        const unsigned long long dv = p.divs[d];\n"
+                 "        const unsigned q = (__umulhi((unsigned)rest, (unsigned)dv) + "
+                 "(unsigned)rest) >> (unsigned)(dv >> 32);\n"
+                 "        const int c = (int)((unsigned)rest - q * (unsigned)size);\n"
+                 "        rest = (int)q;\n"
+               : "        const long long c = rest % size;\n        rest /= size;\n";
     s += fmt::format(
         "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
         "  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
@@ -209,12 +219,11 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
         "    {I} off[{n}];\n#pragma unroll\n    for (int k = 0; k < {n}; ++k) off[k] = 0;\n"
         "    {I} rest = ({I})i;\n#pragma unroll\n    for (int d = 7; d >= 0; --d) {{\n"
         "      if (d < p.rank) {{\n        const {I} size = ({I})p.sizes[d];\n"
-        "        const {I} c = rest % size;\n        rest /= size;\n#pragma unroll\n"
+        "{divide}#pragma unroll\n"
         "        for (int k = 0; k < {n}; ++k) off[k] += c * ({I})p.strides[k][d];\n      }}\n"
         "    }}\n    element<{I}>(p, ptr, off, i);\n  }}\n}}\n",
-        fmt::arg("name", std::string_view(index) == "int" ? kPointwiseStrided32Kernel
-                                                          : kPointwiseStrided64Kernel),
-        fmt::arg("n", nops), fmt::arg("I", index));
+        fmt::arg("name", narrow ? kPointwiseStrided32Kernel : kPointwiseStrided64Kernel),
+        fmt::arg("n", nops), fmt::arg("I", index), fmt::arg("divide", divide));
   }
 
   // Contiguous kernel: each operand dense (strides[k][0] == 1) or one broadcast element (0).
@@ -258,6 +267,14 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
       fmt::arg("loads", vec_loads), fmt::arg("compute", vec_compute), fmt::arg("args", vec_args),
       fmt::arg("stores", vec_stores));
   return s;
+}
+
+uint64_t divisor_of(uint32_t d) {
+  if (d == 0) return 0;  // no dim of size 0 reaches a launch (it has no elements)
+  uint32_t shift = 0;
+  while ((uint64_t{1} << shift) < d) ++shift;
+  const uint64_t magic = ((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1;
+  return magic | (uint64_t{shift} << 32);
 }
 
 }  // namespace splice::cuda

@@ -59,8 +59,16 @@ struct PointwiseParamLayout {
   int consts() const { return site() + 1; }
   int dyn() const { return consts() + constants; }
   int vec() const { return dyn() + dynamic * 5; }
-  int slots() const { return vec() + 1; }
+  // Per dim: the 32-bit strided kernel's divisor of that dim's size (divisor_of below).
+  int divs() const { return vec() + 1; }
+  int slots() const { return divs() + 8; }
 };
+
+// Division by a dim's size without a divide instruction, for the 32-bit strided kernel, which
+// turns each element's linear index into coordinates (a divide per dim per element made it
+// compute-bound): for 1 <= d < 2^31 and n < 2^31, n / d == (umulhi(n, magic) + n) >> shift,
+// where umulhi is the high 32 bits of the 64-bit product. Packed as magic | shift << 32.
+uint64_t divisor_of(uint32_t d);
 
 // The CUDA C++ source of `program` (validated first; errors are kInternal, or kUnsupportedOp
 // for a function with no expression for its compute class).

@@ -200,7 +200,12 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(const ir::PointwiseProgram& p,
   params.assign(layout.slots(), 0);
   params[layout.numel()] = static_cast<uint64_t>(numel);
   params[layout.rank()] = static_cast<uint64_t>(contiguous ? std::min(it.rank, 1) : it.rank);
-  for (int d = 0; d < it.rank; ++d) params[layout.sizes() + d] = static_cast<uint64_t>(it.sizes[d]);
+  for (int d = 0; d < it.rank; ++d) {
+    params[layout.sizes() + d] = static_cast<uint64_t>(it.sizes[d]);
+    // Only the 32-bit kernel reads these, and there every size fits 31 bits.
+    if (it.sizes[d] > 0 && it.sizes[d] <= INT32_MAX)
+      params[layout.divs() + d] = divisor_of(static_cast<uint32_t>(it.sizes[d]));
+  }
   for (size_t k = 0; k < ops.size(); ++k) {
     params[layout.ptr() + k] = reinterpret_cast<uintptr_t>(ops[k]->view.data);
     for (int d = 0; d < it.rank; ++d)

@@ -4,6 +4,10 @@
 // validation names what is wrong.
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cstdint>
+#include <vector>
+
 #include "backends/cuda/nvrtc_compiler.h"
 #include "backends/cuda/pointwise_codegen.h"
 #include "ir/pointwise.h"
@@ -185,6 +189,37 @@ TEST(CudaPointwiseProgram, TextForm) {
   EXPECT_EQ(ir::to_string(p),
             "in0 : f16\nc0 = 2 : f16\nn0 = add_scaled(in0, in0, c0) : f16 via f32\nout0 = n0 : "
             "f16\n");
+}
+
+// The 32-bit strided kernel divides by each dim's size with divisor_of's magic number: the
+// same formula on the host (umulhi is the high half of the 64-bit product) against `/`, for
+// every size up to 4096 and sizes near powers of two up to 2^31 - 1, at dividends around each
+// multiple of the size, small ones and the largest the kernel takes (2^31 - 1).
+TEST(CudaPointwiseCodegen, DivisorOfDividesLikeTheDivideInstruction) {
+  auto divide = [](uint32_t n, uint64_t packed) {
+    const auto magic = static_cast<uint32_t>(packed);
+    const auto shift = static_cast<uint32_t>(packed >> 32);
+    const auto hi = static_cast<uint32_t>((uint64_t{n} * magic) >> 32);
+    return (hi + n) >> shift;
+  };
+  std::vector<uint32_t> sizes;
+  for (uint32_t d = 1; d <= 4096; ++d) sizes.push_back(d);
+  for (int b = 12; b <= 31; ++b)
+    for (int64_t delta : {-3, -1, 0, 1, 3}) {
+      const int64_t d = (int64_t{1} << b) + delta;
+      if (d >= 1 && d <= INT32_MAX) sizes.push_back(static_cast<uint32_t>(d));
+    }
+  constexpr uint32_t kLargest = INT32_MAX;
+  for (uint32_t d : sizes) {
+    const uint64_t packed = divisor_of(d);
+    std::vector<uint32_t> dividends = {0, 1, 2, 7, 1000, 65535, 65536, kLargest, kLargest - 1};
+    for (uint64_t k : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{kLargest / d}})
+      for (int64_t delta : {-1, 0, 1}) {
+        const int64_t n = static_cast<int64_t>(k * d) + delta;
+        if (n >= 0 && n <= kLargest) dividends.push_back(static_cast<uint32_t>(n));
+      }
+    for (uint32_t n : dividends) ASSERT_EQ(divide(n, packed), n / d) << n << " / " << d;
+  }
 }
 
 }  // namespace
