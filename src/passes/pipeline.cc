@@ -21,6 +21,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   passes.push_back(make_where_mask_to_select_write());
   // After the where-mask rewrite, whose true branch is often a copy of a select.
   passes.push_back(make_fold_copy_of_slice());
+  // After every pass that makes views (decompositions, normalized bounds, the expands of
+  // folded copies), so each view it places is final.
+  passes.push_back(make_canonicalize_views());
   // Last: every slice_scatter exists by now (its src's shape checked by its shape rule).
   passes.push_back(make_insert_write_casts());
   return passes;

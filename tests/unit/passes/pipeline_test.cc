@@ -88,11 +88,11 @@ TEST(Pipeline, WritesEndInCanonicalFormWithExplicitCasts) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(ir::print_graph(p.graph),
             R"(graph(%x: f32[3, 8], %h: f16[3, 4], %i: i32[3, 8], %v: f32[3]) {
+  %v_unsqueeze: f32[3, 1] = aten.unsqueeze.default(%v, 1)
   %clone: f32[3, 8] = aten.clone.default(%x, memory_format=None)
   %h_to_f32: f32[3, 4] = aten._to_copy.default(%h, dtype=f32, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None)
   %slice_scatter: f32[3, 8] = aten.slice_scatter.default(%clone, %h_to_f32, 1, 0, 4, 1)
   %clone_1: i32[3, 8] = aten.clone.default(%i, memory_format=None)
-  %v_unsqueeze: f32[3, 1] = aten.unsqueeze.default(%v, 1)
   %v_unsqueeze_to_i32: i32[3, 1] = aten._to_copy.default(%v_unsqueeze, dtype=i32, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None)
   %select_scatter: i32[3, 8] = aten.slice_scatter.default(%clone_1, %v_unsqueeze_to_i32, 1, 7, 8, 1)
   return (%slice_scatter, %select_scatter)
