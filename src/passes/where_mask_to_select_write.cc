@@ -172,10 +172,9 @@ Result<bool> rewrite(Rewriter& rw, Node* where) {
   Arg start{mask->index}, end{mask->index + 1};
   if (mask->index_value != nullptr) {
     start = Arg{mask->index_value};
-    SPLICE_ASSIGN_OR_RETURN(Value * next,
-                            rw.insert_value(where, OpId::py_add,
-                                            {Arg{mask->index_value}, Arg{int64_t{1}}}, {},
-                                            mask->index_value->name() + "_end"));
+    SPLICE_ASSIGN_OR_RETURN(Value * next, rw.insert_value(where, OpId::py_add,
+                                                          {Arg{mask->index_value}, Arg{int64_t{1}}},
+                                                          {}, mask->index_value->name() + "_end"));
     end = Arg{next};
   }
   SPLICE_TRY(rw.replace(where, OpId::slice_scatter,

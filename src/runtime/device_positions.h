@@ -35,11 +35,11 @@ namespace splice::runtime {
 inline constexpr size_t kMaxPositionOffsets = 8;
 
 struct PositionSymbol {
-  std::string name;                  // "u0"
-  int32_t item_node = -1;            // the node that reads it (.item()), by graph position
+  std::string name;                   // "u0"
+  int32_t item_node = -1;             // the node that reads it (.item()), by graph position
   const ir::Value* source = nullptr;  // the user input it is read from
-  SymRange range;                    // with a largest value
-  std::vector<int64_t> offsets;      // every c of a u + c a positional node starts at
+  SymRange range;                     // with a largest value
+  std::vector<int64_t> offsets;       // every c of a u + c a positional node starts at
 };
 
 // A slice or select (read or write) whose window starts at a position symbol plus a constant.

@@ -1,10 +1,10 @@
 // See window_positions.h.
 #include "backends/cuda/window_positions.h"
 
+#include "backends/cuda/caching_allocator.h"
 #include "backends/cuda/call_recording.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/caching_allocator.h"
 #include "backends/cuda/kernel_glue.h"
 #include "backends/cuda/position_kernel.h"
 
@@ -46,8 +46,8 @@ Result<Tensor> bind_positions(CudaSession& session, const Tensor& source,
   }
   session.make_current();
   const Shape sizes{static_cast<int64_t>(offsets.size())};
-  SPLICE_ASSIGN_OR_RETURN(auto storage, allocate_device_storage(
-                                            offsets.size() * sizeof(int64_t), kCudaDevice));
+  SPLICE_ASSIGN_OR_RETURN(auto storage,
+                          allocate_device_storage(offsets.size() * sizeof(int64_t), kCudaDevice));
   Tensor out(DType::kInt64, sizes, contiguous_strides(sizes), 0, std::move(storage));
   p.source = source.device_data();
   p.min = range.min;
@@ -68,8 +68,7 @@ Result<void> copy_at_position(CudaSession& session, const Tensor& dst, const Ten
   SPLICE_CHECK_OR_RETURN(at.positions != nullptr && at.slot >= 0 &&
                              at.slot < at.positions->numel() && at.dim >= 0 &&
                              at.dim < window.dim() && at.positions->dtype() == DType::kInt64,
-                         ErrorKind::kInternal, "{}: a window position that names nothing",
-                         context);
+                         ErrorKind::kInternal, "{}: a window position that names nothing", context);
   SPLICE_ASSIGN_OR_RETURN(DeviceTensor d, glue::dev(context, dst));
   SPLICE_ASSIGN_OR_RETURN(DeviceTensor s, glue::dev(context, src));
   DevicePosition pos;

@@ -58,6 +58,14 @@ class GpuGraphs : public ::testing::Test {
     }
   }
 
+  // The session refused nothing and holds `recorded` recordings, replayed `replayed` times.
+  static void expect_replays(const Session& on, int64_t recorded, int64_t replayed) {
+    const GraphStats stats = on.graph_stats();
+    EXPECT_EQ(stats.refused, 0) << stats.refusal;
+    EXPECT_EQ(stats.recorded, recorded);
+    EXPECT_EQ(stats.replayed, replayed);
+  }
+
   // kv_cache_item_slice's inputs: a key (f32) and value (f16) row written at `pos`, their
   // values varying with `seed`.
   static std::map<std::string, Tensor> item_cache_inputs(int64_t pos, int seed) {
@@ -94,10 +102,7 @@ TEST_F(GpuGraphs, DecodeLoopOverSixteenPositionsReplaysOneRecording) {
     std::map<std::string, Tensor> inputs{{"input_ids", ids}, {"cache_position", position}};
     run_both(on, off, inputs);
   }
-  const GraphStats stats = on.graph_stats();
-  EXPECT_EQ(stats.refused, 0) << stats.refusal;
-  EXPECT_EQ(stats.recorded, 1);
-  EXPECT_EQ(stats.replayed, 15);
+  expect_replays(on, 1, 15);
   expect_same_state(on, off, buffers(name));
   const GraphStats none = off.graph_stats();
   EXPECT_EQ(none.recorded + none.replayed + none.refused, 0);
@@ -120,10 +125,7 @@ TEST_F(GpuGraphs, EachShapeGetsItsOwnRecording) {
     std::map<std::string, Tensor> inputs{{"input_ids", ids}, {"cache_position", position}};
     run_both(on, off, inputs);
   }
-  const GraphStats stats = on.graph_stats();
-  EXPECT_EQ(stats.refused, 0) << stats.refusal;
-  EXPECT_EQ(stats.recorded, 2);
-  EXPECT_EQ(stats.replayed, 3);
+  expect_replays(on, 2, 3);
   expect_same_state(on, off, buffers(name));
 }
 
@@ -138,10 +140,7 @@ TEST_F(GpuGraphs, ItemPositionDecodeLoopReplaysOneRecording) {
     std::map<std::string, Tensor> inputs = item_cache_inputs((call * 3) % 8, call);
     run_both(on, off, inputs);
   }
-  const GraphStats stats = on.graph_stats();
-  EXPECT_EQ(stats.refused, 0) << stats.refusal;
-  EXPECT_EQ(stats.recorded, 1);
-  EXPECT_EQ(stats.replayed, 15);
+  expect_replays(on, 1, 15);
   expect_same_state(on, off, buffers(name));
 }
 

@@ -63,7 +63,8 @@ graph(%x: f32[4, 8], %s: f32[4, 1], %pos: i64[]) {{
                      range, body);
 }
 
-constexpr std::string_view kWrite = R"(  %y: f32[4, 8] = aten.slice_scatter.default(%x, %s, 1, %p, %end, 1)
+constexpr std::string_view kWrite =
+    R"(  %y: f32[4, 8] = aten.slice_scatter.default(%x, %s, 1, %p, %end, 1)
   return (%y))";
 
 TEST(DevicePositions, ASliceWriteAtTheItemIsAPosition) {
@@ -93,7 +94,8 @@ TEST(DevicePositions, ReadsAtOffsetsOfTheItemArePositionsEach) {
   %sum: f32[4] = aten.sum.dim_IntList(%two, [1], False)
   %y: f32[4] = aten.add.Tensor(%col, %sum)
   return (%y))",
-                                                 "[1, 5]")).positions;
+                                           "[1, 5]"))
+                                .positions;
   ASSERT_EQ(p.symbols.size(), 1u) << p.not_positions;
   EXPECT_EQ(p.symbols[0].offsets, (std::vector<int64_t>{2, -1}));
   ASSERT_EQ(p.nodes.size(), 2u);
@@ -109,24 +111,26 @@ TEST(DevicePositions, ANegativeStartIsNotAPosition) {
   // u0 - 1 is -1 at u0 = 0, which PyTorch wraps to the last column.
   const DevicePositions p = parsed(program(R"(  %a: SymInt = _operator.sub(%p, 1)
   %col: f32[4] = aten.select.int(%x, 1, %a)
-  return (%col))")).positions;
+  return (%col))"))
+                                .positions;
   EXPECT_TRUE(p.symbols.empty());
-  EXPECT_NE(p.not_positions.find("u0 is used by node 'col'"), std::string::npos)
-      << p.not_positions;
+  EXPECT_NE(p.not_positions.find("u0 is used by node 'col'"), std::string::npos) << p.not_positions;
 }
 
 TEST(DevicePositions, ASymbolThatSetsASizeIsNotAPosition) {
-  const DevicePositions p = parsed(program(R"(  %head: f32[4, u0 + 1] = aten.slice.Tensor(%x, 1, 0, %end, 1)
+  const DevicePositions p =
+      parsed(program(R"(  %head: f32[4, u0 + 1] = aten.slice.Tensor(%x, 1, 0, %end, 1)
   %y: f32[4] = aten.sum.dim_IntList(%head, [1], False)
-  return (%y))")).positions;
+  return (%y))"))
+          .positions;
   EXPECT_TRUE(p.symbols.empty());
-  EXPECT_NE(p.not_positions.find("u0 sets the size of head"), std::string::npos)
-      << p.not_positions;
+  EXPECT_NE(p.not_positions.find("u0 sets the size of head"), std::string::npos) << p.not_positions;
 }
 
 TEST(DevicePositions, ASymbolAKernelComputesWithIsNotAPosition) {
   const DevicePositions p = parsed(program(R"(  %y: f32[4, 8] = aten.add.Tensor(%x, %p)
-  return (%y))")).positions;
+  return (%y))"))
+                                .positions;
   EXPECT_TRUE(p.symbols.empty());
   EXPECT_NE(p.not_positions.find("u0 is used by node 'y' (aten.add.Tensor)"), std::string::npos)
       << p.not_positions;
@@ -138,7 +142,8 @@ TEST(DevicePositions, AnAssertTheRangeDoesNotImplyIsNotAPosition) {
   const DevicePositions p = parsed(program(R"(  %le: SymBool = _operator.le(%p, 5)
   aten._assert_scalar.default(%le, "u0 <= 5")
   %y: f32[4, 8] = aten.slice_scatter.default(%x, %s, 1, %p, %end, 1)
-  return (%y))")).positions;
+  return (%y))"))
+                                .positions;
   EXPECT_TRUE(p.symbols.empty());
   EXPECT_NE(p.not_positions.find("is checked by"), std::string::npos) << p.not_positions;
 }
@@ -150,8 +155,10 @@ TEST(DevicePositions, AnUnboundedSymbolIsNotAPosition) {
 }
 
 TEST(DevicePositions, ASymbolReturnedByTheProgramIsNotAPosition) {
-  const DevicePositions p = parsed(program(R"(  %y: f32[4, 8] = aten.slice_scatter.default(%x, %s, 1, %p, %end, 1)
-  return (%y, %end))")).positions;
+  const DevicePositions p =
+      parsed(program(R"(  %y: f32[4, 8] = aten.slice_scatter.default(%x, %s, 1, %p, %end, 1)
+  return (%y, %end))"))
+          .positions;
   EXPECT_TRUE(p.symbols.empty());
   EXPECT_NE(p.not_positions.find("is an output"), std::string::npos) << p.not_positions;
 }
@@ -174,8 +181,7 @@ TEST(DevicePositions, RecordedCases) {
   ASSERT_TRUE(program.ok()) << program.error().message();
   const DevicePositions p = positions_of(*program);
   EXPECT_TRUE(p.symbols.empty());
-  EXPECT_NE(p.not_positions.find("u0 is used by node 'le_1' (aten.le.Scalar)"),
-            std::string::npos)
+  EXPECT_NE(p.not_positions.find("u0 is used by node 'le_1' (aten.le.Scalar)"), std::string::npos)
       << p.not_positions;
 }
 
