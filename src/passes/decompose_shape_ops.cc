@@ -3,7 +3,8 @@
 // contiguous is a clone when its input's strides are not contiguous (as eager lays the views
 // out: func::classify_view), else an alias; eval-mode dropout is a clone (torch/_decomp's
 // dropout); reshape is a view when the strides allow, else a clone and a view (ATen's reshape),
-// so a program plans its copies as its run_decompositions({}) twin; narrow is a slice, chunk a
+// and export's clone + _unsafe_view record of a reshape is a reshape again, so a program
+// plans its copies as its run_decompositions({}) twin; narrow is a slice, chunk a
 // split, flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
 // permute, diagonal_scatter a strided slice_scatter of the two dims flattened, swapaxes and mT a
 // transpose, numpy_T (Tensor.T) a permute reversing every dim (narrow with a start of unknown sign
@@ -280,6 +281,29 @@ Result<bool> reshape(Rewriter& rw, Node* node) {
                           rw.insert_value(node, OpId::clone, {Arg{self}}, contiguous_format(),
                                           node->name() + "_clone"));
   SPLICE_TRY(rw.replace(node, OpId::view, {Arg{copy}, shape}));
+  return true;
+}
+
+// _unsafe_view(clone(x, contiguous_format), shape), the clone read by nothing else: ATen's
+// reshape as export records it where *its* layout of x needed a copy. It becomes
+// reshape(x, shape) again, decided above from splice's layouts, so the program plans as the
+// training IR's reshape of the same model does (the view when splice lays x out viewably; the
+// same clone and view when not). Only the layout that export's meta functions assumed differs
+// (CUDA's math attention writes [B, H, L, E] densely, the CPU one as the query), and no value
+// does: the clone is fresh and read once, so no later write can tell the two apart.
+Result<bool> unsafe_view_of_clone(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  Node* clone = self != nullptr ? producer_if(self, OpId::clone) : nullptr;
+  // A returned result stays a fresh tensor, as the program says.
+  if (clone == nullptr || is_graph_output(rw.graph(), self) ||
+      is_graph_output(rw.graph(), node->output(0)) || rw.graph().users(self).size() != 1)
+    return false;
+  const Arg& format = clone->arg("memory_format");
+  if (!format.is<std::string>() || format.as<std::string>() != "contiguous_format") return false;
+  Value* source = arg_value(*clone, "self");
+  if (source == nullptr) return false;
+  SPLICE_TRY(rw.replace(node, OpId::reshape, {Arg{source}, node->arg("size")}));
+  rw.graph().erase_node(clone);
   return true;
 }
 
@@ -579,6 +603,7 @@ constexpr Entry kEntries[] = {
     {OpId::chunk, chunk},
     {OpId::reshape, reshape, /*partial=*/true},
     {OpId::lift_fresh_copy, lift_fresh_copy, /*partial=*/true},
+    {OpId::_unsafe_view, unsafe_view_of_clone, /*partial=*/true},
     {OpId::flatten_using_ints, flatten},
     {OpId::unflatten_int, unflatten},
     {OpId::view_as, as_other},

@@ -3,12 +3,12 @@
 // as the twin's: per write the same op, strategy, producer op and bytes (value names ignored,
 // the writes compared as multisets), and the same copied bytes in total. So `cache.index_copy_`
 // or `res[..., :h] = y` as torch.export.export returns them cost what their functional forms
-// cost. kCheaperThanTwin lists the cases that plan fewer copied bytes than the twin, and why.
+// cost. Where export recorded a reshape as clone + _unsafe_view in the twin, splice decides it
+// again from its own layouts (decompose_composites), as it decides the training IR's reshape.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -52,25 +52,8 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-// Cases whose training IR plans fewer copied bytes than the twin, for a reason splice keeps on
-// purpose; for these the test asserts fewer copied bytes than the twin.
-const std::set<std::string> kCheaperThanTwin = {
-    // Each layer reads its attention output o = sdpa(q, k, v), [1, 4, s, 16], as
-    // reshape(o.transpose(1, 2), [1, s, 64]). This archive was exported on CUDA, whose
-    // attention output export did not lay out as [1, s, 4, 16], so that reshape copies (for
-    // every s > 1; export decided once, as if s != 1) and the twin records it as clone +
-    // _unsafe_view: 2 layers x 1*s*64 floats copied, 2560 bytes at the hint s = 5. splice runs
-    // a recorded clone as written. The training IR keeps the reshape, and splice decides it
-    // from its own layouts (decompose_composites): attention output laid out as the query,
-    // and the query here is the rotary write into empty_like(q.transpose(1, 2)), laid out as
-    // [1, s, 4, 16]; so o.transpose(1, 2) is contiguous and the reshape a view. The same model
-    // exported on the CPU (llama_block_2layer_nn_rmsnorm.train/.keep) records that view and
-    // plans equally. Equal plans here would need splice to drop a clone export recorded.
-    "llama_block_2layer_nn_rmsnorm.train.cuda",
-};
-
 TEST(TrainingIrPlan, EveryTrainingIrCasePlansLikeItsFunctionalTwin) {
-  int compared = 0, cheaper = 0;
+  int compared = 0;
   std::vector<fs::path> dirs;
   for (const auto& e : fs::directory_iterator(kCases)) dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
@@ -90,17 +73,11 @@ TEST(TrainingIrPlan, EveryTrainingIrCasePlansLikeItsFunctionalTwin) {
     const Summary train = summarize(dir / "model.pt2");
     const Summary keep = summarize(twin / "model.pt2");
     ++compared;
-    if (kCheaperThanTwin.count(name)) {
-      ++cheaper;
-      EXPECT_LT(train.copy_bytes, keep.copy_bytes);
-      continue;
-    }
     EXPECT_EQ(train.writes, keep.writes)
         << "training IR:" << join(train.writes) << "\n  twin:" << join(keep.writes);
     EXPECT_EQ(train.copy_bytes, keep.copy_bytes);
   }
   EXPECT_GT(compared, 100);
-  EXPECT_EQ(cheaper, static_cast<int>(kCheaperThanTwin.size()));  // no stale entry
 }
 
 }  // namespace
