@@ -13,7 +13,9 @@
 //   std_mean: var_mean and sqrt; group_norm: native_group_norm with N, C and HxW;
 //   zero: zeros_like; min.other: minimum; max.other: maximum; diff: cat of
 //     prepend/self/append, then n slice differences (logical_xor for bool), as ATen's
-//     diff_helper.
+//     diff_helper;
+//   pow.Tensor_Scalar with exponent 2, 0.5, -0.5, -1, 3 or -2: the multiplies, sqrt, rsqrt or
+//     reciprocal ATen's pow kernels compute instead of pow (not a composite: eager's results).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -517,6 +519,42 @@ Result<bool> diff(Rewriter& rw, Node* node) {
   return true;
 }
 
+// pow(x, e) with the exponents ATen's pow kernels compute without pow (PowKernel.cpp on the
+// CPU, PowKernel.cu on CUDA), so splice gives eager's bits on both and no pow call: 2 is x * x
+// (exact in every floating dtype's compute type); 0.5, -0.5 and -1 are sqrt, rsqrt and
+// reciprocal for float, double and bfloat16 (the CPU kernel leaves half to pow, whose -inf and
+// -0 differ from sqrt's); 3 and -2 are x * x * x and 1 / (x * x) for float and double (in a
+// reduced dtype they round where pow rounds once). Other exponents and dtypes keep the pow.
+Result<bool> pow_special_exponent(Rewriter& rw, Node* node) {
+  Value* x = tensor_arg(*node, "self");
+  const std::optional<double> e = number(node->arg("exponent"));
+  if (x == nullptr || !e || node->output() == nullptr) return false;
+  const DType dtype = x->type().dtype;
+  if (node->output()->type().dtype != dtype) return false;
+  const bool full = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  const bool special_unary = full || dtype == DType::kBFloat16;
+  if (!full && !special_unary && dtype != DType::kFloat16) return false;  // integers: pow
+  auto op = [&](OpId target, std::vector<Arg> args) {
+    return rw.insert_value(node, target, std::move(args), {}, part_name(*node, target));
+  };
+  Value* result = nullptr;
+  if (*e == 2.0 || ((*e == 3.0 || *e == -2.0) && full)) {
+    SPLICE_ASSIGN_OR_RETURN(result, op(OpId::mul_Tensor, {Arg{x}, Arg{x}}));
+    if (*e == 3.0) {
+      SPLICE_ASSIGN_OR_RETURN(result, op(OpId::mul_Tensor, {Arg{result}, Arg{x}}));
+    } else if (*e == -2.0) {
+      SPLICE_ASSIGN_OR_RETURN(result, op(OpId::reciprocal, {Arg{result}}));
+    }
+  } else if (special_unary && (*e == 0.5 || *e == -0.5 || *e == -1.0)) {
+    const OpId target = *e == 0.5 ? OpId::sqrt : *e == -0.5 ? OpId::rsqrt : OpId::reciprocal;
+    SPLICE_ASSIGN_OR_RETURN(result, op(target, {Arg{x}}));
+  } else {
+    return false;
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {result}));
+  return true;
+}
+
 constexpr Entry kEntries[] = {
     {OpId::einsum, einsum},
     {OpId::baddbmm, baddbmm},
@@ -531,6 +569,7 @@ constexpr Entry kEntries[] = {
     {OpId::min_other, min_other},
     {OpId::max_other, min_other},
     {OpId::diff, diff},
+    {OpId::pow_Tensor_Scalar, pow_special_exponent, /*partial=*/true},
 };
 
 }  // namespace

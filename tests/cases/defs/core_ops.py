@@ -209,6 +209,18 @@ def _():
     return module(forward), same(1, positive(3, 4), randint(-5, 5, 6)), None
 
 
+@case("pow_special_exponents_edge_values")
+def _():
+    # The exponents ATen's pow kernels compute without pow (x * x, sqrt, rsqrt, reciprocal,
+    # x * x * x, 1 / (x * x)), at the values where pow and those differ: -inf, -0, NaN.
+    def forward(self, x, b, h):
+        return (x ** 2, x ** 0.5, x ** -0.5, x ** -1, x ** 3, x ** -2.0, x ** 2.5,
+                b ** 2, b ** 0.5, b ** -0.5, b ** -1, b ** 3, h ** 2, h ** 0.5, h ** -1)
+    edge = [float("-inf"), -2.5, -1.0, -0.0, 0.0, 0.3, 1.0, 1.7, 3e5, float("inf"), float("nan")]
+    x = torch.tensor(edge + [float(v) for v in randn(5)], dtype=torch.float32)
+    return module(forward), same(1, x, x.to(BF16), x.to(F16)), None
+
+
 @case("pow_tensor_tensor")
 def _():
     def forward(self, x, e, h):
