@@ -78,8 +78,11 @@ class Fuser {
       if (dest != nullptr) region_root_[stored] = root(dest);
       if (d.strategy == WriteStrategy::kCopyThenWrite) base_copy_at_.insert(d.producer);
     }
+    // _assert_tensor_metadata checks nothing at run time (runtime/host_nodes.cc): it does not
+    // make a member's value a group output.
     for (size_t pos = 0; pos < nodes_.size(); ++pos)
-      for (const Value* v : nodes_[pos]->operands()) users_[v].push_back(static_cast<int>(pos));
+      if (nodes_[pos]->op_id() != ir::OpId::_assert_tensor_metadata)
+        for (const Value* v : nodes_[pos]->operands()) users_[v].push_back(static_cast<int>(pos));
   }
 
   FusionPlan run() {
@@ -129,7 +132,8 @@ class Fuser {
   // Whether candidate `pos` fits the open group.
   bool fits(int pos) const {
     const Node& node = *nodes_[pos];
-    if (node.output(0)->type().sizes != sizes_) return false;
+    const auto& sizes = node.output(0)->type().sizes;
+    if (sizes != sizes_ && !can_widen_to(pos, sizes)) return false;
     for (const Value* v : node.operands())
       if (deferred_.count(v)) return false;
     for (const Value* v : outside_inputs(node))
@@ -141,9 +145,33 @@ class Fuser {
     return !read_roots_.count(region->second) && !whole_roots_.count(region->second);
   }
 
+  // Whether the open group may widen its iteration space to `sizes`, candidate `pos`'s (as
+  // RMSNorm's x * rsqrt(mean + eps) widens [.., 1] to [.., hidden]): the members so far
+  // broadcast to it and nothing but the group and the candidate reads their values, so none is
+  // stored and each is computed again at every element it broadcasts to (the same value: a
+  // member's inputs broadcast to it along the same dims). A member reading the element's
+  // position (an arange) would compute other values there, so it stays narrow.
+  bool can_widen_to(int pos, const std::vector<SymExpr>& sizes) const {
+    if (!broadcasts_to(sizes_, sizes)) return false;
+    for (int m : members_) {
+      const Value* v = nodes_[m]->output(0);
+      if (df_.is_graph_output(v) || region_root_.count(v)) return false;
+      if (auto it = users_.find(v); it != users_.end())
+        for (int user : it->second)
+          if (user != pos && std::find(members_.begin(), members_.end(), user) == members_.end())
+            return false;
+      auto lowered = lower_node(*nodes_[m]);
+      if (!lowered) return false;
+      for (const ir::PointwiseNode& n : lowered->program.nodes)
+        for (const ir::PointwiseRef& r : n.operands)
+          if (r.kind == ir::PointwiseRef::Kind::kLinearIndex) return false;
+    }
+    return true;
+  }
+
   void add_member(int pos) {
     const Node& node = *nodes_[pos];
-    if (members_.empty()) sizes_ = node.output(0)->type().sizes;
+    sizes_ = node.output(0)->type().sizes;  // the same, or widened (fits)
     for (const Value* v : outside_inputs(node)) read_roots_.insert(root(v));
     auto region = region_root_.find(node.output(0));
     if (region != region_root_.end()) {
@@ -180,8 +208,9 @@ class Fuser {
           before_.push_back(pos);
           return;
         }
-        // A host node that reads the group may bind a symbol a later member's sizes need.
-        if (!node.op().runs_on_host()) {
+        // A host node that reads the group may bind a symbol a later member's sizes need; an
+        // assertion binds none.
+        if (!node.op().runs_on_host() || node.op_id() == ir::OpId::_assert_tensor_metadata) {
           after_.push_back(pos);
           for (const Value* v : node.outputs())
             if (v != nullptr) deferred_.insert(v);
@@ -284,16 +313,21 @@ Result<GroupProgram> group_program(const ir::Graph& graph, const Group& group) {
   const auto& nodes = graph.nodes();
   std::unordered_map<const Value*, PointwiseRef> member_ref;
   std::unordered_map<const Value*, int32_t> input_of;
-  for (int32_t pos : group.nodes) {
-    if (pos < 0 || pos >= static_cast<int32_t>(nodes.size()))
+  for (int32_t pos : group.nodes)
+    if (pos < 0 || pos >= static_cast<int32_t>(nodes.size()) || nodes[pos]->outputs().empty() ||
+        nodes[pos]->output(0) == nullptr || !nodes[pos]->output(0)->is_tensor())
       return make_error(ErrorKind::kBadArchive, "plan: a group names node {}", pos);
+  if (group.nodes.empty()) return make_error(ErrorKind::kBadArchive, "plan: an empty group");
+  // The iteration space is the last member's: earlier ones may be narrower and broadcast to it
+  // (a widened group, whose narrow members are never stored), later ones never are.
+  gp.sizes = nodes[group.nodes.back()]->output(0)->type().sizes;
+  for (int32_t pos : group.nodes) {
     const Node& node = *nodes[pos];
     auto lowered = lower_node(node);
     if (!lowered)
       return make_error(ErrorKind::kBadArchive, "plan: group member '{}' ({}) is not pointwise",
                         node.name(), node.target());
-    if (gp.sizes.empty()) gp.sizes = node.output(0)->type().sizes;
-    if (node.output(0)->type().sizes != gp.sizes)
+    if (!broadcasts_to(node.output(0)->type().sizes, gp.sizes))
       return make_error(ErrorKind::kBadArchive,
                         "plan: group member '{}' has sizes {} outside the group's iteration space",
                         node.name(), node.output(0)->type().to_string());
@@ -341,6 +375,10 @@ Result<GroupProgram> group_program(const ir::Graph& graph, const Group& group) {
     auto it = v != nullptr ? member_ref.find(v) : member_ref.end();
     if (it == member_ref.end())
       return make_error(ErrorKind::kBadArchive, "plan: group output '{}' is no member's value",
+                        name);
+    if (v->type().sizes != gp.sizes)
+      return make_error(ErrorKind::kBadArchive,
+                        "plan: group output '{}' is narrower than the group's iteration space",
                         name);
     gp.program.add_output(it->second);
     gp.outputs.push_back(v);

@@ -12,7 +12,11 @@
 // group run before it, those that do run right after it. Any other node closes the group,
 // as does a base copy (a copy_then_write's producer starts a new group). A member value that
 // anything outside the group uses (or the graph returns, or a write's destination receives)
-// is a group output; the others are never stored. Groups of one node stay plain nodes.
+// is a group output; the others are never stored. A node whose sizes the group's broadcast
+// to widens the group to its sizes when nothing but the group and that node reads the members
+// so far: they are computed again at every element they broadcast to and never stored
+// (RMSNorm's add, rsqrt and two multiplies are one loop over [.., hidden]). Groups of one node
+// stay plain nodes.
 // Naive mode forms no groups.
 
 #include <optional>

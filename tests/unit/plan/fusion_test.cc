@@ -92,18 +92,40 @@ TEST(Fusion, AValueUsedOutsideTheGroupIsAnOutput) {
   EXPECT_EQ(plan.groups[0].outputs, (std::vector<std::string>{"b", "s"}));
 }
 
+TEST(Fusion, ANarrowChainWidensIntoItsBroadcastReader) {
+  // RMSNorm's tail: b and c over [4, 1] feed only d over [4, 8], so the group widens to
+  // [4, 8], computes b and c at every element they broadcast to, and stores only e.
+  ir::Program p = parse(program_text("%x: f32[4, 1], %z: f32[4, 8]", R"(
+  %b: f32[4, 1] = aten.add.Tensor(%x, 1e-06, alpha=1)
+  %c: f32[4, 1] = aten.rsqrt.default(%b)
+  %d: f32[4, 8] = aten.mul.Tensor(%z, %c)
+  %e: f32[4, 8] = aten.neg.default(%d)
+)",
+                                     "%e"));
+  Plan plan = build_plan(p, PlanMode::kPlanned, cpu_target());
+  EXPECT_EQ(groups_of(p, plan), (Names{{"b", "c", "d", "e"}}));
+  EXPECT_EQ(plan.groups[0].outputs, std::vector<std::string>{"e"});
+  EXPECT_EQ(plan.totals.kernels, 1);
+  EXPECT_EQ(placement_of(plan, "c"), nullptr);
+}
+
 TEST(Fusion, OtherIterationSpacesStartAnotherGroup) {
+  // c is read outside the group too (returned), so it is stored over its own [4, 8] and the
+  // [2, 4, 8] ops start another group; a transposed space does not broadcast at all.
   ir::Program p = parse(program_text("%x: f32[4, 8], %z: f32[2, 4, 8]", R"(
   %b: f32[4, 8] = aten.mul.Tensor(%x, 2)
   %c: f32[4, 8] = aten.exp.default(%b)
   %d: f32[2, 4, 8] = aten.add.Tensor(%c, %z, alpha=1)
   %e: f32[2, 4, 8] = aten.neg.default(%d)
+  %t: f32[8, 4] = aten.permute.default(%x, [1, 0])
+  %f: f32[8, 4] = aten.exp.default(%t)
+  %g: f32[8, 4] = aten.neg.default(%f)
 )",
-                                     "%e"));
+                                     "%e, %c, %g", 3));
   Plan plan = build_plan(p, PlanMode::kPlanned, cpu_target());
-  EXPECT_EQ(groups_of(p, plan), (Names{{"b", "c"}, {"d", "e"}}));
+  EXPECT_EQ(groups_of(p, plan), (Names{{"b", "c"}, {"d", "e"}, {"f", "g"}}));
   EXPECT_EQ(plan.groups[0].outputs, std::vector<std::string>{"c"});
-  EXPECT_EQ(plan.totals.kernels, 2);
+  EXPECT_EQ(plan.totals.kernels, 3);
 }
 
 TEST(Fusion, GroupStoresIntoAWriteDestination) {
@@ -253,6 +275,18 @@ TEST(FusionExec, GroupsComputeWhatTheOpsComputeOneByOne) {
   %u: u8[4, 8] = aten._to_copy.default(%n, dtype=u8, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None)
 )",
                                        "%n, %u", 2),
+                          1);
+  // A widened group: [4, 1] members computed again at every element of [4, 8] they
+  // broadcast to.
+  expect_groups_match_ops(program_text(in, R"(
+  %y1: f32[4, 1] = aten.slice.Tensor(%y, 1, 0, 1, 1)
+  %y2: f32[4, 1] = aten.abs.default(%y1)
+  %a: f32[4, 1] = aten.add.Tensor(%y2, 0.5, alpha=1)
+  %b: f32[4, 1] = aten.rsqrt.default(%a)
+  %c: f32[4, 8] = aten.mul.Tensor(%x, %b)
+  %d: f32[4, 8] = aten.mul.Tensor(%c, 3)
+)",
+                                       "%d"),
                           1);
 }
 
