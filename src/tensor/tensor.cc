@@ -3,22 +3,88 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "support/checked_math.h"
 
 namespace splice {
+
+namespace {
+
+// Freed host blocks kept for the next allocation of the same padded size: a call of a program
+// allocates the same few dozen intermediates every time (kernel outputs the plan does not
+// place), and malloc's free lists give blocks of a few KiB back only after coalescing work
+// that cost a quarter of a small model's call. Blocks up to kMaxBlock are kept, kMaxCached
+// bytes in all; beyond that they go back to the system. The cache lives for the process and is
+// never destroyed (a Storage may be freed during static destruction), so its blocks stay
+// reachable for leak checkers.
+class HostBlockCache {
+ public:
+  static HostBlockCache& instance() {
+    static HostBlockCache* cache = new HostBlockCache();
+    return *cache;
+  }
+
+  void* take(size_t padded) {
+    if (!kEnabled || padded > kMaxBlock) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(padded);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_ -= padded;
+    return p;
+  }
+
+  void give(void* p, size_t padded) {
+    if (kEnabled && padded <= kMaxBlock) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_ + padded <= kMaxCached) {
+        free_[padded].push_back(p);
+        cached_ += padded;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  // Under AddressSanitizer every block goes back to the system, so a use after free is seen.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr bool kEnabled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  static constexpr bool kEnabled = false;
+#else
+  static constexpr bool kEnabled = true;
+#endif
+#else
+  static constexpr bool kEnabled = true;
+#endif
+  static constexpr size_t kMaxBlock = size_t{1} << 20;
+  static constexpr size_t kMaxCached = size_t{64} << 20;
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
+}  // namespace
 
 Result<std::shared_ptr<Storage>> Storage::allocate(size_t nbytes) {
   // Round up so aligned_alloc's size is a multiple of the alignment; allocate at least 64.
   const size_t padded = nbytes == 0 ? 64 : (nbytes + 63) / 64 * 64;
   if (padded < nbytes)
     return make_error(ErrorKind::kBackend, "out of memory: cannot allocate {} bytes", nbytes);
-  void* p = std::aligned_alloc(64, padded);
+  HostBlockCache& cache = HostBlockCache::instance();
+  void* p = cache.take(padded);
+  if (p == nullptr) p = std::aligned_alloc(64, padded);
   if (p == nullptr)
     return make_error(ErrorKind::kBackend, "out of memory: cannot allocate {} bytes of host memory",
                       nbytes);
   std::memset(p, 0, padded);
-  std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  std::shared_ptr<const void> owner(
+      p, [padded, &cache](const void* q) { cache.give(const_cast<void*>(q), padded); });
   return std::make_shared<Storage>(static_cast<std::byte*>(p), nbytes, std::move(owner), true,
                                    /*owned=*/true);
 }
