@@ -533,7 +533,7 @@ Result<bool> pow_special_exponent(Rewriter& rw, Node* node) {
   if (node->output()->type().dtype != dtype) return false;
   const bool full = dtype == DType::kFloat32 || dtype == DType::kFloat64;
   const bool special_unary = full || dtype == DType::kBFloat16;
-  if (!full && !special_unary && dtype != DType::kFloat16) return false;  // integers: pow
+  if (!special_unary && dtype != DType::kFloat16) return false;  // integers: pow
   auto op = [&](OpId target, std::vector<Arg> args) {
     return rw.insert_value(node, target, std::move(args), {}, part_name(*node, target));
   };

@@ -160,18 +160,17 @@ class Fuser {
         for (int user : it->second)
           if (user != pos && std::find(members_.begin(), members_.end(), user) == members_.end())
             return false;
-      auto lowered = lower_node(*nodes_[m]);
-      if (!lowered) return false;
-      for (const ir::PointwiseNode& n : lowered->program.nodes)
-        for (const ir::PointwiseRef& r : n.operands)
-          if (r.kind == ir::PointwiseRef::Kind::kLinearIndex) return false;
     }
-    return true;
+    return !members_read_position_;
   }
 
   void add_member(int pos) {
     const Node& node = *nodes_[pos];
     sizes_ = node.output(0)->type().sizes;  // the same, or widened (fits)
+    if (auto lowered = lower_node(node))    // a candidate: always lowered
+      for (const ir::PointwiseNode& n : lowered->program.nodes)
+        for (const ir::PointwiseRef& r : n.operands)
+          members_read_position_ |= r.kind == ir::PointwiseRef::Kind::kLinearIndex;
     for (const Value* v : outside_inputs(node)) read_roots_.insert(root(v));
     auto region = region_root_.find(node.output(0));
     if (region != region_root_.end()) {
@@ -255,6 +254,7 @@ class Fuser {
     store_roots_.clear();
     whole_roots_.clear();
     sizes_.clear();
+    members_read_position_ = false;
   }
 
   void pick_outputs(int g) {
@@ -285,6 +285,7 @@ class Fuser {
   // Storage the open group reads, stores slices of, and stores whole values into.
   std::set<int> read_roots_, store_roots_, whole_roots_;
   std::vector<SymExpr> sizes_;
+  bool members_read_position_ = false;  // a member reads the element's position (an arange)
 };
 
 }  // namespace

@@ -307,5 +307,26 @@ TEST(FusionExec, AGroupWithANodeThatIsNotPointwiseIsRefusedAtLoad) {
   EXPECT_EQ(m.error().message(), "plan: group member 'a' (aten.mm.default) is not pointwise");
 }
 
+TEST(FusionExec, AMalformedGroupIsRefusedWithItsReason) {
+  // What an engine file's plan could name: a node that does not exist, no node at all, a
+  // member wider than the group's last (its iteration space), an output narrower than it.
+  ir::Program p = parse(program_text("%x: f32[4, 1], %z: f32[4, 8]", R"(
+  %b: f32[4, 1] = aten.rsqrt.default(%x)
+  %d: f32[4, 8] = aten.mul.Tensor(%z, %b)
+)",
+                                     "%d"));
+  auto error_of = [&](Group g) {
+    auto gp = group_program(p.graph, g);
+    return gp.ok() ? std::string("ok") : gp.error().message();
+  };
+  EXPECT_EQ(error_of({{0, 99}, {"d"}}), "plan: a group names node 99");
+  EXPECT_EQ(error_of({{}, {}}), "plan: an empty group");
+  EXPECT_EQ(error_of({{1, 0}, {"b"}}),
+            "plan: group member 'd' has sizes f32[4, 8] outside the group's iteration space");
+  EXPECT_EQ(error_of({{0, 1}, {"b", "d"}}),
+            "plan: group output 'b' is narrower than the group's iteration space");
+  EXPECT_EQ(error_of({{0, 1}, {"d"}}), "ok");  // the widened group itself
+}
+
 }  // namespace
 }  // namespace splice::plan
