@@ -16,6 +16,7 @@
 #include "splice/device.h"
 #include "support/dtype.h"
 #include "support/error.h"
+#include "tensor/shape.h"
 
 namespace splice {
 
@@ -72,8 +73,6 @@ class Storage {
   bool owned_;
   Device device_;
 };
-
-using Shape = std::vector<int64_t>;
 
 // Strides (in elements) of a contiguous row-major tensor of `sizes`.
 Shape contiguous_strides(const Shape& sizes);

@@ -55,12 +55,16 @@ Result<Shape> output_shape(Ctx& ctx, std::span<const KernelArg> args,
   switch (id) {
     case OpId::zeros:
     case OpId::ones:
-    case OpId::full:
-      return a.int_list(0);
+    case OpId::full: {
+      SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, a.int_list(0));
+      return Shape(sizes);
+    }
     case OpId::new_zeros:
     case OpId::new_ones:
-    case OpId::new_full:
-      return a.int_list(1);
+    case OpId::new_full: {
+      SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, a.int_list(1));
+      return Shape(sizes);
+    }
     case OpId::zeros_like:
     case OpId::ones_like:
     case OpId::full_like:

@@ -53,6 +53,12 @@ std::vector<int64_t> reduced_shape(std::span<const int64_t> sizes, const std::ve
   return shape;
 }
 
+void merge_dims(Shape& sizes, std::vector<std::vector<int64_t>*> strides) {
+  std::vector<int64_t> merged = sizes;
+  merge_dims(merged, std::move(strides));
+  sizes = merged;
+}
+
 void merge_dims(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>*> strides) {
   std::vector<int64_t> new_sizes;
   std::vector<std::vector<int64_t>> new_strides(strides.size());

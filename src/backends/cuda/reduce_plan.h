@@ -15,6 +15,7 @@
 
 #include "backends/cuda/device_tensor.h"
 #include "support/error.h"
+#include "tensor/shape.h"
 
 namespace splice::cuda {
 
@@ -72,5 +73,7 @@ ReduceSchedule plan_reduce_schedule(const ReduceLayout& layout, int sm_count, si
 // Drops size-1 dims and merges adjacent dims whose strides make them one dim in every operand:
 // sizes and each strides vector (outermost first) are rewritten in place.
 void merge_dims(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>*> strides);
+// The same for a tensor's Shape.
+void merge_dims(Shape& sizes, std::vector<std::vector<int64_t>*> strides);
 
 }  // namespace splice::cuda

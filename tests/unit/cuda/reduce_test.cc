@@ -152,12 +152,12 @@ TEST(CudaReducePlan, ScheduleShapes) {
 }
 
 TEST(CudaReducePlan, MergeDims) {
-  Shape sizes = {2, 1, 3, 4};
-  Shape a = {12, 99, 4, 1}, b = {0, 5, 4, 1};
+  std::vector<int64_t> sizes = {2, 1, 3, 4};
+  std::vector<int64_t> a = {12, 99, 4, 1}, b = {0, 5, 4, 1};
   merge_dims(sizes, {&a, &b});
-  EXPECT_EQ(sizes, Shape({2, 12}));
-  EXPECT_EQ(a, Shape({12, 1}));
-  EXPECT_EQ(b, Shape({0, 1}));
+  EXPECT_EQ(sizes, std::vector<int64_t>({2, 12}));
+  EXPECT_EQ(a, std::vector<int64_t>({12, 1}));
+  EXPECT_EQ(b, std::vector<int64_t>({0, 1}));
 }
 
 // ---- GPU cases --------------------------------------------------------------------------------
