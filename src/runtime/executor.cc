@@ -81,6 +81,8 @@ class Call {
 
   Result<void> run_steps() {
     const auto& nodes = m_.program.graph.nodes();
+    state_.shapes.begin_call(f_.symbols, m_.slot_value.size(), m_.plan.buffers.size(),
+                             m_.groups.size());
     for (size_t s = 0; s < m_.plan.steps.size(); ++s) {
       const plan::Step& step = m_.plan.steps[s];
       if (step.kind == plan::StepKind::kBaseCopy) {
@@ -145,11 +147,33 @@ class Call {
     return out;
   }
 
+  // Slot's shape when it is known without evaluating anything: static, or already evaluated
+  // under this call's symbols (BoundShapes); nullptr when it needs a symbol bound mid-call.
+  const detail::StaticShape* known_shape(int32_t slot) {
+    if (const auto& s = m_.static_shape[slot]) return &*s;
+    return state_.shapes.value(slot, m_.slot_value[slot]->type());
+  }
+  // Plan buffer b's byte count, the same way.
+  std::optional<int64_t> known_buffer_bytes(int b) {
+    if (const auto& n = m_.static_buffer_bytes[b]) return n;
+    return state_.shapes.buffer_bytes(b, m_.plan.buffers[b].bytes);
+  }
+  // v's sizes: known, or evaluated under the symbols bound so far.
+  Result<Shape> sizes_of(const Value& v) {
+    if (const detail::StaticShape* s = known_shape(m_.slot_of.at(&v))) return s->sizes;
+    return evaluate_sizes(v.type(), f_.symbols);
+  }
+
   // Storage of plan buffer b holding at least `needed` bytes: the session's (kept between
   // calls) or, for a per-call buffer, a new one each call.
   Result<std::shared_ptr<Storage>> buffer_storage(int b, int64_t needed) {
     const plan::Buffer& buf = m_.plan.buffers[b];
-    SPLICE_ASSIGN_OR_RETURN(int64_t planned, buf.bytes.evaluate(f_.symbols));
+    int64_t planned = 0;
+    if (auto known = known_buffer_bytes(b)) {
+      planned = *known;
+    } else {
+      SPLICE_ASSIGN_OR_RETURN(planned, buf.bytes.evaluate(f_.symbols));
+    }
     const auto bytes = static_cast<size_t>(std::max(planned, needed));
     auto& slot = buf.per_call ? per_call_[b] : state_.workspace[b];
     if (!slot || slot->nbytes() < bytes) {
@@ -158,8 +182,14 @@ class Call {
     return slot;
   }
 
-  // v as the whole of buffer b (contiguous), or nullopt when its sizes are not known yet.
-  std::optional<Tensor> whole_view(const Value& v, int b) {
+  // v (in `slot`) as the whole of buffer b (contiguous), or nullopt when its sizes are not
+  // known yet.
+  std::optional<Tensor> whole_view(const Value& v, int32_t slot, int b) {
+    if (const detail::StaticShape* shape = known_shape(slot)) {
+      auto storage = buffer_storage(b, shape->nbytes);
+      if (!storage.ok()) return std::nullopt;
+      return Tensor(v.type().dtype, shape->sizes, shape->strides, 0, *storage);
+    }
     auto sizes = evaluate_sizes(v.type(), f_.symbols);
     if (!sizes.ok()) return std::nullopt;
     const int64_t bytes = shape_numel(*sizes) * static_cast<int64_t>(dtype_size(v.type().dtype));
@@ -172,7 +202,7 @@ class Call {
   Result<Tensor> new_buffer_for(const Value& result, const Tensor& like) {
     auto it = m_.placement.find(&result);
     if (it != m_.placement.end() && it->second->kind == PlacementKind::kBuffer)
-      if (auto t = whole_view(result, it->second->buffer)) return *t;
+      if (auto t = whole_view(result, m_.slot_of.at(&result), it->second->buffer)) return *t;
     return new_tensor(like.dtype(), like.sizes());
   }
 
@@ -198,7 +228,7 @@ class Call {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* whole, tensor_of(f_, m_.dest_value[wi]));
     // src is what the producer is about to make: only its shape is needed here.
     const Value* src = plan::write_src(w);
-    SPLICE_ASSIGN_OR_RETURN(Shape src_sizes, evaluate_sizes(src->type(), f_.symbols));
+    SPLICE_ASSIGN_OR_RETURN(Shape src_sizes, sizes_of(*src));
     auto int_arg = [&](size_t i) -> Result<std::optional<int64_t>> {
       SPLICE_ASSIGN_OR_RETURN(backend::KernelArg a, resolve_arg(f_, w.op().args[i], w.arg(i)));
       if (auto* v = std::get_if<int64_t>(&a)) return std::optional<int64_t>(*v);
@@ -234,11 +264,11 @@ class Call {
 
   // The whole-buffer destination of node `pos`'s output (value v in `slot`) in plan buffer b,
   // or nullptr when there is none (sizes not known yet, or no memory: the kernel allocates).
-  // A static-shaped value in a buffer the session keeps reuses the view made on an earlier
-  // call; anything else is built into `holder`.
+  // A value of known shape in a buffer the session keeps reuses the view made on an earlier
+  // call while the storage and the sizes stay; anything else is built into `holder`.
   const Tensor* buffer_destination(int pos, const Value& v, int32_t slot, int b, Tensor& holder) {
-    const auto& shape = m_.static_shape[slot];
-    const auto& planned = m_.static_buffer_bytes[b];
+    const detail::StaticShape* shape = known_shape(slot);
+    const std::optional<int64_t> planned = known_buffer_bytes(b);
     if (shape && planned && !m_.plan.buffers[b].per_call) {
       auto& storage = state_.workspace[b];
       const auto bytes = static_cast<size_t>(std::max(*planned, shape->nbytes));
@@ -248,19 +278,19 @@ class Call {
         storage = std::move(*fresh);
       }
       Tensor& cached = state_.destination[pos];
-      if (cached.storage() != storage)
+      if (cached.storage() != storage || cached.sizes() != shape->sizes)
         cached = Tensor(v.type().dtype, shape->sizes, shape->strides, 0, storage);
       return &cached;
     }
-    auto t = whole_view(v, b);
+    auto t = whole_view(v, slot, b);
     if (!t) return nullptr;
     holder = std::move(*t);
     return &holder;
   }
 
-  // check_output, without evaluating anything for a value of static shape that matches.
+  // check_output, without evaluating anything for a value of known shape that matches.
   Result<void> check_value(const Node& node, int32_t slot, const Value& v, const Tensor& t) {
-    const auto& shape = m_.static_shape[slot];
+    const detail::StaticShape* shape = known_shape(slot);
     if (shape && t.dtype() == v.type().dtype && t.sizes() == shape->sizes) return ok_result();
     return check_output(node, v, t, f_.symbols);
   }
@@ -349,14 +379,15 @@ class Call {
   Result<void> run_group(int gi) {
     const detail::GroupExec& g = m_.groups[gi];
     Shape evaluated;
-    if (!g.static_sizes) {
+    const Shape* known = g.static_sizes ? &*g.static_sizes : state_.shapes.group_sizes(gi, g.sizes);
+    if (known == nullptr) {
       for (const SymExpr& d : g.sizes) {
         auto n = d.evaluate(f_.symbols);
         if (!n.ok()) return n.error().with_context(g.label);
         evaluated.push_back(*n);
       }
     }
-    const Shape& sizes = g.static_sizes ? *g.static_sizes : evaluated;
+    const Shape& sizes = known != nullptr ? *known : evaluated;
     std::vector<Tensor> ins, outs;
     ins.reserve(g.inputs.size());
     for (int32_t slot : g.inputs) {
@@ -417,13 +448,14 @@ class Call {
     const plan::WriteDecision& d = m_.plan.writes[wi];
     const Node& node = *m_.program.graph.nodes()[pos];
     const Value* result = node.output(0);
+    const int32_t slot = m_.exec[pos].outputs[0];
     SPLICE_ASSIGN_OR_RETURN(const Tensor* base_ptr, tensor_of(f_, plan::write_base(node)));
     const Tensor base = *base_ptr;
     SPLICE_ASSIGN_OR_RETURN(const Tensor* src_ptr, tensor_of(f_, plan::write_src(node)));
     const Tensor src = *src_ptr;
 
     if (d.strategy == WriteStrategy::kFullOverwrite) {
-      SPLICE_TRY(check_output(node, *result, src, f_.symbols));
+      SPLICE_TRY(check_value(node, slot, *result, src));
       bind(result, src);
       return ok_result();
     }
@@ -433,7 +465,7 @@ class Call {
     const bool stored = d.src == SrcMode::kProducerWrites && !positions_on_device_;
     if (in_place && base.storage()->writable()) {
       if (!stored) SPLICE_TRY(write_src_into(node, pos, base));
-      SPLICE_TRY(check_output(node, *result, base, f_.symbols));
+      SPLICE_TRY(check_value(node, slot, *result, base));
       bind(result, base);
       return ok_result();
     }
@@ -441,7 +473,7 @@ class Call {
       // The base was copied into the new buffer before the producer ran (and src stored there).
       SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f_, result));
       if (!stored) SPLICE_TRY(write_src_into(node, pos, *t));
-      return check_output(node, *result, *t, f_.symbols);
+      return check_value(node, slot, *result, *t);
     }
     // copy_then_write (or an in-place plan whose base turned out read-only: never write
     // memory splice may not write).
@@ -449,7 +481,7 @@ class Call {
     SPLICE_TRY(copy_into(dest, base));
     record(node, "copy", static_cast<int64_t>(base.nbytes()), dest);
     SPLICE_TRY(write_src_into(node, pos, dest));
-    SPLICE_TRY(check_output(node, *result, dest, f_.symbols));
+    SPLICE_TRY(check_value(node, slot, *result, dest));
     bind(result, dest);
     return ok_result();
   }

@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "ir/program.h"
 #include "plan/plan.h"
+#include "runtime/bound_shapes.h"
 #include "runtime/device_positions.h"
 
 namespace splice::runtime {
@@ -39,14 +40,6 @@ struct ArgRef {
   uint32_t arg = 0;
   uint32_t elem = 0;
   int32_t slot = -1;
-};
-
-// A value whose every dim is a constant: its sizes, contiguous strides and bytes, known at
-// load, so the steady state neither evaluates size expressions nor rebuilds shapes.
-struct StaticShape {
-  Shape sizes;
-  Shape strides;
-  int64_t nbytes = 0;
 };
 
 // What running one node needs, resolved at load (runtime/executor.cc, prepare).
@@ -108,7 +101,7 @@ struct ModelImpl {
   std::set<std::string, std::less<>> inputs_written_in_place;
 
   // The run-time slot of every value of the graph (Frame::slots), and per slot the value and
-  // its static shape when every dim is constant.
+  // its static shape when every dim is constant (known at load).
   std::unordered_map<const ir::Value*, int> slot_of;
   std::vector<const ir::Value*> slot_value;
   std::vector<std::optional<StaticShape>> static_shape;
@@ -139,6 +132,8 @@ struct SessionState {
   // Per node position: the whole-buffer view of its planned output when that buffer is the
   // session's own (kept between calls), rebuilt only when the buffer's storage changes.
   std::vector<Tensor> destination;
+  // Sizes of dynamic-shape values and buffers under the symbols of the session's last call.
+  BoundShapes shapes;
 };
 
 }  // namespace splice::detail

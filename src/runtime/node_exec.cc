@@ -89,26 +89,7 @@ Result<void> resolve_node_exec(detail::ModelImpl& m) {
     m.slot_of.emplace(v.get(), static_cast<int>(m.slot_value.size()));
     m.slot_value.push_back(v.get());
     std::optional<detail::StaticShape> shape;
-    if (v->is_tensor()) {
-      detail::StaticShape s;
-      bool constant = true;
-      for (const SymExpr& d : v->type().sizes) {
-        auto c = d.constant();
-        if (!c || *c < 0) {
-          constant = false;
-          break;
-        }
-        s.sizes.push_back(*c);
-      }
-      if (constant) {
-        auto numel = checked_numel(s.sizes);
-        if (numel) {
-          s.strides = contiguous_strides(s.sizes);
-          s.nbytes = *numel * static_cast<int64_t>(dtype_size(v->type().dtype));
-          shape = std::move(s);
-        }
-      }
-    }
+    if (v->is_tensor()) shape = detail::shape_under(v->type().dtype, v->type().sizes, nullptr);
     m.static_shape.push_back(std::move(shape));
   }
   m.step_release.assign(m.release_after.size(), {});
