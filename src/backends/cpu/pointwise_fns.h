@@ -17,10 +17,20 @@ namespace splice::cpu::pointwise {
 
 using ir::PointwiseFn;
 
-// Elements of one tile: every function runs over exactly this many (a constant trip count,
-// which the compiler vectorizes even at -O2; the interpreter ignores what lies past a short
-// tile's end).
+// Elements of one tile: the most a function runs over at once.
 inline constexpr int64_t kTileElements = 256;
+// Functions run over `count` elements, a multiple of this: whole chunks, each a loop of
+// constant trip count that the compiler vectorizes even at -O2 (GCC's cheap cost model
+// vectorizes no loop that needs a remainder). A short tile (a [2, 8, 1] RMSNorm scale has 16
+// elements) computes one chunk, not a whole tile; the interpreter ignores what lies past its
+// element count.
+inline constexpr int64_t kChunkElements = 32;
+static_assert(kTileElements % kChunkElements == 0);
+
+// The count a function runs over for n elements: n rounded up to whole chunks.
+constexpr int64_t chunked_count(int64_t n) {
+  return (n + kChunkElements - 1) / kChunkElements * kChunkElements;
+}
 
 template <typename T>
 T wrap_neg(T x) {
@@ -82,16 +92,18 @@ T std_min(T a, T b) {
   return b < a ? b : a;
 }
 
-// Applies a function whose result is the compute type T over a tile:
+// Applies a function whose result is the compute type T over `count` elements (chunked_count):
 // out[i] = fn(x[i], y[i], z[i], w[i]);
 // `out` is never an operand (so the loops vectorize).
 // Returns false for a function (or class) it does not implement.
 template <typename T>
-bool apply(PointwiseFn fn, const T* x, const T* y, const T* z, const T* w, T* __restrict out) {
-#define SPLICE_PW(expr)                                          \
-  do {                                                           \
-    for (int64_t i = 0; i < kTileElements; ++i) out[i] = (expr); \
-    return true;                                                 \
+bool apply(PointwiseFn fn, int64_t count, const T* x, const T* y, const T* z, const T* w,
+           T* __restrict out) {
+#define SPLICE_PW(expr)                                                 \
+  do {                                                                  \
+    for (int64_t c = 0; c < count; c += kChunkElements)                 \
+      for (int64_t i = c; i < c + kChunkElements; ++i) out[i] = (expr); \
+    return true;                                                        \
   } while (0)
   using U = uint64_t;
   if constexpr (std::is_same_v<T, bool>) {
@@ -266,7 +278,7 @@ bool apply(PointwiseFn fn, const T* x, const T* y, const T* z, const T* w, T* __
       case PointwiseFn::kSigmoid:
         SPLICE_PW(T(1) / (T(1) + std::exp(-x[i])));
       case PointwiseFn::kLogit:
-        for (int64_t i = 0; i < kTileElements; ++i) {
+        for (int64_t i = 0; i < count; ++i) {
           T v = x[i];
           if (y[i] >= T(0)) {
             const T lo = y[i], hi = T(1) - y[i];
@@ -335,17 +347,19 @@ bool apply(PointwiseFn fn, const T* x, const T* y, const T* z, const T* w, T* __
 
 // where(cond, y, z) in the compute type T.
 template <typename T>
-void apply_where(const bool* c, const T* y, const T* z, T* __restrict out) {
-  for (int64_t i = 0; i < kTileElements; ++i) out[i] = c[i] ? y[i] : z[i];
+void apply_where(int64_t count, const bool* c, const T* y, const T* z, T* __restrict out) {
+  for (int64_t k = 0; k < count; k += kChunkElements)
+    for (int64_t i = k; i < k + kChunkElements; ++i) out[i] = c[i] ? y[i] : z[i];
 }
 
 // A function whose result is bool (comparisons, logical ops, classification), computed in T.
 template <typename T>
-bool apply_predicate(PointwiseFn fn, const T* x, const T* y, bool* __restrict out) {
-#define SPLICE_PW(expr)                                          \
-  do {                                                           \
-    for (int64_t i = 0; i < kTileElements; ++i) out[i] = (expr); \
-    return true;                                                 \
+bool apply_predicate(PointwiseFn fn, int64_t count, const T* x, const T* y, bool* __restrict out) {
+#define SPLICE_PW(expr)                                                 \
+  do {                                                                  \
+    for (int64_t c = 0; c < count; c += kChunkElements)                 \
+      for (int64_t i = c; i < c + kChunkElements; ++i) out[i] = (expr); \
+    return true;                                                        \
   } while (0)
   switch (fn) {
     case PointwiseFn::kEq:

@@ -1,8 +1,9 @@
 // The PointwiseProgram interpreter (see pointwise_program.h). The iteration space is cut into
 // tiles of kTile elements in row-major order. Per tile, every input is gathered into a slot
 // in its own dtype, every node converts its operands into its compute dtype (c10's rules,
-// cast_value), applies its function over the tile (pointwise_fns.h) and rounds the result
-// into its result dtype, and every output is scattered through its strides. Slots are
+// cast_value), applies its function over the tile's elements rounded up to whole chunks
+// (pointwise_fns.h) and rounds the result into its result dtype, and every output is
+// scattered through its strides. Slots are
 // per-thread scratch, so tiles run in parallel over the session's pool; each element is
 // computed by the same code whatever the split, so results do not depend on the thread count.
 #include "backends/cpu/pointwise_program.h"
@@ -44,22 +45,56 @@ void convert_array(DType from, const std::byte* src, DType to, std::byte* dst, i
   });
 }
 
-// Copies `n` elements of `size` bytes between a packed array and a strided run.
+// Copies `n` elements of `size` bytes between a packed array and a strided run. Runs are
+// short in small models (a head's 8 elements, a broadcast scale's 1): elements move by
+// copies of constant size, never through a library memcpy call each.
+// E is an unsigned integer of the element's size; a memcpy of constant size compiles to one
+// move and keeps the bytes' own type (the slots are read as the dtype later).
+template <typename E>
+void gather_typed(const std::byte* src, int64_t stride, std::byte* dst, int64_t n) {
+  constexpr auto kSize = static_cast<int64_t>(sizeof(E));
+  if (stride == 0) {  // a broadcast input
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src, kSize);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src + i * stride * kSize, kSize);
+}
+template <typename E>
+void scatter_typed(const std::byte* src, std::byte* dst, int64_t stride, int64_t n) {
+  constexpr auto kSize = static_cast<int64_t>(sizeof(E));
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * kSize, src + i * kSize, kSize);
+}
 void gather_run(const std::byte* src, int64_t stride, size_t size, std::byte* dst, int64_t n) {
   if (stride == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * size);
     return;
   }
-  const int64_t step = stride * static_cast<int64_t>(size);
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * size, src + i * step, size);
+  switch (size) {
+    case 1:
+      return gather_typed<uint8_t>(src, stride, dst, n);
+    case 2:
+      return gather_typed<uint16_t>(src, stride, dst, n);
+    case 4:
+      return gather_typed<uint32_t>(src, stride, dst, n);
+    default:
+      return gather_typed<uint64_t>(src, stride, dst, n);
+  }
 }
 void scatter_run(const std::byte* src, std::byte* dst, int64_t stride, size_t size, int64_t n) {
   if (stride == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * size);
     return;
   }
-  const int64_t step = stride * static_cast<int64_t>(size);
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * step, src + i * size, size);
+  switch (size) {
+    case 1:
+      return scatter_typed<uint8_t>(src, dst, stride, n);
+    case 2:
+      return scatter_typed<uint16_t>(src, dst, stride, n);
+    case 4:
+      return scatter_typed<uint32_t>(src, dst, stride, n);
+    default:
+      return scatter_typed<uint64_t>(src, dst, stride, n);
+  }
 }
 
 // The multi-index of the iteration space: inline up to kInlineRank dims (no allocation on
@@ -135,7 +170,9 @@ class Interpreter {
     auto slot = [&](size_t i) { return base + i * kSlotBytes; };
     const size_t c0 = p_.inputs.size(), n0 = c0 + p_.constants.size();
     const size_t index_slot = n0 + p_.nodes.size(), temp0 = index_slot + 1;
-    // Constants, materialised in their dtype as a 0-d tensor holds them, a full tile of each.
+    // Constants, materialised in their dtype as a 0-d tensor holds them, as many elements as
+    // the largest tile computes.
+    const int64_t most = pointwise::chunked_count(std::min(kTile, numel - first * kTile));
     for (size_t k = 0; k < p_.constants.size(); ++k) {
       const auto& c = p_.constants[k];
       dispatch_dtype(c.dtype, [&](auto tag) {
@@ -148,23 +185,24 @@ class Interpreter {
         else
           v = cast_value<T, int64_t>(c.value.to_int());
         T* d = reinterpret_cast<T*>(slot(c0 + k));
-        for (int64_t i = 0; i < kTile; ++i) d[i] = v;
+        for (int64_t i = 0; i < most; ++i) d[i] = v;
       });
     }
     for (int64_t t = first; t < last; ++t) {
       const int64_t start = t * kTile, n = std::min(kTile, numel - start);
+      const int64_t count = pointwise::chunked_count(n);
       if (uses_index_) {
         auto* d = reinterpret_cast<int64_t*>(slot(index_slot));
-        for (int64_t i = 0; i < kTile; ++i) d[i] = start + i;
+        for (int64_t i = 0; i < count; ++i) d[i] = start + i;
       }
-      // Nodes compute on whole tiles (run_node): past a short tile's end an input slot holds
+      // Nodes compute on whole chunks (run_node): past a short tile's end an input slot holds
       // whatever the scratch held before, perhaps another dtype's bytes, and reading those as
       // bool is undefined behaviour. Zeros there make every element computed on a valid value.
-      if (n < kTile)
+      if (n < count)
         for (size_t i = 0; i < inputs_.size(); ++i) {
           const size_t size = dtype_size(inputs_[i].dtype());
           std::memset(slot(i) + n * static_cast<int64_t>(size), 0,
-                      static_cast<size_t>(kTile - n) * size);
+                      static_cast<size_t>(count - n) * size);
         }
       for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -175,7 +213,7 @@ class Interpreter {
                      inner, size, slot(i) + at * static_cast<int64_t>(size), len);
         }
       });
-      for (size_t j = 0; j < p_.nodes.size(); ++j) run_node(j, n, slot, n0, index_slot, temp0);
+      for (size_t j = 0; j < p_.nodes.size(); ++j) run_node(j, count, slot, n0, index_slot, temp0);
       for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t k = 0; k < outputs_.size(); ++k) {
           const Tensor& out = outputs_[k];
@@ -190,11 +228,11 @@ class Interpreter {
   }
 
  private:
-  // Nodes compute whole tiles whatever the tile's element count: a constant trip count the
-  // compiler vectorizes. Elements past the count are computed on (from the zeros run_tiles
-  // puts there) but never stored.
+  // Nodes compute `count` elements, the tile's rounded up to whole chunks of a constant trip
+  // count the compiler vectorizes. Elements past the tile's own are computed on (from the
+  // zeros run_tiles puts there) but never stored.
   template <typename SlotFn>
-  void run_node(size_t j, int64_t n, SlotFn& slot, size_t n0, size_t index_slot,
+  void run_node(size_t j, int64_t count, SlotFn& slot, size_t n0, size_t index_slot,
                 size_t temp0) const {
     const PointwiseNode& node = p_.nodes[j];
     const ir::PointwiseFnInfo& info = ir::pointwise_fn_info(node.fn);
@@ -212,7 +250,7 @@ class Interpreter {
       if (from == to) {
         ops[k] = src;
       } else {
-        convert_array(from, src, to, slot(temp0 + k), kTile);
+        convert_array(from, src, to, slot(temp0 + k), count);
         ops[k] = slot(temp0 + k);
       }
     }
@@ -228,16 +266,16 @@ class Interpreter {
         auto* z = reinterpret_cast<const T*>(ops[2]);
         auto* w = reinterpret_cast<const T*>(ops[3]);
         if (info.bool_result) {
-          pointwise::apply_predicate<T>(node.fn, x, y, reinterpret_cast<bool*>(fn_out));
+          pointwise::apply_predicate<T>(node.fn, count, x, y, reinterpret_cast<bool*>(fn_out));
         } else if (node.fn == PointwiseFn::kWhere) {
-          pointwise::apply_where<T>(reinterpret_cast<const bool*>(ops[0]), y, z,
+          pointwise::apply_where<T>(count, reinterpret_cast<const bool*>(ops[0]), y, z,
                                     reinterpret_cast<T*>(fn_out));
         } else {
-          pointwise::apply<T>(node.fn, x, y, z, w, reinterpret_cast<T*>(fn_out));
+          pointwise::apply<T>(node.fn, count, x, y, z, w, reinterpret_cast<T*>(fn_out));
         }
       }
     });
-    if (fn_out != result) convert_array(fn_type, fn_out, node.result, result, kTile);
+    if (fn_out != result) convert_array(fn_type, fn_out, node.result, result, count);
   }
 
   const PointwiseProgram& p_;
