@@ -92,7 +92,7 @@ class Call {
       } else {
         const int pos = step.index;
         const Node& node = *nodes[pos];
-        if (node.op().runs_on_host()) {
+        if (m_.host_node[pos]) {
           const PositionSymbol* position =
               positions_on_device_ ? m_.positions.symbol_of_item(pos) : nullptr;
           if (position != nullptr) {

@@ -105,8 +105,10 @@ struct ModelImpl {
   std::unordered_map<const ir::Value*, int> slot_of;
   std::vector<const ir::Value*> slot_value;
   std::vector<std::optional<StaticShape>> static_shape;
-  // Per node position: what running it needs.
+  // Per node position: what running it needs, and whether the runtime evaluates it itself
+  // (OpSchema::runs_on_host, asked once here rather than at every step of every call).
   std::vector<NodeExec> exec;
+  std::vector<char> host_node;
   // Per plan buffer: its byte count when constant.
   std::vector<std::optional<int64_t>> static_buffer_bytes;
   // The .item() symbols that only say where windows start, which recorded calls read on the

@@ -97,6 +97,7 @@ Result<void> resolve_node_exec(detail::ModelImpl& m) {
     for (const Value* v : m.release_after[s]) m.step_release[s].push_back(m.slot_of.at(v));
   const auto& nodes = g.nodes();
   m.exec.assign(nodes.size(), {});
+  m.host_node.assign(nodes.size(), 0);
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
     const ir::Node& node = *nodes[pos];
     detail::NodeExec& e = m.exec[pos];
@@ -105,7 +106,10 @@ Result<void> resolve_node_exec(detail::ModelImpl& m) {
       auto it = m.placement.find(node.output(0));
       if (it != m.placement.end()) e.placement = it->second;
     }
-    if (node.op().runs_on_host()) continue;
+    if (node.op().runs_on_host()) {
+      m.host_node[pos] = 1;
+      continue;
+    }
     const auto& schema = node.op().args;
     if (node.args().size() > schema.size())
       return make_error(ErrorKind::kBadArchive, "{}: {} arguments, the schema has {}",

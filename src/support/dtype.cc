@@ -1,6 +1,8 @@
 // The DType tables: sizes, names in each notation and the export schema's numbering.
 #include "support/dtype.h"
 
+#include <iterator>
+
 namespace splice {
 
 namespace {
@@ -27,9 +29,17 @@ constexpr DTypeInfo kInfos[] = {
 };
 
 const DTypeInfo& info(DType dtype) { return kInfos[static_cast<int>(dtype)]; }
+
+// kInfos is indexed by DType, and dtype_size's own table must agree with it.
+constexpr bool tables_agree() {
+  for (int i = 0; i < static_cast<int>(std::size(kInfos)); ++i)
+    if (static_cast<int>(kInfos[i].dtype) != i || dtype_size(kInfos[i].dtype) != kInfos[i].size)
+      return false;
+  return true;
+}
+static_assert(tables_agree());
 }  // namespace
 
-int dtype_size(DType dtype) { return info(dtype).size; }
 std::string_view dtype_name(DType dtype) { return info(dtype).ir_name; }
 std::string_view dtype_torch_name(DType dtype) { return info(dtype).torch_name; }
 std::string_view dtype_safetensors_name(DType dtype) { return info(dtype).safetensors_name; }

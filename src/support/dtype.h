@@ -14,8 +14,11 @@ inline constexpr DType kAllDTypes[] = {
     DType::kUInt8,   DType::kInt8,    DType::kInt16,   DType::kInt32, DType::kInt64,
     DType::kFloat16, DType::kFloat32, DType::kFloat64, DType::kBool,  DType::kBFloat16};
 
-// Bytes per element.
-int dtype_size(DType dtype);
+// Bytes per element. Inline: every kernel and view asks, many times a call.
+constexpr int dtype_size(DType dtype) {
+  constexpr int kSizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2};  // in DType's (and kAllDTypes') order
+  return kSizes[static_cast<int>(dtype)];
+}
 // Short IR name: "u8", "i8", "i16", "i32", "i64", "f16", "f32", "f64", "bool", "bf16".
 std::string_view dtype_name(DType dtype);
 std::optional<DType> dtype_from_name(std::string_view name);
