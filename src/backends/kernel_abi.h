@@ -63,6 +63,11 @@ enum KernelCaps : uint32_t {
   // A write (slice_scatter, select_scatter, index_put, index_copy) that honours
   // KernelCall::in_place.
   kWritesInPlace = 1u << 1,
+  // Stores output 0 into KernelCall::destination when it is a whole (contiguous) planned
+  // buffer of the output's dtype and sizes, writing every element: the memory planner gives
+  // its output a buffer the session keeps, so the steady state allocates nothing for it. A
+  // write's strided slice is never its destination (that takes kStoresIntoDestination).
+  kStoresIntoContiguousDestination = 1u << 2,
 };
 
 struct KernelEntry {

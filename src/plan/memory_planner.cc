@@ -99,7 +99,8 @@ class MemoryPlanner {
     // A group stores its outputs wherever they are placed, from the group's first member on.
     if (const int g = fusion_.group_of[pos]; g >= 0) return fusion_.groups[g].nodes.front();
     if (node.op().is_empty_factory() ||
-        df_.target->has(node.op_id(), backend::kStoresIntoDestination))
+        df_.target->has(node.op_id(), backend::kStoresIntoDestination) ||
+        df_.target->has(node.op_id(), backend::kStoresIntoContiguousDestination))
       return pos;
     return std::nullopt;
   }

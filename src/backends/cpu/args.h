@@ -105,6 +105,7 @@ template <ir::OpId kOp, OpKernel kImpl>
 constexpr KernelEntry entry(uint32_t caps = backend::kNoCaps) {
   return {kOp, &bound_kernel<kOp, kImpl>, caps};
 }
+using backend::kStoresIntoContiguousDestination;
 using backend::kStoresIntoDestination;
 using backend::kWritesInPlace;
 using ir::OpId;

@@ -68,7 +68,7 @@ Result<Outputs> cat(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> cat_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::cat, cat>(),
+      entry<OpId::cat, cat>(kStoresIntoContiguousDestination),
   };
   return kEntries;
 }

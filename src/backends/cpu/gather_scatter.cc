@@ -268,9 +268,12 @@ Result<Outputs> index_add(std::string_view op, std::span<const KernelArg> args) 
 
 std::span<const KernelEntry> gather_scatter_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::index_select, index_select>(),   entry<OpId::gather, gather>(),
-      entry<OpId::embedding, embedding>(),         entry<OpId::scatter_src, scatter_src>(),
-      entry<OpId::scatter_value, scatter_value>(), entry<OpId::index_add, index_add>(),
+      entry<OpId::index_select, index_select>(),
+      entry<OpId::gather, gather>(),
+      entry<OpId::embedding, embedding>(kStoresIntoContiguousDestination),
+      entry<OpId::scatter_src, scatter_src>(),
+      entry<OpId::scatter_value, scatter_value>(),
+      entry<OpId::index_add, index_add>(),
   };
   return kEntries;
 }

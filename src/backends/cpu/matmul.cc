@@ -383,8 +383,13 @@ int64_t matmul_operand_copies() { return g_operand_copies.load(std::memory_order
 
 std::span<const KernelEntry> matmul_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::mm, mm>(),         entry<OpId::bmm, bmm>(),       entry<OpId::addmm, addmm>(),
-      entry<OpId::matmul, matmul>(), entry<OpId::linear, linear>(),
+      // Products store into a planned buffer (batched's output_or_new, before any copy of
+      // an operand); a strided slice is refused by batched's contiguity check.
+      entry<OpId::mm, mm>(kStoresIntoContiguousDestination),
+      entry<OpId::bmm, bmm>(kStoresIntoContiguousDestination),
+      entry<OpId::addmm, addmm>(kStoresIntoContiguousDestination),
+      entry<OpId::matmul, matmul>(),
+      entry<OpId::linear, linear>(),
   };
   return kEntries;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "frontend/pt2/loader.h"
 #include "ir/parser.h"
@@ -294,6 +295,53 @@ TEST(WritePlan, SelectWriteIsStoredByItsValuesProducerThroughTheUnsqueeze) {
   EXPECT_EQ(stats.bytes_into(result.storage().get()),
             static_cast<int64_t>(result.nbytes() + result.nbytes() / 5));
   for (const auto& s : stats.steps) EXPECT_NE(s.node, "where") << "the write itself moves nothing";
+}
+
+// Products, softmax, embedding and cat (kStoresIntoContiguousDestination on the CPU) get a
+// buffer the session keeps: their kernels store into it, nothing is copied after them, and a
+// later call (other input sizes) stores into the same storage again. Before the capability
+// their outputs were allocated by the kernel on every call.
+TEST(MemoryPlan, ProductsAndSoftmaxStoreIntoBuffersTheSessionKeeps) {
+  const std::string name = "hf_llama.default";
+  Runner r(name, PlanMode::kPlanned);
+  std::set<std::string> placed;
+  for (const auto& p : r.model.plan.placements)
+    if (p.kind == PlacementKind::kBuffer) placed.insert(p.value);
+  std::set<std::string> producers;  // nodes whose output the plan stores into a kept buffer
+  for (const auto& node : r.model.program.graph.nodes()) {
+    const ir::OpId op = node->op_id();
+    if (op != ir::OpId::mm && op != ir::OpId::bmm && op != ir::OpId::_softmax &&
+        op != ir::OpId::embedding)
+      continue;
+    if (placed.count(node->output(0)->name())) producers.insert(node->name());
+  }
+  // Every product, the softmax and the embedding of the one-layer model.
+  EXPECT_GE(producers.size(), 10u);
+  CallStats first, second;
+  const runtime::CallOutputs out = r.call(name, 0, &first);  // T = 8
+  r.call(name, 1, &second);  // T = 5: the same buffers are large enough
+  // A buffer that leaves the call as an output (the logits) is the caller's now: the next
+  // call stores into a new one.
+  std::set<const Storage*> returned;
+  for (const auto& t : out.user_outputs)
+    if (t) returned.insert(t->storage().get());
+  auto storage_of = [](const CallStats& stats, const std::string& node) -> const Storage* {
+    for (const auto& s : stats.steps)
+      if (s.node == node) {
+        EXPECT_EQ(s.kind, "kernel") << node << " was copied after its kernel";
+        return s.storage;
+      }
+    ADD_FAILURE() << "no step for " << node;
+    return nullptr;
+  };
+  for (const std::string& node : producers) {
+    const Storage* a = storage_of(first, node);
+    const Storage* b = storage_of(second, node);
+    EXPECT_NE(a, nullptr);
+    if (returned.count(a) == 0) {
+      EXPECT_EQ(a, b) << node << " did not store into its kept buffer";
+    }
+  }
 }
 
 }  // namespace
