@@ -5,13 +5,11 @@
 
 #include <memory>
 
+#include "backends/cpu/blas_setup.h"
 #include "backends/cpu/pointwise_program.h"
 #include "backends/cpu/registry.h"
 #include "backends/cpu/thread_pool.h"
 #include "tensor/convert.h"
-
-// OpenBLAS's own thread count (libopenblas; not in the cblas header).
-extern "C" void openblas_set_num_threads(int);
 
 namespace splice::cpu {
 
@@ -40,9 +38,7 @@ class CpuSession final : public backend::SessionContext {
 class CpuBackend final : public backend::Backend {
  public:
   CpuBackend() {
-    // Matmul splits its rows over the model's pool and calls BLAS on each block: BLAS must not
-    // start threads of its own on top (it would oversubscribe the cores).
-    openblas_set_num_threads(1);
+    set_up_blas();  // single-threaded, with the kernels this CPU can run
     set_kernels("cpu", kernels());
     // Pointwise groups run in the program interpreter (pointwise_program.h).
     std::vector<uint8_t> classes;
