@@ -32,35 +32,27 @@ void BoundShapes::begin_call(const SymBindings& symbols, size_t slots, size_t bu
 }
 
 const StaticShape* BoundShapes::value(int32_t slot, const ir::TensorType& type) {
-  const auto i = static_cast<size_t>(slot);
-  if (values_.state[i] == State::kUnknown) {
-    auto s = shape_under(type.dtype, type.sizes, &symbols_);
-    values_.state[i] = s ? State::kKnown : State::kLate;
-    if (s) values_.known[i] = std::move(*s);
-  }
-  return values_.state[i] == State::kKnown ? &values_.known[i] : nullptr;
+  return values_.get(static_cast<size_t>(slot),
+                     [&] { return shape_under(type.dtype, type.sizes, &symbols_); });
 }
 
 std::optional<int64_t> BoundShapes::buffer_bytes(int b, const SymExpr& bytes) {
-  const auto i = static_cast<size_t>(b);
-  if (buffers_.state[i] == State::kUnknown) {
-    auto n = bytes.evaluate(symbols_);
-    buffers_.state[i] = n.ok() ? State::kKnown : State::kLate;
-    if (n.ok()) buffers_.known[i] = *n;
-  }
-  if (buffers_.state[i] != State::kKnown) return std::nullopt;
-  return buffers_.known[i];
+  const int64_t* n = buffers_.get(static_cast<size_t>(b), [&]() -> std::optional<int64_t> {
+    auto r = bytes.evaluate(symbols_);
+    if (!r.ok()) return std::nullopt;
+    return *r;
+  });
+  if (n == nullptr) return std::nullopt;
+  return *n;
 }
 
 const Shape* BoundShapes::group_sizes(int g, std::span<const SymExpr> sizes) {
-  const auto i = static_cast<size_t>(g);
-  if (groups_.state[i] == State::kUnknown) {
+  return groups_.get(static_cast<size_t>(g), [&]() -> std::optional<Shape> {
     // The element type does not matter here: only the sizes are kept.
     auto s = shape_under(DType::kUInt8, sizes, &symbols_);
-    groups_.state[i] = s ? State::kKnown : State::kLate;
-    if (s) groups_.known[i] = std::move(s->sizes);
-  }
-  return groups_.state[i] == State::kKnown ? &groups_.known[i] : nullptr;
+    if (!s) return std::nullopt;
+    return std::move(s->sizes);
+  });
 }
 
 }  // namespace splice::detail

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -60,6 +61,17 @@ class BoundShapes {
     void reset(size_t n) {
       state.assign(n, State::kUnknown);
       known.resize(n);
+    }
+    // Entry i, from evaluate() (a std::optional<T>, empty when late) the first time it is
+    // asked under this binding; nullptr when it is late.
+    template <typename Evaluate>
+    const T* get(size_t i, Evaluate&& evaluate) {
+      if (state[i] == State::kUnknown) {
+        auto v = evaluate();
+        state[i] = v ? State::kKnown : State::kLate;
+        if (v) known[i] = std::move(*v);
+      }
+      return state[i] == State::kKnown ? &known[i] : nullptr;
     }
   };
 

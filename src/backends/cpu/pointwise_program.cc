@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/parallel.h"
@@ -45,56 +46,46 @@ void convert_array(DType from, const std::byte* src, DType to, std::byte* dst, i
   });
 }
 
+// Calls f(std::integral_constant<int64_t, size>) for an element of 1, 2, 4 or 8 bytes (every
+// dtype's size), so that the copies below have a constant size: a memcpy of constant size
+// compiles to one move and keeps the bytes' own type (the slots are read as the dtype later).
+template <typename F>
+void with_element_size(size_t size, F&& f) {
+  switch (size) {
+    case 1:
+      return f(std::integral_constant<int64_t, 1>{});
+    case 2:
+      return f(std::integral_constant<int64_t, 2>{});
+    case 4:
+      return f(std::integral_constant<int64_t, 4>{});
+    default:
+      return f(std::integral_constant<int64_t, 8>{});
+  }
+}
+
 // Copies `n` elements of `size` bytes between a packed array and a strided run. Runs are
 // short in small models (a head's 8 elements, a broadcast scale's 1): elements move by
 // copies of constant size, never through a library memcpy call each.
-// E is an unsigned integer of the element's size; a memcpy of constant size compiles to one
-// move and keeps the bytes' own type (the slots are read as the dtype later).
-template <typename E>
-void gather_typed(const std::byte* src, int64_t stride, std::byte* dst, int64_t n) {
-  constexpr auto kSize = static_cast<int64_t>(sizeof(E));
-  if (stride == 0) {  // a broadcast input
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src, kSize);
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src + i * stride * kSize, kSize);
-}
-template <typename E>
-void scatter_typed(const std::byte* src, std::byte* dst, int64_t stride, int64_t n) {
-  constexpr auto kSize = static_cast<int64_t>(sizeof(E));
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * kSize, src + i * kSize, kSize);
-}
 void gather_run(const std::byte* src, int64_t stride, size_t size, std::byte* dst, int64_t n) {
   if (stride == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * size);
     return;
   }
-  switch (size) {
-    case 1:
-      return gather_typed<uint8_t>(src, stride, dst, n);
-    case 2:
-      return gather_typed<uint16_t>(src, stride, dst, n);
-    case 4:
-      return gather_typed<uint32_t>(src, stride, dst, n);
-    default:
-      return gather_typed<uint64_t>(src, stride, dst, n);
-  }
+  with_element_size(size, [&](auto element) {
+    constexpr int64_t kSize = decltype(element)::value;
+    // A broadcast input (stride 0) reads its one element n times.
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src + i * stride * kSize, kSize);
+  });
 }
 void scatter_run(const std::byte* src, std::byte* dst, int64_t stride, size_t size, int64_t n) {
   if (stride == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * size);
     return;
   }
-  switch (size) {
-    case 1:
-      return scatter_typed<uint8_t>(src, dst, stride, n);
-    case 2:
-      return scatter_typed<uint16_t>(src, dst, stride, n);
-    case 4:
-      return scatter_typed<uint32_t>(src, dst, stride, n);
-    default:
-      return scatter_typed<uint64_t>(src, dst, stride, n);
-  }
+  with_element_size(size, [&](auto element) {
+    constexpr int64_t kSize = decltype(element)::value;
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * kSize, src + i * kSize, kSize);
+  });
 }
 
 // The multi-index of the iteration space: inline up to kInlineRank dims (no allocation on
