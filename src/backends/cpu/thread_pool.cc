@@ -8,12 +8,50 @@ namespace splice::cpu {
 
 namespace {
 thread_local ThreadPool* t_current_pool = nullptr;
+
+// How long a waiting thread polls before it sleeps: longer than the gap between two parallel
+// ops of one call (a few microseconds of serial work), far shorter than the gap between calls
+// of a caller that does anything else.
+constexpr auto kSpinWait = std::chrono::microseconds(50);
+
+// A polling loop's pause: tells the core this is a spin-wait (on x86 it yields the pipeline to
+// the hyperthread sibling and saves power).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 }  // namespace
 
 ThreadPool* current_pool() { return t_current_pool; }
 
 ScopedPool::ScopedPool(ThreadPool* pool) : saved_(t_current_pool) { t_current_pool = pool; }
 ScopedPool::~ScopedPool() { t_current_pool = saved_; }
+
+template <typename Pred>
+void ThreadPool::Waiter::wait(Pred ready) {
+  // The clock is read every 64 polls only: a poll is a load and a pause (tens of cycles).
+  const auto deadline = std::chrono::steady_clock::now() + kSpinWait;
+  for (int polls = 1;; ++polls) {
+    if (ready()) return;
+    cpu_relax();
+    if (polls % 64 == 0 && std::chrono::steady_clock::now() >= deadline) break;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  sleepers_.fetch_add(1);
+  cv_.wait(lock, ready);
+  sleepers_.fetch_sub(1);
+}
+
+void ThreadPool::Waiter::notify() {
+  if (sleepers_.load() == 0) return;
+  // Taking the mutex orders this notify after a sleeper's last check of the condition (it
+  // holds the mutex from that check until it is inside cv_.wait).
+  { std::lock_guard<std::mutex> lock(mutex_); }
+  cv_.notify_all();
+}
 
 ThreadPool::ThreadPool(int threads) : size_(std::max(threads, 1)) {
   for (int i = 1; i < size_; ++i) {
@@ -26,11 +64,8 @@ ThreadPool::ThreadPool(int threads) : size_(std::max(threads, 1)) {
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(wake_mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
+  stop_.store(true);
+  job_ready_.notify();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -39,26 +74,19 @@ bool ThreadPool::work(int index) {
   const int64_t begin = index * chunk_;
   // ceil(n / chunks)-sized chunks can leave the last one empty (n = 9 in 4 chunks of 3).
   if (begin < n_) fn_(ctx_, begin, std::min(n_, begin + chunk_));
-  chunks_done_.fetch_add(1, std::memory_order_release);
   return begin < n_;
 }
 
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   while (true) {
-    {
-      std::unique_lock<std::mutex> lock(wake_mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      ++active_workers_;
-    }
+    job_ready_.wait([&] { return stop_.load() || generation_.load() != seen; });
+    if (stop_.load()) return;
+    // The caller publishes a job only once every worker finished the last one, so no
+    // generation is ever skipped.
+    seen = generation_.load();
     if (work(index)) participants_.fetch_add(1, std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> lock(wake_mutex_);
-      --active_workers_;
-    }
-    done_cv_.notify_all();
+    if (pending_.fetch_sub(1) == 1) job_done_.notify();
   }
 }
 
@@ -73,28 +101,18 @@ void ThreadPool::run(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {
     for (int64_t b = 0; b < n; b += chunk) fn(ctx, b, std::min(n, b + chunk));
     return;
   }
-  {
-    std::unique_lock<std::mutex> lock(wake_mutex_);
-    // A worker woken late for the previous job may still be looking at it (finding no chunk
-    // left): let it leave before the job's fields change.
-    done_cv_.wait(lock, [&] { return active_workers_ == 0; });
-    fn_ = fn;
-    ctx_ = ctx;
-    n_ = n;
-    chunks_ = chunks;
-    chunk_ = (n + chunks - 1) / chunks;
-    chunks_done_.store(0, std::memory_order_relaxed);
-    participants_.store(0, std::memory_order_relaxed);
-    ++generation_;
-  }
-  wake_.notify_all();
+  // Every worker left the previous job (pending_ was 0 when it ended): the fields are free.
+  fn_ = fn;
+  ctx_ = ctx;
+  n_ = n;
+  chunks_ = chunks;
+  chunk_ = (n + chunks - 1) / chunks;
+  participants_.store(0, std::memory_order_relaxed);
+  pending_.store(static_cast<int>(workers_.size()));
+  generation_.fetch_add(1);  // publishes the fields above (sequentially consistent)
+  job_ready_.notify();
   const bool mine = work(0);
-  // The job's state must outlive every worker that entered it: wait until all chunks ran and
-  // every worker left (a worker without a chunk of this job still read it).
-  std::unique_lock<std::mutex> lock(wake_mutex_);
-  done_cv_.wait(lock, [&] {
-    return chunks_done_.load(std::memory_order_acquire) == chunks_ && active_workers_ == 0;
-  });
+  job_done_.wait([&] { return pending_.load() == 0; });
   const int used = participants_.load(std::memory_order_relaxed) + (mine ? 1 : 0);
   int prev = max_used_.load(std::memory_order_relaxed);
   while (used > prev && !max_used_.compare_exchange_weak(prev, used)) {

@@ -3,8 +3,15 @@
 // parallel_for splits [0, n) into at most size() fixed chunks that depend only on n, the grain
 // and the pool's size — never on timing — so results are bitwise the same on every run; chunk
 // i runs on participant i (the caller is participant 0), so a job of k chunks always runs on
-// exactly k threads. Workers sleep on a
-// condition variable between jobs: a pool never spins against BLAS or another model's pool.
+// exactly k threads.
+//
+// Waiting: a worker that finished a job polls for the next one for a short while (kSpinWait)
+// before it sleeps on a condition variable, and the caller polls for its workers' chunks the
+// same way. A model's parallel ops come microseconds apart within a call, so the workers stay
+// awake through a call and are woken (a futex call and a context switch) once per call
+// rather than once per op; between calls they sleep, so a
+// pool never spins for long against BLAS (which runs single-threaded inside the pool's chunks)
+// or another model's pool.
 //
 // Sessions of one model share its pool and may run at the same time: a parallel_for that
 // finds the pool busy with another session's job runs on its caller alone instead of waiting.
@@ -12,6 +19,7 @@
 // kernel boundary, args.h), so the ~250 kernels keep their plain signatures.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -43,6 +51,24 @@ class ThreadPool {
 
  private:
   using ChunkFn = void (*)(void* ctx, int64_t begin, int64_t end);
+
+  // One side's wait for a condition another thread makes true: poll for kSpinWait, then sleep.
+  // notify() takes the mutex only when someone sleeps; the waiter counts itself asleep before
+  // it last checks the condition, and the notifier changes the condition before it reads the
+  // count (both sequentially consistent), so one of them always sees the other: no lost
+  // wake-up.
+  class Waiter {
+   public:
+    template <typename Pred>
+    void wait(Pred ready);
+    void notify();
+
+   private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::atomic<int> sleepers_{0};
+  };
+
   void run(int64_t n, int64_t grain, ChunkFn fn, void* ctx);
   // Runs the current job's chunk for participant `index`, if the job has one; whether it did.
   bool work(int index);
@@ -52,21 +78,21 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex busy_;  // held by the one caller whose job the pool runs
 
-  // The current job (written by its caller under wake_mutex_ before waking the workers).
-  std::mutex wake_mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_cv_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  // The current job: written by its caller, then published by incrementing generation_.
   ChunkFn fn_ = nullptr;
   void* ctx_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int64_t chunks_ = 0;
-  std::atomic<int64_t> chunks_done_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  // Workers not yet done with the current job (each one reads the job, chunk or not, so the
+  // next job is written only when this is 0).
+  std::atomic<int> pending_{0};
   std::atomic<int> participants_{0};
-  int active_workers_ = 0;  // workers still inside the current job (under wake_mutex_)
   std::atomic<int> max_used_{1};
+  Waiter job_ready_;  // workers wait for a new generation (or stop)
+  Waiter job_done_;   // the caller waits for pending_ == 0
 };
 
 // The pool of the session whose kernel is running on this thread; nullptr outside a kernel
