@@ -12,6 +12,8 @@
 #include <limits>
 
 #include "backends/cpu/args.h"
+#include "backends/cpu/parallel.h"
+#include "backends/cpu/vec_math.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
@@ -22,6 +24,30 @@ namespace {
 // The compute type of a float dtype: double for float64, float otherwise.
 template <typename T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// softmax (or log_softmax) of `rows` contiguous float rows of n elements each, the rows split
+// over the pool: the common case (a float32 softmax over the last dim), in vector loops.
+template <bool kLog>
+void softmax_float_rows(const float* x, float* y, int64_t rows, int64_t n) {
+  if (n == 0) return;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / n);
+  parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      // A NaN max makes every exp NaN: the whole row is NaN, as in PyTorch.
+      const float max = max_floats(xr, n);
+      const double sum = exp_shifted_sum(xr, max, yr, n);
+      if constexpr (kLog) {
+        const float log_sum = static_cast<float>(std::log(sum));
+        for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - max) - log_sum;
+      } else {
+        const float inv = static_cast<float>(1.0 / sum);
+        for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
+      }
+    }
+  });
+}
 
 template <bool kLog>
 Result<Tensor> softmax_impl(std::string_view op, const Tensor& self, int64_t dim, DType out_dtype) {
@@ -35,6 +61,10 @@ Result<Tensor> softmax_impl(std::string_view op, const Tensor& self, int64_t dim
     if (d < dim) outer *= self.size(d);
     if (d == dim) n = self.size(d);
     if (d > dim) inner *= self.size(d);
+  }
+  if (self.dtype() == DType::kFloat32 && out_dtype == DType::kFloat32 && inner == 1) {
+    softmax_float_rows<kLog>(in.data<float>(), out.data<float>(), outer, n);
+    return out;
   }
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backends/cpu/vec_math.h"
 #include "ir/pointwise.h"
 
 namespace splice::cpu::pointwise {
@@ -182,6 +183,22 @@ bool apply(PointwiseFn fn, int64_t count, const T* x, const T* y, const T* z, co
         return false;
     }
   } else {
+    if constexpr (std::is_same_v<T, float>) {
+      // The functions built on exp take the vectorised exp (vec_math.h): libm's is scalar.
+      switch (fn) {
+        case PointwiseFn::kExp:
+          exp_floats(x, out, count);
+          return true;
+        case PointwiseFn::kSigmoid:
+          sigmoid_floats(x, out, count);
+          return true;
+        case PointwiseFn::kSilu:
+          silu_floats(x, out, count);
+          return true;
+        default:
+          break;
+      }
+    }
     const T kNaN = std::numeric_limits<T>::quiet_NaN();
     const T sqrt1_2 = static_cast<T>(M_SQRT1_2);
     const T gelu_beta = static_cast<T>(M_SQRT2 * M_2_SQRTPI * 0.5);

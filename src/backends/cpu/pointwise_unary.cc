@@ -8,6 +8,7 @@
 
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
+#include "backends/cpu/vec_math.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
@@ -90,6 +91,42 @@ Outputs single_output(Tensor t) {
   return out;
 }
 
+// exp, sigmoid and silu on float-computed dtypes run the vectorised loops of vec_math.h: the
+// same ones a fused pointwise group runs, so a value is the same bits whichever route computed it.
+using FloatArrayFn = void (*)(const float*, float*, int64_t);
+constexpr FloatArrayFn vector_fn(FloatFn fn) {
+  switch (fn) {
+    case FloatFn::kExp:
+      return exp_floats;
+    case FloatFn::kSigmoid:
+      return sigmoid_floats;
+    case FloatFn::kSilu:
+      return silu_floats;
+    default:
+      return nullptr;
+  }
+}
+
+// out = fn(in) for float32, float16 and bfloat16 (16-bit floats compute in float and round once).
+void vector_unary(FloatArrayFn fn, const Tensor& in, const Tensor& out) {
+  const auto run = [&](const float* x, float* y) {
+    parallel_for(out.numel(), kParallelGrain,
+                 [&](int64_t begin, int64_t end) { fn(x + begin, y + begin, end - begin); });
+  };
+  if (in.dtype() == DType::kFloat32 && same_contiguous(out, in)) {
+    run(in.data<float>(), out.data<float>());
+    return;
+  }
+  // A contiguous float copy computed in place, then stored into out's layout and dtype.
+  const Tensor tmp = cast_copy(in, DType::kFloat32);
+  run(tmp.data<float>(), tmp.data<float>());
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_float_v<T>)
+      unary_loop<T, float>(out, tmp, [](float x) { return from_opmath<T>(x); });
+  });
+}
+
 template <FloatFn kFn>
 Result<Outputs> float_unary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
@@ -104,6 +141,12 @@ Result<Outputs> float_unary(std::string_view op, std::span<const KernelArg> args
   Tensor converted;
   if (self.dtype() != dtype) converted = to_dtype(self, dtype);
   const Tensor& in = self.dtype() == dtype ? self : converted;
+  if constexpr (vector_fn(kFn) != nullptr) {
+    if (dtype != DType::kFloat64) {
+      vector_unary(vector_fn(kFn), in, out);
+      return single_output(std::move(out));
+    }
+  }
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {

@@ -63,6 +63,37 @@ TEST(Softmax, DimsAndDtypes) {
   EXPECT_EQ(call_error("aten._softmax.default", {x, i64(2), false}).kind(), ErrorKind::kOutOfRange);
 }
 
+// float32 softmax over the last dim takes a vector row path; over another dim (inner > 1) the
+// generic one. Both must agree on every row, the special rows included.
+TEST(Softmax, LastDimRowsMatchTheGenericPath) {
+  const int64_t rows = 6, n = 37;
+  const double inf = INFINITY, nan = NAN;
+  std::vector<double> x(rows * n);
+  for (int64_t i = 0; i < rows * n; ++i) x[i] = std::sin(0.37 * i) * 20;
+  for (int64_t j = 0; j < n; ++j) x[1 * n + j] = -inf;  // all -inf: NaN
+  x[2 * n + 5] = -inf;                                  // one -inf: that element 0
+  x[3 * n + 36] = nan;                                  // a NaN: the whole row NaN
+  x[4 * n + 9] = inf;                                   // +inf: NaN, as exp(inf - inf)
+  std::vector<double> xt(rows * n);                     // x transposed: the same softmax over dim 0
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) xt[j * rows + r] = x[r * n + j];
+  for (const char* op : {"aten._softmax.default", "aten._log_softmax.default"}) {
+    const auto fast = values(call1(op, {make(DType::kFloat32, {rows, n}, x), i64(1), false}));
+    const auto generic = values(call1(op, {make(DType::kFloat32, {n, rows}, xt), i64(0), false}));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        const double a = fast[r * n + j], b = generic[j * rows + r];
+        if (std::isnan(b) || std::isinf(b)) {
+          EXPECT_TRUE(std::isnan(a) ? std::isnan(b) : a == b) << op << " row " << r << " col " << j;
+        } else {
+          EXPECT_NEAR(a, b, 1e-6 * std::max(1.0, std::abs(b)))
+              << op << " row " << r << " col " << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(LayerNorm, MeanRstdAndAffine) {
   // Rows [1, 3] (mean 2, var 1) and [2, 2] (mean 2, var 0), eps 0.25.
   Tensor x = make(DType::kFloat32, {2, 2}, {1, 3, 2, 2});
