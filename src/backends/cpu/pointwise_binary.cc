@@ -344,9 +344,24 @@ Result<Outputs> where(std::string_view op, std::span<const KernelArg> args) {
     const bool* pc = tc.data<bool>();
     const T* px = tx.data<T>();
     const T* py = ty.data<T>();
-    for_each_offset<4>(
-        shape, {out.strides().data(), sc.data(), sx.data(), sy.data()},
-        [&](const std::array<int64_t, 4>& o) { po[o[0]] = pc[o[1]] ? px[o[2]] : py[o[3]]; });
+    const std::array<const int64_t*, 4> strides = {out.strides().data(), sc.data(), sx.data(),
+                                                   sy.data()};
+    // Row by row (over threads) when every operand's innermost dim is dense or broadcast, as
+    // a mask, scores and a scalar fill are; else element by element.
+    const int64_t ic = sc.empty() ? 0 : sc.back(), ix = sx.empty() ? 0 : sx.back(),
+                  iy = sy.empty() ? 0 : sy.back();
+    const bool rows =
+        for_each_row<4>(shape, strides, [&](const std::array<int64_t, 4>& o, int64_t n) {
+          T* ro = po + o[0];
+          const bool* rc = pc + o[1];
+          const T* rx = px + o[2];
+          const T* ry = py + o[3];
+          for (int64_t i = 0; i < n; ++i) ro[i] = rc[i * ic] ? rx[i * ix] : ry[i * iy];
+        });
+    if (rows) return;
+    for_each_offset<4>(shape, strides, [&](const std::array<int64_t, 4>& o) {
+      po[o[0]] = pc[o[1]] ? px[o[2]] : py[o[3]];
+    });
   });
   return single_output(std::move(out));
 }

@@ -1,6 +1,6 @@
 // Binary kernels: wrapped Python numbers in the self position (`2 - x` exports as
 // sub.Tensor(2, x)), rsub, remainder with Python's sign rule, and comparisons with a number
-// on the left.
+// on the left; where over broadcast and strided operands (its row and element paths).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,6 +80,34 @@ TEST(Remainder, PythonSignRule) {
   // Float remainder by zero is NaN, not an error.
   EXPECT_TRUE(std::isnan(
       values(call1("aten.remainder.Scalar", {make(DType::kFloat32, {1}, {1}), f64(0)}))[0]));
+}
+
+// where(c, x, y) element by element from the operands' values, as the reference: c [4, 1, 5]
+// broadcast over dim 1, x a permuted view [4, 3, w] of a [3, 4, w] tensor, y [w] broadcast.
+// w = 5 keeps every innermost dim dense or broadcast (the row path); x's innermost dim
+// strided (taking every other element of a wider tensor) forces the element path.
+TEST(Where, BroadcastAndStridedOperands) {
+  for (const bool dense_rows : {true, false}) {
+    const int64_t w = 5, xw = dense_rows ? w : 2 * w;
+    std::vector<double> cv(4 * w), xv(3 * 4 * xw), yv(w);
+    for (size_t i = 0; i < cv.size(); ++i) cv[i] = (i * 7) % 3 == 0;
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>(i);
+    for (size_t i = 0; i < yv.size(); ++i) yv[i] = -1.0 - static_cast<double>(i);
+    const Tensor c = make(DType::kBool, {4, 1, w}, cv);
+    const Tensor xb = make(DType::kFloat32, {3, 4, xw}, xv);
+    const Tensor x = xb.view_as({4, 3, w}, {xw, 4 * xw, xw / w}, xb.offset());
+    const Tensor y = make(DType::kFloat32, {w}, yv);
+    const auto got = values(call1("aten.where.self", {c, x, y}));
+    ASSERT_EQ(got.size(), static_cast<size_t>(4 * 3 * w));
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        for (int64_t k = 0; k < w; ++k) {
+          const double want = cv[i * w + k] != 0 ? xv[j * 4 * xw + i * xw + k * (xw / w)] : yv[k];
+          EXPECT_EQ(got[(i * 3 + j) * w + k], want) << dense_rows << " " << i << j << k;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
