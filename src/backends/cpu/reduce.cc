@@ -9,6 +9,7 @@
 
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/reduce_plan.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
@@ -61,9 +62,26 @@ void sum_into(const Tensor& out, const Tensor& in, const ReducePlan& plan, bool 
   const std::array<const int64_t*, 2> strides = {in.strides().data(), plan.acc_strides.data()};
   if constexpr (is_float_v<T>) {
     std::vector<double> acc(n, 0.0);
-    for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
-      acc[o[1]] += static_cast<double>(to_opmath(pin[o[0]]));
-    });
+    if (const auto rows = trailing_rows(in, plan)) {
+      // Each output sums one run of consecutive inputs: rows over threads, four independent
+      // accumulators per row (the adds pipeline instead of waiting on each other).
+      const int64_t count = plan.count;
+      parallel_for(*rows, std::max<int64_t>(1, kParallelGrain / count), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          const T* p = pin + r * count;
+          double s[4] = {0, 0, 0, 0};
+          int64_t j = 0;
+          for (; j + 4 <= count; j += 4)
+            for (int k = 0; k < 4; ++k) s[k] += static_cast<double>(to_opmath(p[j + k]));
+          for (; j < count; ++j) s[0] += static_cast<double>(to_opmath(p[j]));
+          acc[r] = (s[0] + s[1]) + (s[2] + s[3]);
+        }
+      });
+    } else {
+      for_each_offset<2>(in.sizes(), strides, [&](const std::array<int64_t, 2>& o) {
+        acc[o[1]] += static_cast<double>(to_opmath(pin[o[0]]));
+      });
+    }
     for (int64_t i = 0; i < n; ++i) {
       const T s = cast_value<T>(acc[i]);
       if (mean) {
@@ -145,11 +163,21 @@ Result<Outputs> any_all(std::string_view op, std::span<const KernelArg> args) {
   const Tensor in = to_dtype(self, DType::kBool);
   bool* po = out.data<bool>();
   const bool* pin = in.data<bool>();
-  if (kAll) std::fill(po, po + out.numel(), true);  // the empty reduction is true
-  for_each_offset<2>(in.sizes(), {in.strides().data(), plan.acc_strides.data()},
-                     [&](const std::array<int64_t, 2>& o) {
-                       po[o[1]] = kAll ? (po[o[1]] && pin[o[0]]) : (po[o[1]] || pin[o[0]]);
-                     });
+  if (const auto rows = trailing_rows(in, plan)) {
+    // Each output folds one run of consecutive inputs.
+    const int64_t count = plan.count;
+    for (int64_t r = 0; r < *rows; ++r) {
+      const bool* p = pin + r * count;
+      po[r] = kAll ? std::all_of(p, p + count, [](bool v) { return v; })
+                   : std::any_of(p, p + count, [](bool v) { return v; });
+    }
+  } else {
+    if (kAll) std::fill(po, po + out.numel(), true);  // the empty reduction is true
+    for_each_offset<2>(in.sizes(), {in.strides().data(), plan.acc_strides.data()},
+                       [&](const std::array<int64_t, 2>& o) {
+                         po[o[1]] = kAll ? (po[o[1]] && pin[o[0]]) : (po[o[1]] || pin[o[0]]);
+                       });
+  }
   return Outputs{to_dtype(out, dtype)};
 }
 

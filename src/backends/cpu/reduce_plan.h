@@ -27,6 +27,19 @@ Result<ReducePlan> plan_reduce(std::string_view op, const Tensor& self,
                                const std::optional<std::vector<int64_t>>& dims, bool keepdim,
                                bool empty_means_all = true);
 
+// When `in` is contiguous and the plan reduces exactly its trailing dims (a mean over the
+// last dim, an any over a row): the number of output elements, output i reducing the
+// plan.count consecutive input elements from i * plan.count; else nullopt.
+inline std::optional<int64_t> trailing_rows(const Tensor& in, const ReducePlan& plan) {
+  if (!in.is_contiguous() || plan.count <= 0) return std::nullopt;
+  bool inside = false;  // past the first reduced dim
+  for (bool r : plan.reduced) {
+    if (inside && !r) return std::nullopt;
+    inside = inside || r;
+  }
+  return in.numel() / plan.count;
+}
+
 // Calls fn(out_index, base) for each lane of `self` along `dim` (an already wrapped dim; any
 // dim of a 0-d tensor is one lane of length 1): out_index counts lanes in row-major order of
 // the other dims, base is the element offset of the lane's first element. Lane i's element j

@@ -128,6 +128,43 @@ TEST(Reduce, SumMeanAny) {
             std::numeric_limits<int64_t>::min());
 }
 
+// Reductions over the trailing dims of a contiguous tensor take a row path; the same data
+// through a transposed (strided) view takes the generic one. They must agree.
+TEST(Reduce, TrailingRowsMatchTheStridedPath) {
+  const int64_t rows = 19, n = 133;
+  std::vector<double> v(rows * n), vt(rows * n);
+  for (int64_t i = 0; i < rows * n; ++i) v[i] = std::cos(0.11 * i) * 3;
+  for (int64_t j = 0; j < n; ++j) v[4 * n + j] = 0;  // a row of zeros: any false, all false
+  v[7 * n + 100] = 0;                                // one zero: all false
+  v[8 * n + 3] = NAN;                                // NaN is true, and sums to NaN
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) vt[j * rows + r] = v[r * n + j];
+  const Tensor dense = make(DType::kFloat32, {rows, n}, v);
+  const Tensor t = make(DType::kFloat32, {n, rows}, vt);
+  const Tensor strided = t.view_as({rows, n}, {1, rows}, t.offset());
+  for (const char* op : {"aten.sum.dim_IntList", "aten.mean.dim"}) {
+    const auto a = values(call1(op, {dense, ints({-1}), false, none()}));
+    const auto b = values(call1(op, {strided, ints({-1}), false, none()}));
+    ASSERT_EQ(a.size(), static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      if (std::isnan(b[r])) {
+        EXPECT_TRUE(std::isnan(a[r])) << op << " row " << r;
+      } else {
+        EXPECT_NEAR(a[r], b[r], 1e-5) << op << " row " << r;
+      }
+    }
+  }
+  for (const char* op : {"aten.any.dim", "aten.all.dim"}) {
+    EXPECT_EQ(values(call1(op, {dense, i64(1), false})),
+              values(call1(op, {strided, i64(1), false})))
+        << op;
+  }
+  // A mean over the two trailing dims of a 3-d tensor is one run per output too.
+  const Tensor cube = make(DType::kFloat32, {2, 3, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  EXPECT_EQ(values(call1("aten.mean.dim", {cube, ints({1, 2}), false, none()})),
+            (std::vector<double>{3.5, 9.5}));
+}
+
 TEST(Registry, CoversTheRequiredTargets) {
   const char* required[] = {"aten.view.default",
                             "aten._unsafe_view.default",
