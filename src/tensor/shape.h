@@ -91,7 +91,7 @@ class Shape {
 
   void reserve(size_t n) {
     if (n <= capacity_) return;
-    int64_t* fresh = new int64_t[n];
+    int64_t* fresh = new int64_t[n]();  // zeroed, as inline_ is
     if (size_ > 0) std::memcpy(fresh, data_, size_ * sizeof(int64_t));
     release();
     data_ = fresh;
@@ -164,10 +164,17 @@ class Shape {
     data_ = inline_;
     capacity_ = kInline;
   }
-  // Copies other's elements here (the hot path of every tensor copy: one memcpy).
+  // Copies other's elements here (the hot path of every tensor copy). A rank up to kInline
+  // copies kInline elements whatever the size: a fixed-size copy is a few register moves, a
+  // variable-size one a call into memmove. Both buffers hold at least kInline elements (a heap
+  // buffer is only made for more), so the copy stays inside them.
   void copy_from(const Shape& other) {
-    if (other.size_ > capacity_) reserve(other.size_);
-    if (other.size_ > 0) std::memcpy(data_, other.data_, other.size_ * sizeof(int64_t));
+    if (other.size_ <= kInline) {
+      std::memcpy(data_, other.data_, kInline * sizeof(int64_t));
+    } else {
+      if (other.size_ > capacity_) reserve(other.size_);
+      std::memcpy(data_, other.data_, other.size_ * sizeof(int64_t));
+    }
     size_ = other.size_;
   }
   // Moves other's elements here (this holds none) and leaves other empty and inline.
@@ -180,7 +187,7 @@ class Shape {
     } else {
       data_ = inline_;
       capacity_ = kInline;
-      std::memcpy(inline_, other.inline_, other.size_ * sizeof(int64_t));
+      std::memcpy(inline_, other.inline_, sizeof inline_);  // fixed size: see copy_from
     }
     size_ = other.size_;
     other.size_ = 0;
@@ -194,7 +201,8 @@ class Shape {
     return at;
   }
 
-  int64_t inline_[kInline];
+  // Zeroed so that the whole-buffer copies above never read indeterminate values.
+  int64_t inline_[kInline] = {};
   int64_t* data_ = inline_;
   size_t size_ = 0;
   size_t capacity_ = kInline;

@@ -60,6 +60,23 @@ TEST(Shape, CopiesAndMovesAreIndependentAndComplete) {
   }
 }
 
+// A copy of up to kInline elements moves a whole inline buffer's worth: from a heap buffer
+// that shrank back to a few elements, and into one, it must still give exactly those elements.
+TEST(Shape, SmallCopiesFromAndIntoHeapBuffers) {
+  Shape shrunk = iota(kInline + 4);  // on the heap
+  shrunk.resize(2);
+  const Shape from_heap = shrunk;
+  EXPECT_EQ(from_heap, Shape({0, 1}));
+  Shape into_heap = iota(kInline + 4);
+  into_heap = Shape{5, 6, 7};
+  EXPECT_EQ(into_heap, Shape({5, 6, 7}));
+  into_heap = shrunk;
+  EXPECT_EQ(into_heap, Shape({0, 1}));
+  // Growing again after the copy shows zeros, not stale elements.
+  into_heap.resize(4);
+  EXPECT_EQ(into_heap, Shape({0, 1, 0, 0}));
+}
+
 TEST(Shape, SelfAssignmentKeepsTheElements) {
   Shape small = iota(3), big = iota(kInline + 3);
   Shape& small_ref = small;
