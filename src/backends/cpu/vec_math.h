@@ -19,7 +19,8 @@ void exp_floats(const float* x, float* out, int64_t n);
 void sigmoid_floats(const float* x, float* out, int64_t n);
 // out[i] = x[i] / (1 + exp(-x[i])).
 void silu_floats(const float* x, float* out, int64_t n);
-// out[i] = exp(x[i] - shift), returning the sum of out[0..n) (accumulated in double).
+// out[i] = exp(x[i] - shift), returning the sum of out[0..n): eight float partial sums, one per
+// lane, added in double with the tail.
 double exp_shifted_sum(const float* x, float shift, float* out, int64_t n);
 // The largest of x[0..n) (n >= 1); NaN when any element is NaN (as PyTorch's max).
 float max_floats(const float* x, int64_t n);
