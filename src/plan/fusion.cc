@@ -75,7 +75,10 @@ class Fuser {
         continue;
       const Value* stored = df.stored_value(write_src(*nodes_[d.node]));
       const Value* dest = graph().find_value(d.dest_value);
-      if (dest != nullptr) region_root_[stored] = root(dest);
+      if (dest != nullptr) {
+        region_root_[stored] = root(dest);
+        region_write_[stored] = &d;
+      }
       if (d.strategy == WriteStrategy::kCopyThenWrite) base_copy_at_.insert(d.producer);
     }
     // _assert_tensor_metadata checks nothing at run time (runtime/host_nodes.cc): it does not
@@ -142,7 +145,30 @@ class Fuser {
     // not share storage with another member's value the group stores whole.
     auto region = region_root_.find(node.output(0));
     if (region == region_root_.end()) return !store_roots_.count(root(node.output(0)));
-    return !read_roots_.count(region->second) && !whole_roots_.count(region->second);
+    return !read_roots_.count(region->second) && !whole_roots_.count(region->second) &&
+           disjoint_from_member_stores(node.output(0), region->second);
+  }
+
+  // Whether the slice `stored` goes to misses every slice of `root` a member stores into: two
+  // writes to one region must land in program order, which a group's tiles do not keep.
+  bool disjoint_from_member_stores(const Value* stored, int root) const {
+    const WriteDecision& w = *region_write_.at(stored);
+    const Node& write = *nodes_[w.node];
+    for (int m : members_) {
+      const Value* v = nodes_[m]->output(0);
+      auto it = region_write_.find(v);
+      if (it == region_write_.end() || region_root_.at(v) != root) continue;
+      const WriteDecision& other = *it->second;
+      const Node& other_write = *nodes_[other.node];
+      // Regions compare only within one destination of one shape.
+      const Value* base = write_base(write);
+      const Value* other_base = write_base(other_write);
+      if (other.dest_value != w.dest_value || base == nullptr || other_base == nullptr ||
+          base->type().sizes != other_base->type().sizes ||
+          write_regions_may_overlap(other_write, write))
+        return false;
+    }
+    return true;
   }
 
   // Whether the open group may widen its iteration space to `sizes`, candidate `pos`'s (as
@@ -277,6 +303,8 @@ class Fuser {
   const std::vector<std::unique_ptr<Node>>& nodes_;
   FusionPlan out_;
   std::unordered_map<const Value*, int> region_root_;
+  // The write each value of region_root_ is stored for.
+  std::unordered_map<const Value*, const WriteDecision*> region_write_;
   std::unordered_set<int> base_copy_at_;
   std::unordered_map<const Value*, std::vector<int>> users_;
   // The open group.

@@ -405,6 +405,10 @@ class Planner {
 
 }  // namespace
 
+bool write_regions_may_overlap(const ir::Node& a, const ir::Node& b) {
+  return regions_overlap(region_of(a), region_of(b));
+}
+
 WritePlanResult plan_writes(const DataFlow& df, PlanMode mode) { return Planner(df, mode).run(); }
 
 }  // namespace splice::plan

@@ -38,4 +38,8 @@ struct WritePlanResult {
 
 WritePlanResult plan_writes(const DataFlow& df, PlanMode mode);
 
+// Whether slice/select writes `a` and `b` (of bases of one shape) may touch a common element:
+// false only when both cover constant ranges of one dim that do not meet.
+bool write_regions_may_overlap(const ir::Node& a, const ir::Node& b);
+
 }  // namespace splice::plan

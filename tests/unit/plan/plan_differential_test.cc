@@ -79,5 +79,34 @@ graph(%x: f32[4, 8], %y: f32[4, 2]) {
   EXPECT_TRUE(same_bytes(results[0], results[1]));
 }
 
+TEST(PlanDifferential, TwoProducersStoringIntoOneRegionStoreInProgramOrder) {
+  // Found by fuzz_plan_differential: both negs store straight into column 7 of the mutated
+  // buffer; the later write (v7) must win, as in the naive plan.
+  const char* text = R"(signature {
+  input %b_buf: buffer "buf" persistent
+  input %x: user_input
+  input %y: user_input
+  input %idx: user_input
+  output 0: buffer_mutation "buf"
+  output 1: user_output
+  output 2: user_output
+  output 3: user_output
+}
+graph(%b_buf: f32[4, 8], %x: f32[4, 8], %y: f32[4, 2], %idx: i64[2]) {
+  %s0: f32[4] = aten.select.int(%x, 1, 2)
+  %p1: f32[4] = aten.neg.default(%s0)
+  %u2: f32[4, 1] = aten.unsqueeze.default(%p1, 1)
+  %v3: f32[4, 8] = aten.slice_scatter.default(%b_buf, %u2, 1, 7, 8, 1)
+  %s4: f32[4] = aten.select.int(%x, 1, 7)
+  %p5: f32[4] = aten.neg.default(%s4)
+  %u6: f32[4, 1] = aten.unsqueeze.default(%p5, 1)
+  %v7: f32[4, 8] = aten.slice_scatter.default(%v3, %u6, 1, 7, 8, 1)
+  return (%v7, %y, %y, %v7)
+}
+)";
+  std::mt19937 rng(7);
+  EXPECT_EQ(planned_vs_naive(text, rng, 2), "");
+}
+
 }  // namespace
 }  // namespace splice::plan
