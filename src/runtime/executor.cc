@@ -64,6 +64,7 @@ class Call {
       state_.args.clear();
       for (const auto& e : m.exec) state_.args.push_back(e.args);
       state_.destination.assign(m.exec.size(), Tensor());
+      state_.views.assign(m.exec.size(), {});
     }
   }
 
@@ -295,9 +296,44 @@ class Call {
     return check_output(node, v, t, f_.symbols);
   }
 
+  // A memoised view whose input has the geometry it had when the view was made: the same
+  // view over this call's input. False when the kernel must run.
+  bool reuse_view(const detail::NodeExec& e, detail::ViewMemo& memo) {
+    const Tensor* in = std::get_if<Tensor>(&f_.slots[e.refs[0].slot]);
+    if (in == nullptr || !memo.matches(*in)) return false;
+    f_.slots[e.outputs[0]] = in->view_as(memo.out_sizes, memo.out_strides, memo.out_offset);
+    return true;
+  }
+
+  // Remembers the view a memoised-view node's kernel made; a copy (reshape of a tensor whose
+  // strides do not allow a view, `to` another dtype) is not remembered and runs every call.
+  void remember_view(const detail::NodeExec& e, detail::ViewMemo& memo) {
+    memo.valid = false;
+    const Tensor* in = std::get_if<Tensor>(&f_.slots[e.refs[0].slot]);
+    const Tensor* out = std::get_if<Tensor>(&f_.slots[e.outputs[0]]);
+    if (in == nullptr || out == nullptr || out->storage() != in->storage() ||
+        out->dtype() != in->dtype())
+      return;
+    memo = {true,         in->dtype(),  in->sizes(),    in->strides(),
+            in->offset(), out->sizes(), out->strides(), out->offset()};
+  }
+
   Result<void> run_kernel(int pos) {
     const Node& node = *m_.program.graph.nodes()[pos];
     const detail::NodeExec& e = m_.exec[pos];
+    if (e.memoised_view) {
+      detail::ViewMemo& memo = state_.views[pos];
+      if (reuse_view(e, memo))
+        return check_value(node, e.outputs[0], *node.output(0),
+                           std::get<Tensor>(f_.slots[e.outputs[0]]));
+      SPLICE_TRY(run_kernel_node(pos, node, e));
+      remember_view(e, memo);
+      return ok_result();
+    }
+    return run_kernel_node(pos, node, e);
+  }
+
+  Result<void> run_kernel_node(int pos, const Node& node, const detail::NodeExec& e) {
     auto& args = state_.args[pos];
     ArgsRelease release{e, args};
     SPLICE_TRY(fill_args(m_, e, f_, args));

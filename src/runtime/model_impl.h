@@ -50,6 +50,28 @@ struct NodeExec {
   std::vector<ArgRef> refs;
   std::vector<int32_t> outputs;  // slot per output; -1 where the output is unused (None)
   const plan::Placement* placement = nullptr;  // of output 0, when planned
+  // A view whose result's geometry follows from its one tensor argument's alone (every other
+  // argument a constant, one output, no placement): a session reuses the view it made on an
+  // earlier call instead of running the kernel (ViewMemo).
+  bool memoised_view = false;
+};
+
+// The view a memoised-view node (NodeExec::memoised_view) made on a session's last call that
+// ran its kernel: the input's geometry and the output's. An input of equal dtype, sizes,
+// strides and offset gets the same output geometry over its own storage, without the kernel's
+// argument checks and stride arithmetic (a few hundred nanoseconds a node on small programs).
+struct ViewMemo {
+  bool valid = false;
+  DType dtype = DType::kFloat32;  // of input and output alike
+  Shape in_sizes, in_strides;
+  int64_t in_offset = 0;
+  Shape out_sizes, out_strides;
+  int64_t out_offset = 0;
+
+  bool matches(const Tensor& in) const {
+    return valid && in.dtype() == dtype && in.offset() == in_offset && in.sizes() == in_sizes &&
+           in.strides() == in_strides;
+  }
 };
 
 // A pointwise group's step, resolved at load: its program (plan/fusion.h, group_program) and
@@ -134,6 +156,8 @@ struct SessionState {
   // Per node position: the whole-buffer view of its planned output when that buffer is the
   // session's own (kept between calls), rebuilt only when the buffer's storage changes.
   std::vector<Tensor> destination;
+  // Per node position: the view a memoised-view node made last (invalid for other nodes).
+  std::vector<ViewMemo> views;
   // Sizes of dynamic-shape values and buffers under the symbols of the session's last call.
   BoundShapes shapes;
 };

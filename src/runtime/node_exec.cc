@@ -119,6 +119,9 @@ Result<void> resolve_node_exec(detail::ModelImpl& m) {
       if (!a.ok()) return a.error().with_context(node_label(node));
       e.args.push_back(std::move(*a));
     }
+    e.memoised_view = node.op().may_view() && node.outputs().size() == 1 && e.outputs[0] >= 0 &&
+                      e.placement == nullptr && e.refs.size() == 1 &&
+                      e.refs[0].kind == ArgRef::Kind::kTensor;
   }
   m.static_buffer_bytes.clear();
   for (const auto& b : m.plan.buffers) m.static_buffer_bytes.push_back(b.bytes.constant());
