@@ -140,6 +140,32 @@ int64_t offset_of(const int64_t* idx, const Shape& strides) {
   return off;
 }
 
+// Merges the dims of the iteration space that every tensor walks as one (a dim whose stride is
+// the next dim's stride times its size, in every tensor alike) and drops dims of size 1, so
+// that runs of the innermost dim are as long as the tensors' layout allows: a contiguous
+// [1, T, 64] program walks one run of T*64 elements, not T runs of 64. The tensors become views
+// over the merged space; the row-major element order, and so every tile, stays the same.
+Shape coalesce_dims(const Shape& sizes, std::vector<Tensor>& tensors) {
+  Shape merged;
+  std::vector<Shape> strides(tensors.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    bool joins = !merged.empty();
+    for (size_t i = 0; i < tensors.size() && joins; ++i)
+      joins = strides[i].back() == tensors[i].strides()[d] * sizes[d];
+    if (joins) {
+      merged.back() *= sizes[d];
+      for (size_t i = 0; i < tensors.size(); ++i) strides[i].back() = tensors[i].strides()[d];
+    } else {
+      merged.push_back(sizes[d]);
+      for (size_t i = 0; i < tensors.size(); ++i) strides[i].push_back(tensors[i].strides()[d]);
+    }
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    tensors[i] = tensors[i].view_as(merged, std::move(strides[i]), tensors[i].offset());
+  return merged;
+}
+
 class Interpreter {
  public:
   Interpreter(const PointwiseProgram& p, std::span<const Tensor> inputs,
@@ -332,14 +358,18 @@ Result<void> run_pointwise_program(const PointwiseProgram& p, std::span<const Te
   const int64_t numel = shape_numel(sizes);
   if (numel == 0) return ok_result();
   // Inputs of size 1 along a dim broadcast: a zero stride there.
-  std::vector<Tensor> in(inputs.begin(), inputs.end());
-  for (Tensor& t : in) {
+  std::vector<Tensor> views;
+  views.reserve(inputs.size() + outputs.size());
+  for (const Tensor& t : inputs) {
     Shape strides = t.strides();
     for (size_t d = 0; d < sizes.size(); ++d)
       if (t.size(static_cast<int64_t>(d)) != sizes[d]) strides[d] = 0;
-    t = t.view_as(sizes, std::move(strides), t.offset());
+    views.push_back(t.view_as(sizes, std::move(strides), t.offset()));
   }
-  const Interpreter interp(p, in, outputs, sizes);
+  views.insert(views.end(), outputs.begin(), outputs.end());
+  const Shape space = coalesce_dims(sizes, views);
+  const std::span<const Tensor> all(views);
+  const Interpreter interp(p, all.first(inputs.size()), all.subspan(inputs.size()), space);
   const int64_t tiles = (numel + kTile - 1) / kTile;
   parallel_for(tiles, std::max<int64_t>(1, kParallelGrain / kTile),
                [&](int64_t first, int64_t last) { interp.run_tiles(first, last, numel); });

@@ -209,6 +209,44 @@ TEST(PointwiseProgram, StoresThroughAStridedOutputOnly) {
           << r << "," << c;
 }
 
+// Dims merge only where every tensor walks them as one: x contiguous, y broadcast along dim 1,
+// z transposed in its last two dims, out0 the right half of a [2, 3, 8] buffer, out1
+// contiguous. Each element must come from its own operands whatever runs the walk takes.
+TEST(PointwiseProgram, MixedLayoutsReadAndStoreEveryElementOnce) {
+  ir::PointwiseProgram p;
+  auto x = p.add_input(DType::kFloat32), y = p.add_input(DType::kFloat32),
+       z = p.add_input(DType::kFloat32);
+  auto xy = p.add_node(ir::PointwiseFn::kAdd, {x, y}, DType::kFloat32, DType::kFloat32);
+  p.add_output(p.add_node(ir::PointwiseFn::kMul, {xy, z}, DType::kFloat32, DType::kFloat32));
+  p.add_output(xy);
+  auto counting = [](const Shape& sizes, float scale) {
+    Tensor t = Tensor::empty(DType::kFloat32, sizes).value();
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i) * scale;
+    return t;
+  };
+  const Tensor xs = counting({2, 3, 4}, 1.0f);
+  const Tensor ys = counting({2, 1, 4}, 100.0f);
+  const Tensor zs = counting({2, 4, 3}, 0.5f);
+  const Tensor ins[] = {xs, ys, zs.view_as({2, 3, 4}, {12, 1, 3}, 0)};
+  Tensor buf = Tensor::empty(DType::kFloat32, {2, 3, 8}).value();
+  std::memset(buf.raw_data(), 0, buf.nbytes());
+  Tensor out1 = Tensor::empty(DType::kFloat32, {2, 3, 4}).value();
+  const Tensor outs[] = {buf.view_as({2, 3, 4}, {24, 8, 1}, 4), out1};
+  ASSERT_TRUE(run_pointwise_program(p, ins, outs, {2, 3, 4}).ok());
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b) {
+      for (int c = 0; c < 8; ++c) {
+        const float sum =
+            xs.data<float>()[a * 12 + b * 4 + (c % 4)] + ys.data<float>()[a * 4 + (c % 4)];
+        const float want_out0 = c < 4 ? 0.0f : sum * zs.data<float>()[a * 12 + (c - 4) * 3 + b];
+        EXPECT_EQ(buf.data<float>()[a * 24 + b * 8 + c], want_out0) << a << "," << b << "," << c;
+        if (c < 4) {
+          EXPECT_EQ(out1.data<float>()[a * 12 + b * 4 + c], sum) << a << "," << b;
+        }
+      }
+    }
+}
+
 TEST(PointwiseProgram, ThreadsGiveTheSingleThreadBytes) {
   ir::PointwiseProgram p;
   auto x = p.add_input(DType::kFloat32);
