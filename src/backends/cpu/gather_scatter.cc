@@ -6,6 +6,7 @@
 // accumulates in index order, rounding to the dtype after each addition (self is stored in
 // its dtype), with a + alpha * b computed in the dtype's opmath. A 0-d tensor counts as 1-D
 // of size 1 for dims and shapes, as PyTorch's ensure_nonempty_dim does.
+#include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/args.h"
@@ -47,6 +48,19 @@ void take_along(const Tensor& out, const Tensor& self, int64_t dim, const Tensor
   Shape in_shape = s.sizes();
   in_shape[dim] = idx.numel();
   const Tensor o = out.view_as(in_shape, contiguous_strides(in_shape), 0);
+  if (dim == 0 && s.is_contiguous()) {
+    // Each slice is one block of memory in self and in out (an embedding's rows): a copy of
+    // bytes per index, not a strided walk of every element.
+    const size_t block =
+        static_cast<size_t>(o.numel() / std::max<int64_t>(idx.numel(), 1)) * dtype_size(s.dtype());
+    const int64_t* pi = idx.data<int64_t>();
+    const std::byte* src = s.raw_data();
+    std::byte* dst = o.raw_data();
+    for (int64_t i = 0; i < idx.numel(); ++i)
+      std::memcpy(dst + static_cast<size_t>(i) * block, src + static_cast<size_t>(pi[i]) * block,
+                  block);
+    return;
+  }
   Shape row_sizes = in_shape, src_strides = s.strides(), dst_strides = o.strides();
   row_sizes.erase(row_sizes.begin() + dim);
   src_strides.erase(src_strides.begin() + dim);

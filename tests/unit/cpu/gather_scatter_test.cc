@@ -85,6 +85,24 @@ TEST(Embedding, RowsForEachIndex) {
                  ErrorKind::kOutOfRange, "index -1");
 }
 
+// A contiguous weight takes its rows by block copies; a transposed or offset view of the same
+// values walks them element by element. Both give the same rows.
+TEST(Embedding, ContiguousAndStridedWeightsGiveTheSameRows) {
+  Tensor idx = make(DType::kInt64, {2, 3}, {3, 0, 3, 1, 2, 0});
+  const std::vector<double> want = {9, 10, 11, 0, 1, 2, 9, 10, 11, 3, 4, 5, 6, 7, 8, 0, 1, 2};
+  Tensor w = make(DType::kFloat32, {4, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  EXPECT_EQ(values(call1("aten.embedding.default", {w, idx, i64(-1), false, false})), want);
+  // The same values stored transposed, and after one leading element of padding.
+  Tensor wt = make(DType::kFloat32, {3, 4}, {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11});
+  EXPECT_EQ(values(call1("aten.embedding.default",
+                         {wt.view_as({4, 3}, {1, 4}, 0), idx, i64(-1), false, false})),
+            want);
+  Tensor padded = make(DType::kFloat32, {13}, {-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  EXPECT_EQ(values(call1("aten.embedding.default",
+                         {padded.view_as({4, 3}, {3, 1}, 1), idx, i64(-1), false, false})),
+            want);
+}
+
 TEST(Scatter, SrcValueAndDuplicates) {
   Tensor x = Tensor::empty(DType::kFloat32, {2, 3}).value();
   Tensor i = make(DType::kInt64, {2, 2}, {0, 1, 2, 0});
