@@ -36,6 +36,36 @@ TEST(Matmul, BlasMatchesNaiveLoop) {
   }
 }
 
+// addmm with beta = alpha = 1 is exactly mm then add, bit for bit, for every bias layout: one
+// row ([n], [1, n]: the per-row loop), a column, a full matrix, a strided row and a 0-d bias
+// (the general path), in float32 and float64.
+TEST(Matmul, AddmmIsMmThenAddForEveryBiasLayout) {
+  const int64_t m = 6, k = 9, n = 5;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor a = make(dtype, {m, k}, random_values(m * k, 3));
+    const Tensor b = make(dtype, {k, n}, random_values(k * n, 4));
+    const Tensor wide = make(dtype, {2 * n}, random_values(2 * n, 5));
+    const std::vector<Tensor> biases = {
+        make(dtype, {n}, random_values(n, 6)),
+        make(dtype, {1, n}, random_values(n, 7)),
+        make(dtype, {m, 1}, random_values(m, 8)),
+        make(dtype, {m, n}, random_values(m * n, 9)),
+        wide.view_as({n}, {2}, 1),
+        make(dtype, {}, {0.25}),
+    };
+    const Tensor product = call1("aten.mm.default", {a, b});
+    for (size_t i = 0; i < biases.size(); ++i) {
+      const Tensor want = call1("aten.add.Tensor", {product, biases[i]});
+      EXPECT_EQ(values(call1("aten.addmm.default", {biases[i], a, b})), values(want))
+          << "bias " << i;
+      EXPECT_EQ(values(call1("aten.addmm.default", {biases[i], a, b, i64(1), i64(1)})),
+                values(want))
+          << "bias " << i;
+    }
+  }
+}
+
 TEST(Matmul, StridedHalfIntegerAndBatched) {
   Tensor a = make(DType::kFloat32, {2, 3}, {1, 2, 3, 4, 5, 6});
   // b = a.t() (a strided view): a @ a.t() = [[14, 32], [32, 77]].
