@@ -182,8 +182,13 @@ Result<Outputs> layer_norm(std::string_view op, std::span<const KernelArg> args)
   SPLICE_ASSIGN_OR_RETURN(Tensor rstd_t, new_tensor(op, dtype, stat_shape));
   const Tensor in = input.is_contiguous() ? input : contiguous_copy(input);
   const DType acc_dtype = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  const std::optional<Tensor> w = weight ? std::optional(cast_copy(*weight, acc_dtype)) : weight;
-  const std::optional<Tensor> b = bias ? std::optional(cast_copy(*bias, acc_dtype)) : bias;
+  // Parameters already contiguous in the accumulation dtype (the usual case) are read in place.
+  auto in_acc = [&](const std::optional<Tensor>& t) -> std::optional<Tensor> {
+    if (!t || (t->dtype() == acc_dtype && t->is_contiguous())) return t;
+    return cast_copy(*t, acc_dtype);
+  };
+  const std::optional<Tensor> w = in_acc(weight);
+  const std::optional<Tensor> b = in_acc(bias);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {

@@ -117,6 +117,13 @@ TEST(LayerNorm, MeanRstdAndAffine) {
   expect_near(values((*rw)[0]), {-2 * r0, -r0, 0, 0}, 1e-6);
   auto rb = call("aten.native_layer_norm.default", {x, ints({2}), none(), b, f64(0.25)});
   expect_near(values((*rb)[0]), {-r0 + 1, r0, 1, 0}, 1e-6);
+  // Strided parameters (every other element of a wider tensor) read as the contiguous ones.
+  Tensor wide = make(DType::kFloat32, {4}, {2, 7, -1, 7});
+  Tensor wide_b = make(DType::kFloat32, {3}, {1, 5, 0});
+  auto rs = call("aten.native_layer_norm.default",
+                 {x, ints({2}), wide.view_as({2}, {2}, 0), wide_b.view_as({2}, {2}, 0), f64(0.25)});
+  ASSERT_TRUE(rs.ok()) << rs.error().message();
+  expect_near(values((*rs)[0]), {-2 * r0 + 1, -r0, 1, 0}, 1e-6);
 }
 
 TEST(LayerNorm, MultiDimShapeAndDtypes) {
