@@ -913,6 +913,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
     if (!moved.ok()) return moved.error().with_context(fmt::format("weight '{}'", name));
     model.weights.emplace(name, std::move(*moved));
   }
+  model.load_checked_weights = check_weights_at_load(model.program, model.weights);
   return model;
 }
 
@@ -1103,8 +1104,9 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
     return make_error(ErrorKind::kInternal, "execute: the session state was not opened");
   Call call(model, state, stats);
   Frame& f = call.frame();
-  SPLICE_ASSIGN_OR_RETURN(
-      auto bound, bind_inputs(program, user_inputs, model.weights, state.buffers, f.symbols));
+  SPLICE_ASSIGN_OR_RETURN(auto bound,
+                          bind_inputs(program, user_inputs, model.weights, state.buffers, f.symbols,
+                                      model.load_checked_weights));
   // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
   SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
   // A call whose steps are recorded (stats want every step, so those calls run them).

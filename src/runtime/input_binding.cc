@@ -85,17 +85,43 @@ std::string describe_expected(const ir::Program& program, const ir::Value& value
   return s + ranges;
 }
 
-Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::Program& program,
-                                                                     const TensorMap& user_inputs,
-                                                                     const TensorMap& weights,
-                                                                     const TensorMap& buffers,
-                                                                     SymBindings& symbols) {
+std::vector<Tensor> check_weights_at_load(const ir::Program& program, const TensorMap& weights) {
+  std::vector<Tensor> checked(program.signature.inputs.size());
+  for (size_t i = 0; i < checked.size(); ++i) {
+    const ir::InputSpec& spec = program.signature.inputs[i];
+    const ir::Value* v = spec.value;
+    if (v == nullptr || !v->is_tensor() ||
+        (spec.kind != ir::InputKind::kParameter && spec.kind != ir::InputKind::kTensorConstant))
+      continue;
+    auto it = weights.find(spec.target);
+    if (it == weights.end()) continue;
+    const ir::TensorType& type = v->type();
+    const Tensor& w = it->second;
+    bool matches = w.dtype() == type.dtype && w.dim() == type.rank();
+    for (size_t d = 0; matches && d < type.sizes.size(); ++d) {
+      const auto size = type.sizes[d].constant();
+      matches = size && *size == w.size(static_cast<int64_t>(d));
+    }
+    if (matches) checked[i] = w;
+  }
+  return checked;
+}
+
+Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(
+    const ir::Program& program, const TensorMap& user_inputs, const TensorMap& weights,
+    const TensorMap& buffers, SymBindings& symbols, std::span<const Tensor> load_checked) {
   std::vector<Bound> bound;
+  std::vector<std::pair<const ir::Value*, Tensor>> result;
   size_t matched_user_inputs = 0;
   const auto& specs = program.signature.inputs;
-  for (const ir::InputSpec& spec : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ir::InputSpec& spec = specs[i];
     const ir::Value* v = spec.value;
     if (v == nullptr || !v->is_tensor()) continue;
+    if (i < load_checked.size() && load_checked[i].storage() != nullptr) {
+      result.emplace_back(v, load_checked[i]);
+      continue;
+    }
     switch (spec.kind) {
       case ir::InputKind::kUserInput: {
         auto it = user_inputs.find(v->name());
@@ -164,7 +190,6 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::P
                           describe_expected(program, *b.value), d, *expected);
     }
   }
-  std::vector<std::pair<const ir::Value*, Tensor>> result;
   for (Bound& b : bound) result.emplace_back(b.value, std::move(b.tensor));
   return result;
 }

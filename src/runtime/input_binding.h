@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,12 +18,16 @@ namespace splice::runtime {
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
 
 // The tensor for each graph input value. Errors (kBadInput / kOutOfRange) name the input,
-// what the program expects and what was given.
-Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(const ir::Program& program,
-                                                                     const TensorMap& user_inputs,
-                                                                     const TensorMap& weights,
-                                                                     const TensorMap& buffers,
-                                                                     SymBindings& symbols);
+// what the program expects and what was given. `load_checked` (per signature input, may be
+// empty) holds the weights checked once at load (check_weights_at_load): those are bound as they
+// are.
+Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(
+    const ir::Program& program, const TensorMap& user_inputs, const TensorMap& weights,
+    const TensorMap& buffers, SymBindings& symbols, std::span<const Tensor> load_checked = {});
+
+// Per signature input: the weight of a parameter or constant input whose dtype, rank and sizes
+// (all constants) match the program, else an empty tensor (ModelImpl::load_checked_weights).
+std::vector<Tensor> check_weights_at_load(const ir::Program& program, const TensorMap& weights);
 
 // Evaluates every shape check of the program (Program::shape_checks) whose symbols are all
 // bound and that `done` does not mark yet, marking it; a false one is a kBadArchive error with

@@ -103,6 +103,11 @@ struct ModelImpl {
   // Parameters, constants and the initial buffer values on the backend's device (for the CPU,
   // the archive's own read-only views), by FQN; uploaded once and shared by every session.
   std::map<std::string, Tensor, std::less<>> weights;
+  // Per signature input: the parameter or constant whose dtype and constant sizes were checked
+  // against the program when the model was prepared, bound each call without checks (an empty
+  // tensor for every other input, and for a weight a call must check: one of symbolic sizes, or
+  // one that does not match, whose error the call reports).
+  std::vector<Tensor> load_checked_weights;
   // Indices into the signature's inputs of the user inputs, in order.
   std::vector<size_t> user_inputs;
 
