@@ -91,6 +91,7 @@ class Fuser {
   FusionPlan run() {
     for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) step(pos);
     close();
+    absorb_lone_producers();
     for (size_t g = 0; g < out_.groups.size(); ++g) pick_outputs(static_cast<int>(g));
     return std::move(out_);
   }
@@ -281,6 +282,84 @@ class Fuser {
     whole_roots_.clear();
     sizes_.clear();
     members_read_position_ = false;
+  }
+
+  // A pointwise node left on its own whose value only one later group reads, over that group's
+  // iteration space, joins the group as its first member and is never stored: a rotary
+  // embedding's q * cos, cut off from the rest of its sum by the cat of the rotated half. Its
+  // reads move from its own step to the group's, so nothing that runs in between may write
+  // storage it reads, and the group may store into none of it. Latest first, so that a chain
+  // of such nodes (each read only by the next) joins whole.
+  void absorb_lone_producers() {
+    for (int pos = static_cast<int>(nodes_.size()) - 1; pos >= 0; --pos) {
+      if (out_.group_of[pos] >= 0 || !candidate(pos)) continue;
+      const int g = sole_reading_group(pos);
+      if (g < 0) continue;
+      const auto from = std::find_if(out_.order.begin(), out_.order.end(), [&](const OrderItem& i) {
+        return !i.group && i.index == pos;
+      });
+      const auto to = std::find_if(out_.order.begin(), out_.order.end(),
+                                   [&](const OrderItem& i) { return i.group && i.index == g; });
+      if (from == out_.order.end() || to == out_.order.end() || from > to) continue;
+      const std::set<int> reads = roots_read_by(pos);
+      bool safe = !group_stores_into(g, reads);
+      for (auto it = from + 1; safe && it != to; ++it)
+        safe =
+            it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
+      if (!safe) continue;
+      out_.order.erase(from);
+      std::vector<int32_t>& members = out_.groups[g].nodes;
+      members.insert(members.begin(), pos);
+      out_.group_of[pos] = g;
+    }
+  }
+
+  // The group every reader of node `pos`'s value belongs to, when there is one, the value is
+  // not needed anywhere else and it has the group's iteration space (the last member's sizes);
+  // else -1.
+  int sole_reading_group(int pos) const {
+    const Value* v = nodes_[pos]->output(0);
+    if (df_.is_graph_output(v) || region_root_.count(v)) return -1;
+    auto it = users_.find(v);
+    if (it == users_.end() || it->second.empty()) return -1;
+    const int g = out_.group_of[it->second.front()];
+    for (int user : it->second)
+      if (out_.group_of[user] != g) return -1;
+    if (g < 0) return -1;
+    const Value* last = nodes_[out_.groups[g].nodes.back()]->output(0);
+    return last->type().sizes == v->type().sizes ? g : -1;
+  }
+
+  std::set<int> roots_read_by(int pos) const {
+    std::set<int> roots;
+    for (const Value* v : nodes_[pos]->operands())
+      if (v != nullptr && v->is_tensor()) roots.insert(root(v));
+    return roots;
+  }
+
+  // Whether a member of group `g` stores into a write's slice of one of `roots`.
+  bool group_stores_into(int g, const std::set<int>& roots) const {
+    for (int m : out_.groups[g].nodes) {
+      auto region = region_root_.find(nodes_[m]->output(0));
+      if (region != region_root_.end() && roots.count(region->second)) return true;
+    }
+    return false;
+  }
+
+  // Whether node `pos` may write one of `roots` when it runs: a write into it, a producer
+  // storing into its slice, a base copy, or any op that mutates its arguments.
+  bool node_writes_into(int pos, const std::set<int>& roots) const {
+    const Node& node = *nodes_[pos];
+    if (base_copy_at_.count(pos) || node.op().aliasing == ir::Aliasing::kMutates) return true;
+    if (const int d = wp_.decision_at[pos]; d >= 0) {
+      const Value* dest = graph().find_value(wp_.writes[d].dest_value);
+      if (dest == nullptr || roots.count(root(dest))) return true;
+    }
+    for (const Value* v : node.outputs()) {
+      auto region = region_root_.find(v);
+      if (region != region_root_.end() && roots.count(region->second)) return true;
+    }
+    return false;
   }
 
   void pick_outputs(int g) {

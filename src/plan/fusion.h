@@ -16,7 +16,9 @@
 // to widens the group to its sizes when nothing but the group and that node reads the members
 // so far: they are computed again at every element they broadcast to and never stored
 // (RMSNorm's add, rsqrt and two multiplies are one loop over [.., hidden]). Groups of one node
-// stay plain nodes.
+// stay plain nodes, except one whose value only a later group reads, over its iteration space:
+// that node joins the group as its first member when nothing running in between writes what it
+// reads (Fuser::absorb_lone_producers).
 // Naive mode forms no groups.
 
 #include <optional>

@@ -207,8 +207,59 @@ TEST(Fusion, AViewOfAMemberRunsAfterTheGroupAndItsReaderStartsAnother) {
   EXPECT_EQ(plan.steps[2].kind, StepKind::kGroup);
 }
 
+// A rotary embedding's q * cos: alone where it stands (the neg of the other half, of other
+// sizes, closes its group), read only by the sum of the later group.
+const char* kLoneProducer = R"(
+  %y1: f32[4, 1] = aten.slice.Tensor(%y, 1, 0, 1, 1)
+  %a: f32[4, 8] = aten.mul.Tensor(%x, %y1)
+  %h1: f32[4, 4] = aten.slice.Tensor(%x, 1, 0, 4, 1)
+  %h2: f32[4, 4] = aten.slice.Tensor(%x, 1, 4, 8, 1)
+  %n: f32[4, 4] = aten.neg.default(%h2)
+  %r: f32[4, 8] = aten.cat.default([%n, %h1], -1)
+  %b: f32[4, 8] = aten.mul.Tensor(%r, %y1)
+  %c: f32[4, 8] = aten.add.Tensor(%a, %b, alpha=1)
+)";
+
+TEST(Fusion, ALoneProducerJoinsTheGroupThatReadsItsValue) {
+  ir::Program p = parse(program_text("%x: f32[4, 8], %y: f32[4, 2]", kLoneProducer, "%c"));
+  Plan plan = build_plan(p, PlanMode::kPlanned, cpu_target());
+  EXPECT_EQ(groups_of(p, plan), (Names{{"a", "b", "c"}}));
+  EXPECT_EQ(plan.groups[0].outputs, (std::vector<std::string>{"c"}));
+  // Read by another node too (here: returned), it stays a kernel of its own.
+  ir::Program q = parse(program_text("%x: f32[4, 8], %y: f32[4, 2]", kLoneProducer, "%c, %a", 2));
+  EXPECT_EQ(groups_of(q, build_plan(q, PlanMode::kPlanned, cpu_target())), (Names{{"b", "c"}}));
+}
+
+// The same, but x is written in place between the lone mul and the group: the mul must read
+// x before the write, so it stays where it is.
+const char* kLoneProducerBeforeAWrite = R"(signature {
+  input %x: user_input
+  input %y: user_input
+  output 0: user_input_mutation "x"
+  output 1: user_output
+}
+graph(%x: f32[4, 8], %y: f32[4, 2]) {
+  %y1: f32[4, 1] = aten.slice.Tensor(%y, 1, 0, 1, 1)
+  %a: f32[4, 8] = aten.mul.Tensor(%x, %y1)
+  %n: f32[4, 2] = aten.neg.default(%y)
+  %x2: f32[4, 8] = aten.slice_scatter.default(%x, %n, 1, 0, 2, 1)
+  %b: f32[4, 8] = aten.mul.Tensor(%x2, %y1)
+  %c: f32[4, 8] = aten.add.Tensor(%a, %b, alpha=1)
+  return (%x2, %c)
+}
+)";
+
+TEST(Fusion, ALoneProducerStaysBeforeAWriteIntoWhatItReads) {
+  ir::Program p = parse(kLoneProducerBeforeAWrite);
+  Plan plan = build_plan(p, PlanMode::kPlanned, cpu_target());
+  ASSERT_EQ(plan.writes.size(), 1u);
+  EXPECT_EQ(plan.writes[0].strategy, WriteStrategy::kInPlaceState);
+  EXPECT_EQ(groups_of(p, plan), (Names{{"b", "c"}}));
+}
+
 // Runs `text` planned (with groups) and naive (op by op) on random inputs x: f32[4, 8] and
-// y: f32[4, 2] (not integers: rounding shows) and compares the outputs bit for bit.
+// y: f32[4, 2] (not integers: rounding shows) and compares the outputs bit for bit (the
+// user outputs; a mutated input is compared through the value the program also returns).
 void expect_groups_match_ops(const std::string& text, size_t min_groups) {
   SCOPED_TRACE(text);
   std::mt19937 rng(7);
@@ -227,8 +278,11 @@ void expect_groups_match_ops(const std::string& text, size_t min_groups) {
   auto s1 = runtime::open_session_state(*naive).value();
   for (int call = 0; call < 2; ++call) {
     runtime::TensorMap inputs = {{"x", random({4, 8})}, {"y", random({4, 2})}};
+    // Each plan gets its own copies: a program may write its inputs.
+    runtime::TensorMap copies;
+    for (const auto& [name, t] : inputs) copies.emplace(name, t.contiguous_copy().value());
     auto a = runtime::execute(*planned, inputs, s0);
-    auto b = runtime::execute(*naive, inputs, s1);
+    auto b = runtime::execute(*naive, copies, s1);
     ASSERT_TRUE(a.ok()) << a.error().message();
     ASSERT_TRUE(b.ok()) << b.error().message();
     ASSERT_EQ(a->user_outputs.size(), b->user_outputs.size());
@@ -288,6 +342,27 @@ TEST(FusionExec, GroupsComputeWhatTheOpsComputeOneByOne) {
 )",
                                        "%d"),
                           1);
+  // A lone producer joined to its reader's group; one kept out of it by a write in between.
+  expect_groups_match_ops(program_text(in, kLoneProducer, "%c"), 1);
+  expect_groups_match_ops(kLoneProducerBeforeAWrite, 1);
+  // A joined producer reads t at the group's step (with_group_reads, plan/build.cc): t's
+  // buffer must not go to m, allocated in between, although no node between u and the group
+  // reads t.
+  const std::string joined = program_text(in, R"(
+  %t: f32[4, 8] = aten.cat.default([%x], 0)
+  %th: f32[4, 4] = aten.slice.Tensor(%t, 1, 0, 4, 1)
+  %a: f32[4, 4] = aten.mul.Tensor(%th, 2)
+  %n: f32[4, 2] = aten.neg.default(%y)
+  %u: f32[8, 8] = aten.cat.default([%t, %t], 0)
+  %m: f32[4, 8] = aten.cat.default([%n, %n, %n, %n], 1)
+  %mh: f32[4, 4] = aten.slice.Tensor(%m, 1, 4, 8, 1)
+  %b: f32[4, 4] = aten.mul.Tensor(%mh, 5)
+  %c: f32[4, 4] = aten.add.Tensor(%a, %b, alpha=1)
+)",
+                                          "%c, %u", 2);
+  EXPECT_EQ(groups_of(parse(joined), build_plan(parse(joined), PlanMode::kPlanned, cpu_target())),
+            (Names{{"a", "b", "c"}}));
+  expect_groups_match_ops(joined, 1);
 }
 
 TEST(FusionExec, AGroupWithANodeThatIsNotPointwiseIsRefusedAtLoad) {
