@@ -189,6 +189,25 @@ Result<Outputs> layer_norm(std::string_view op, std::span<const KernelArg> args)
   };
   const std::optional<Tensor> w = in_acc(weight);
   const std::optional<Tensor> b = in_acc(bias);
+  if (dtype == DType::kFloat32) {
+    // The common case in vector loops, the rows split over the pool.
+    const float* px = in.data<float>();
+    float* po = out.data<float>();
+    const float* pw = w ? w->data<float>() : nullptr;
+    const float* pb = b ? b->data<float>() : nullptr;
+    float* pmean = mean_t.data<float>();
+    float* prstd = rstd_t.data<float>();
+    const float eps_f = static_cast<float>(eps);
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+    parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const RowMoments m = layer_norm_row(px + r * cols, po + r * cols, cols, pw, pb, eps_f);
+        pmean[r] = m.mean;
+        prstd[r] = m.rstd;
+      }
+    });
+    return Outputs{out, mean_t, rstd_t};
+  }
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {

@@ -184,7 +184,8 @@ bool apply(PointwiseFn fn, int64_t count, const T* x, const T* y, const T* z, co
     }
   } else {
     if constexpr (std::is_same_v<T, float>) {
-      // The functions built on exp take the vectorised exp (vec_math.h): libm's is scalar.
+      // The functions built on exp or erf take the vectorised loops (vec_math.h): libm's are
+      // scalar.
       switch (fn) {
         case PointwiseFn::kExp:
           exp_floats(x, out, count);
@@ -194,6 +195,12 @@ bool apply(PointwiseFn fn, int64_t count, const T* x, const T* y, const T* z, co
           return true;
         case PointwiseFn::kSilu:
           silu_floats(x, out, count);
+          return true;
+        case PointwiseFn::kErf:
+          erf_floats(x, out, count);
+          return true;
+        case PointwiseFn::kGelu:
+          gelu_floats(x, out, count);
           return true;
         default:
           break;

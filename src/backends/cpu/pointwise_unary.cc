@@ -91,8 +91,9 @@ Outputs single_output(Tensor t) {
   return out;
 }
 
-// exp, sigmoid and silu on float-computed dtypes run the vectorised loops of vec_math.h: the
-// same ones a fused pointwise group runs, so a value is the same bits whichever route computed it.
+// exp, sigmoid, silu and erf (and gelu, below) on float-computed dtypes run the vectorised loops of
+// vec_math.h: the same ones a fused pointwise group runs, so a value is the same bits whichever
+// route computed it.
 using FloatArrayFn = void (*)(const float*, float*, int64_t);
 constexpr FloatArrayFn vector_fn(FloatFn fn) {
   switch (fn) {
@@ -102,6 +103,8 @@ constexpr FloatArrayFn vector_fn(FloatFn fn) {
       return sigmoid_floats;
     case FloatFn::kSilu:
       return silu_floats;
+    case FloatFn::kErf:
+      return erf_floats;
     default:
       return nullptr;
   }
@@ -214,6 +217,10 @@ Result<Outputs> gelu(std::string_view op, std::span<const KernelArg> args) {
          dtype_name(self.dtype()));
   const bool use_tanh = mode == "tanh";
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
+  if (!use_tanh && self.dtype() != DType::kFloat64) {
+    vector_unary(gelu_floats, self, out);
+    return Outputs{out};
+  }
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {

@@ -1,6 +1,7 @@
 // The vector float loops of vec_math.h against libm (computed in double and rounded once):
 // exp within 2 ulp over float's whole range, its special values and denormal results; sigmoid
-// and silu from it; the shifted exp sum of softmax; a row's max that is NaN when any lane is.
+// and silu from it; erf and gelu within 2e-7 of libm's erf; the shifted exp sum of softmax; a row's
+// max that is NaN when any lane is; a layer_norm row against its double-precision formula.
 #include "backends/cpu/vec_math.h"
 
 #include <gtest/gtest.h>
@@ -109,6 +110,43 @@ TEST(VecMath, SigmoidAndSiluFollowExp) {
   }
 }
 
+TEST(VecMath, ErfAgainstLibmAcrossBothBranches) {
+  // Every 1/1024 over [-6, 6] (both polynomial branches, the switch at |x| = 1 and the clamp
+  // at 4) plus tiny, denormal and special arguments.
+  std::vector<float> x;
+  for (double v = -6.0; v <= 6.0; v += 1.0 / 1024) x.push_back(static_cast<float>(v));
+  x.insert(x.end(), {1e-30f, -1e-30f, 1e-40f, 0.0f, -0.0f, 1.0f, -1.0f, std::nextafter(1.0f, 0.0f),
+                     3.92f, 4.0f, 1e30f, -kInf, kInf, kNaN});
+  std::vector<float> got(x.size()), gelu(x.size());
+  erf_floats(x.data(), got.data(), static_cast<int64_t>(x.size()));
+  gelu_floats(x.data(), gelu.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(got[i]) && std::isnan(gelu[i]));
+      continue;
+    }
+    const double want = std::erf(v);
+    // 2e-7 absolute, and 4e-7 relative where erf is small (3-4 ulp).
+    EXPECT_NEAR(got[i], want, std::max(2e-7, 4e-7 * std::abs(want))) << "erf(" << v << ")";
+    EXPECT_EQ(std::signbit(got[i]), std::signbit(v)) << "erf(" << v << ")";
+    const double want_gelu = v * 0.5 * (1.0 + std::erf(v * M_SQRT1_2));
+    if (std::isinf(v)) {
+      // The formula's own values, as libm's erf gives them: inf, and -inf * 0 = NaN.
+      if (v > 0) {
+        EXPECT_EQ(gelu[i], kInf);
+      } else {
+        EXPECT_TRUE(std::isnan(gelu[i]));
+      }
+    } else {
+      EXPECT_NEAR(gelu[i], want_gelu, 2e-7 * std::abs(v) + 4e-7 * std::abs(want_gelu) + 1e-38)
+          << "gelu(" << v << ")";
+    }
+  }
+  EXPECT_EQ(got[x.size() - 3], -1.0f);
+  EXPECT_EQ(got[x.size() - 2], 1.0f);
+}
+
 TEST(VecMath, ExpShiftedSumAndMax) {
   // Lengths that end inside and outside a whole block of lanes.
   for (int64_t n : {1, 7, 8, 9, 31, 64}) {
@@ -137,6 +175,44 @@ TEST(VecMath, ExpShiftedSumAndMax) {
   const std::vector<float> low = {-kInf, -kInf, -3.0f};
   EXPECT_EQ(max_floats(low.data(), 3), -3.0f);
   EXPECT_EQ(max_floats(low.data(), 2), -kInf);
+}
+
+TEST(VecMath, LayerNormRowAgainstDouble) {
+  // Rows that end inside and outside a block of lanes, with a large common offset (where a
+  // one-pass variance in float would cancel), with and without weight and bias.
+  for (int64_t n : {1, 5, 8, 13, 64, 67}) {
+    std::vector<float> x(n), w(n), b(n), y(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = static_cast<float>(1000.0 + std::sin(0.9 * i) * 3);
+      w[i] = static_cast<float>(0.5 + 0.01 * i);
+      b[i] = static_cast<float>(-0.25 + 0.02 * i);
+    }
+    double mean = 0, var = 0;
+    for (float v : x) mean += v;
+    mean /= static_cast<double>(n);
+    for (float v : x) var += (v - mean) * (v - mean);
+    var /= static_cast<double>(n);
+    const double rstd = 1.0 / std::sqrt(var + 1e-5);
+    for (bool affine : {false, true}) {
+      const RowMoments m = layer_norm_row(x.data(), y.data(), n, affine ? w.data() : nullptr,
+                                          affine ? b.data() : nullptr, 1e-5f);
+      EXPECT_NEAR(m.mean, mean, 1e-7 * std::abs(mean)) << n;
+      EXPECT_NEAR(m.rstd, rstd, 1e-6 * rstd) << n;
+      for (int64_t i = 0; i < n; ++i) {
+        double want = (x[i] - mean) * rstd;
+        if (affine) want = want * w[i] + b[i];
+        // PyTorch's order, x * rstd + (-rstd * mean) in float, rounds at the offset's
+        // magnitude (1000 * rstd): a few float ulps of it.
+        EXPECT_NEAR(y[i], want, 4 * 1000 * rstd * 6e-8 + 1e-6) << n << " at " << i;
+      }
+    }
+  }
+  // A NaN anywhere in the row makes the whole row and its statistics NaN.
+  std::vector<float> x(19, 1.0f), y(19);
+  x[17] = kNaN;
+  const RowMoments m = layer_norm_row(x.data(), y.data(), 19, nullptr, nullptr, 1e-5f);
+  EXPECT_TRUE(std::isnan(m.mean) && std::isnan(m.rstd));
+  for (float v : y) EXPECT_TRUE(std::isnan(v));
 }
 
 }  // namespace
