@@ -6,6 +6,7 @@
 #include "plan/fusion.h"
 
 #include <algorithm>
+#include <climits>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -63,6 +64,37 @@ bool broadcasts_to(const std::vector<SymExpr>& in, const std::vector<SymExpr>& o
 const Value* tensor_arg(const Node& node, int arg) {
   auto* v = std::get_if<Value*>(&node.arg(static_cast<size_t>(arg)).data);
   return v != nullptr ? *v : nullptr;
+}
+
+// The operand of a view whose value equals it element for element (a view, reshape, expand,
+// full slice, ... that keeps its sizes and dtype), else null. A group member reading such a
+// view reads the operand's value: the view costs the group nothing (q * scale, expanded to
+// its own sizes and cloned contiguous for bmm, is one loop). Only ops that can only relabel
+// the same elements qualify: a transpose of a square matrix keeps its sizes too.
+const Value* identity_view_source(const Node& node) {
+  switch (node.op_id()) {
+    case ir::OpId::view:
+    case ir::OpId::_unsafe_view:
+    case ir::OpId::reshape:
+    case ir::OpId::view_as:
+    case ir::OpId::expand:
+    case ir::OpId::expand_as:
+    case ir::OpId::slice_Tensor:
+    case ir::OpId::squeeze:
+    case ir::OpId::alias:
+    case ir::OpId::detach:
+    case ir::OpId::contiguous:
+      break;
+    default:
+      return nullptr;
+  }
+  if (node.outputs().size() != 1 || node.args().empty()) return nullptr;
+  const Value* src = tensor_arg(node, 0);
+  const Value* out = node.output(0);
+  if (src == nullptr || out == nullptr || !src->is_tensor() || !out->is_tensor()) return nullptr;
+  const ir::TensorType& a = src->type();
+  const ir::TensorType& b = out->type();
+  return a.dtype == b.dtype && a.sizes == b.sizes ? src : nullptr;
 }
 
 class Fuser {
@@ -139,7 +171,7 @@ class Fuser {
     const auto& sizes = node.output(0)->type().sizes;
     if (sizes != sizes_ && !can_widen_to(pos, sizes)) return false;
     for (const Value* v : node.operands())
-      if (deferred_.count(v)) return false;
+      if (deferred_.count(v) && !identity_view_of_member(v)) return false;
     for (const Value* v : outside_inputs(node))
       if (store_roots_.count(root(v))) return false;
     // Tiles store in no fixed order across outputs: a value stored into a write's slice must
@@ -148,6 +180,14 @@ class Fuser {
     if (region == region_root_.end()) return !store_roots_.count(root(node.output(0)));
     return !read_roots_.count(region->second) && !whole_roots_.count(region->second) &&
            disjoint_from_member_stores(node.output(0), region->second);
+  }
+
+  // Whether v, a view that runs after the group, is a member's value seen through identity
+  // views: a member reads it as that member's value (group_program), not the view.
+  bool identity_view_of_member(const Value* v) const {
+    while (v != nullptr && deferred_.count(v) && v->producer() != nullptr)
+      v = identity_view_source(*v->producer());
+    return v != nullptr && produced_.count(v);
   }
 
   // Whether the slice `stored` goes to misses every slice of `root` a member stores into: two
@@ -217,12 +257,54 @@ class Fuser {
     return node.op().runs_on_host() || node.op().may_view() || node.op().is_empty_factory();
   }
 
+  // Whether node `pos`, a kernel that is not pointwise, may run before the open group so that
+  // later members still join it (SwiGLU's up projection, between silu(gate) and the product
+  // with it): it reads nothing the group computes, it writes nothing but its own fresh value
+  // (no write, no in-place op, no base copy, no producer storing into a write's slice), and
+  // the group stores into no write's slice. close() puts it back after the group when no
+  // member joined after it, so its output is never live (in program order) before the group
+  // has read its inputs.
+  bool hoistable(int pos) const {
+    const Node& node = *nodes_[pos];
+    if (wp_.decision_at[pos] >= 0 || base_copy_at_.count(pos) || !store_roots_.empty() ||
+        node.op().aliasing == ir::Aliasing::kMutates || node.op().runs_on_host() ||
+        node.op().may_view())
+      return false;
+    for (const Value* v : node.operands())
+      if (produced_.count(v) || deferred_.count(v)) return false;
+    for (const Value* v : node.outputs())
+      if (v != nullptr && region_root_.count(v)) return false;
+    return true;
+  }
+
+  // Whether node `pos` is an identity view of a value the open group computes: it joins the
+  // group as a member that computes nothing (close() sends it back after the group when
+  // anything but later members reads it).
+  bool view_of_member(int pos) const {
+    if (wp_.decision_at[pos] >= 0) return false;
+    const Node& node = *nodes_[pos];
+    const Value* src = identity_view_source(node);
+    return src != nullptr && produced_.count(src) && !df_.is_graph_output(node.output(0)) &&
+           !region_root_.count(node.output(0));
+  }
+
   void step(int pos) {
     if (base_copy_at_.count(pos)) close();  // the base copy must precede the producer alone
     const bool is_candidate = candidate(pos);
     if (!members_.empty()) {
       if (is_candidate && fits(pos)) {
         add_member(pos);
+        return;
+      }
+      if (!is_candidate && hoistable(pos)) {
+        before_.push_back(pos);
+        hoisted_.insert(pos);
+        return;
+      }
+      if (view_of_member(pos)) {
+        produced_.insert(nodes_[pos]->output(0));
+        view_members_.insert(pos);
+        members_.push_back(pos);
         return;
       }
       if (!is_candidate && movable(pos)) {
@@ -252,8 +334,49 @@ class Fuser {
     }
   }
 
+  // A view member that anything but later members reads (or nothing reads) runs as the view
+  // it is, right after the group; latest first, so a view of a view goes back with it.
+  void send_back_views_read_outside() {
+    std::unordered_set<int> members(members_.begin(), members_.end());
+    for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
+      if (!view_members_.count(*it)) continue;
+      auto users = users_.find(nodes_[*it]->output(0));
+      bool inside = users != users_.end() && !users->second.empty();
+      if (inside)
+        for (int user : users->second) inside = inside && members.count(user);
+      if (inside) continue;
+      members.erase(*it);
+      after_.push_back(*it);
+    }
+    std::erase_if(members_, [&](int pos) { return !members.count(pos); });
+    std::sort(after_.begin(), after_.end());
+  }
+
+  // Kernels hoisted before the group that no member follows run after it, where they stood,
+  // and so does every node after them that was to run before the group (a view of such a
+  // kernel's value must not run before it): all of those stand after the last member.
+  void put_back_trailing_hoists() {
+    const int last = *std::max_element(members_.begin(), members_.end());
+    int first_trailing = INT_MAX;
+    for (int pos : before_)
+      if (hoisted_.count(pos) && pos > last) first_trailing = std::min(first_trailing, pos);
+    if (first_trailing == INT_MAX) return;
+    std::vector<int> trailing;
+    std::erase_if(before_, [&](int pos) {
+      if (pos < first_trailing) return false;
+      trailing.push_back(pos);
+      return true;
+    });
+    after_.insert(after_.end(), trailing.begin(), trailing.end());
+    std::sort(after_.begin(), after_.end());
+  }
+
   void close() {
-    if (members_.size() >= 2) {
+    send_back_views_read_outside();
+    if (!members_.empty()) put_back_trailing_hoists();
+    const auto computing = std::count_if(members_.begin(), members_.end(),
+                                         [&](int pos) { return !view_members_.count(pos); });
+    if (computing >= 2) {
       const int g = static_cast<int>(out_.groups.size());
       Group group;
       for (int pos : members_) {
@@ -273,6 +396,8 @@ class Fuser {
       for (int pos : all) out_.order.push_back({false, pos});
     }
     members_.clear();
+    view_members_.clear();
+    hoisted_.clear();
     before_.clear();
     after_.clear();
     produced_.clear();
@@ -286,48 +411,103 @@ class Fuser {
 
   // A pointwise node left on its own whose value only one later group reads, over that group's
   // iteration space, joins the group as its first member and is never stored: a rotary
-  // embedding's q * cos, cut off from the rest of its sum by the cat of the rotated half. Its
-  // reads move from its own step to the group's, so nothing that runs in between may write
-  // storage it reads, and the group may store into none of it. Latest first, so that a chain
-  // of such nodes (each read only by the next) joins whole.
+  // embedding's q * cos, cut off from the rest of its sum by the cat of the rotated half. When
+  // the one reader is another lone pointwise node of the same sizes, the two become a group
+  // (BERT's q * scale, expanded and cloned contiguous for bmm: the clone is that reader).
+  // Identity views in between (identity_view_source) join with it. Its reads move from its
+  // own step to the group's, so nothing that runs in between may write storage it reads, and
+  // the group may store into none of it. Latest first, so that a chain of such nodes (each
+  // read only by the next) joins whole.
   void absorb_lone_producers() {
     for (int pos = static_cast<int>(nodes_.size()) - 1; pos >= 0; --pos) {
       if (out_.group_of[pos] >= 0 || !candidate(pos)) continue;
-      const int g = sole_reading_group(pos);
-      if (g < 0) continue;
-      const auto from = std::find_if(out_.order.begin(), out_.order.end(), [&](const OrderItem& i) {
-        return !i.group && i.index == pos;
-      });
-      const auto to = std::find_if(out_.order.begin(), out_.order.end(),
-                                   [&](const OrderItem& i) { return i.group && i.index == g; });
+      const std::optional<SoleReader> reader = sole_reader(pos);
+      if (!reader) continue;
+      auto order_of = [&](bool group, int index) {
+        return std::find_if(out_.order.begin(), out_.order.end(), [&](const OrderItem& i) {
+          return i.group == group && i.index == index;
+        });
+      };
+      const auto from = order_of(false, pos);
+      const auto to =
+          reader->group >= 0 ? order_of(true, reader->group) : order_of(false, reader->node);
       if (from == out_.order.end() || to == out_.order.end() || from > to) continue;
       const std::set<int> reads = roots_read_by(pos);
-      bool safe = !group_stores_into(g, reads);
+      bool safe = reader->group < 0 || !group_stores_into(reader->group, reads);
       for (auto it = from + 1; safe && it != to; ++it)
         safe =
             it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
       if (!safe) continue;
-      out_.order.erase(from);
+      int g = reader->group;
+      if (g < 0) {
+        g = static_cast<int>(out_.groups.size());
+        out_.groups.push_back(Group{{reader->node}, {}});
+        out_.group_of[reader->node] = g;
+        *to = OrderItem{true, g};
+      }
+      std::vector<int> joining = reader->views;
+      joining.push_back(pos);
+      for (int n : joining) {
+        out_.order.erase(order_of(false, n));
+        out_.group_of[n] = g;
+      }
       std::vector<int32_t>& members = out_.groups[g].nodes;
-      members.insert(members.begin(), pos);
-      out_.group_of[pos] = g;
+      members.insert(members.end(), joining.begin(), joining.end());
+      std::sort(members.begin(), members.end());
     }
   }
 
-  // The group every reader of node `pos`'s value belongs to, when there is one, the value is
-  // not needed anywhere else and it has the group's iteration space (the last member's sizes);
-  // else -1.
-  int sole_reading_group(int pos) const {
+  // The one reader of a lone node's value: a group, or a lone pointwise node (group -1), with
+  // the identity views it reads the value through.
+  struct SoleReader {
+    int group = -1;
+    int node = -1;
+    std::vector<int> views;
+  };
+
+  // Who reads node `pos`'s value, seen through identity views that nothing else reads: one
+  // group whose iteration space is the value's sizes, or one lone candidate with those sizes
+  // that stores its whole value; nullopt when the value is needed anywhere else.
+  std::optional<SoleReader> sole_reader(int pos) const {
     const Value* v = nodes_[pos]->output(0);
-    if (df_.is_graph_output(v) || region_root_.count(v)) return -1;
-    auto it = users_.find(v);
-    if (it == users_.end() || it->second.empty()) return -1;
-    const int g = out_.group_of[it->second.front()];
-    for (int user : it->second)
-      if (out_.group_of[user] != g) return -1;
-    if (g < 0) return -1;
-    const Value* last = nodes_[out_.groups[g].nodes.back()]->output(0);
-    return last->type().sizes == v->type().sizes ? g : -1;
+    if (df_.is_graph_output(v) || region_root_.count(v)) return std::nullopt;
+    SoleReader r;
+    std::vector<int> readers;
+    std::vector<const Value*> work = {v};
+    while (!work.empty()) {
+      const Value* w = work.back();
+      work.pop_back();
+      auto it = users_.find(w);
+      if (it == users_.end()) continue;
+      for (int user : it->second) {
+        const Node& node = *nodes_[user];
+        const Value* out = node.outputs().empty() ? nullptr : node.output(0);
+        if (identity_view_source(node) == w && out_.group_of[user] < 0 &&
+            wp_.decision_at[user] < 0 && !df_.is_graph_output(out) && !region_root_.count(out)) {
+          r.views.push_back(user);
+          work.push_back(out);
+        } else {
+          readers.push_back(user);
+        }
+      }
+    }
+    if (readers.empty()) return std::nullopt;
+    const int first = readers.front();
+    r.group = out_.group_of[first];
+    for (int user : readers)
+      if (r.group >= 0 ? out_.group_of[user] != r.group : user != first) return std::nullopt;
+    if (r.group >= 0) {
+      const Value* last = nodes_[out_.groups[r.group].nodes.back()]->output(0);
+      if (last->type().sizes != v->type().sizes) return std::nullopt;
+    } else {
+      if (!candidate(first)) return std::nullopt;  // (which has one tensor output)
+      const Value* out = nodes_[first]->output(0);
+      if (out->type().sizes != v->type().sizes || region_root_.count(out)) return std::nullopt;
+      r.node = first;
+    }
+    std::sort(r.views.begin(), r.views.end());
+    r.views.erase(std::unique(r.views.begin(), r.views.end()), r.views.end());
+    return r;
   }
 
   std::set<int> roots_read_by(int pos) const {
@@ -389,6 +569,8 @@ class Fuser {
   // The open group.
   std::vector<int> members_, before_, after_;
   std::unordered_set<const Value*> produced_, deferred_;
+  std::unordered_set<int> view_members_;  // members that are identity views of members
+  std::unordered_set<int> hoisted_;       // kernels in before_ (hoistable)
   // Storage the open group reads, stores slices of, and stores whole values into.
   std::set<int> read_roots_, store_roots_, whole_roots_;
   std::vector<SymExpr> sizes_;
@@ -429,8 +611,25 @@ Result<GroupProgram> group_program(const ir::Graph& graph, const Group& group) {
   // The iteration space is the last member's: earlier ones may be narrower and broadcast to it
   // (a widened group, whose narrow members are never stored), later ones never are.
   gp.sizes = nodes[group.nodes.back()]->output(0)->type().sizes;
+  // A member's operand, seen through identity views of members (they are never stored).
+  auto member_value = [&](const Value* v) {
+    auto it = member_ref.find(v);
+    while (it == member_ref.end() && v != nullptr && v->producer() != nullptr) {
+      v = identity_view_source(*v->producer());
+      it = member_ref.find(v);
+    }
+    return it;
+  };
   for (int32_t pos : group.nodes) {
     const Node& node = *nodes[pos];
+    if (const Value* src = identity_view_source(node)) {
+      auto it = member_value(src);
+      if (it == member_ref.end())
+        return make_error(ErrorKind::kBadArchive, "plan: group member '{}' views no member",
+                          node.name());
+      member_ref[node.output(0)] = it->second;
+      continue;
+    }
     auto lowered = lower_node(node);
     if (!lowered)
       return make_error(ErrorKind::kBadArchive, "plan: group member '{}' ({}) is not pointwise",
@@ -443,7 +642,7 @@ Result<GroupProgram> group_program(const ir::Graph& graph, const Group& group) {
     std::vector<PointwiseRef> in_ref, const_ref, node_ref;
     for (size_t i = 0; i < p.inputs.size(); ++i) {
       const Value* v = tensor_arg(node, lowered->inputs[i]);
-      if (auto it = member_ref.find(v); it != member_ref.end()) {
+      if (auto it = member_value(v); it != member_ref.end()) {
         in_ref.push_back(it->second);
         continue;
       }

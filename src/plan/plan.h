@@ -27,7 +27,8 @@
 namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
-inline constexpr uint32_t kPlanFormatVersion = 3;
+// 4: a group may name identity views among its members (plan/fusion.h).
+inline constexpr uint32_t kPlanFormatVersion = 4;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
