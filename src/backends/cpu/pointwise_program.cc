@@ -1,11 +1,12 @@
 // The PointwiseProgram interpreter (see pointwise_program.h). The iteration space is cut into
 // tiles of kTile elements in row-major order. Per tile, every input is gathered into a slot
-// in its own dtype, every node converts its operands into its compute dtype (c10's rules,
-// cast_value), applies its function over the tile's elements rounded up to whole chunks
-// (pointwise_fns.h) and rounds the result into its result dtype, and every output is
-// scattered through its strides. Slots are
-// per-thread scratch, so tiles run in parallel over the session's pool; each element is
-// computed by the same code whatever the split, so results do not depend on the thread count.
+// in its own dtype (or, for a tile of whole chunks of an input that walks the space densely,
+// read where it is; an output that does is likewise computed in place), every node converts its
+// operands into its compute dtype (c10's rules, cast_value), applies its function over the tile's
+// elements rounded up to whole chunks (pointwise_fns.h) and rounds the result into its result
+// dtype, and every output is scattered through its strides. Slots are per-thread scratch, so tiles
+// run in parallel over the session's pool; each element is computed by the same code whatever the
+// split, so results do not depend on the thread count.
 #include "backends/cpu/pointwise_program.h"
 
 #include <fmt/format.h>
@@ -73,7 +74,14 @@ void gather_run(const std::byte* src, int64_t stride, size_t size, std::byte* ds
   }
   with_element_size(size, [&](auto element) {
     constexpr int64_t kSize = decltype(element)::value;
-    // A broadcast input (stride 0) reads its one element n times.
+    if (stride == 0) {
+      // A broadcast input: its one element n times, from a copy the loop need not reload (a
+      // loop the compiler vectorises, as it cannot the strided one below).
+      std::byte value[kSize];
+      std::memcpy(value, src, kSize);
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, value, kSize);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src + i * stride * kSize, kSize);
   });
 }
@@ -166,6 +174,17 @@ Shape coalesce_dims(const Shape& sizes, std::vector<Tensor>& tensors) {
   return merged;
 }
 
+// Whether t walks the iteration space in row-major order with unit steps: element i of the
+// space is element i of t's memory, so a tile of it is one range of memory.
+bool dense_in(const Tensor& t, const Shape& sizes) {
+  int64_t expected = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] != 1 && t.strides()[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
 class Interpreter {
  public:
   Interpreter(const PointwiseProgram& p, std::span<const Tensor> inputs,
@@ -175,6 +194,19 @@ class Interpreter {
     for (const PointwiseNode& node : p.nodes)
       for (const PointwiseRef& r : node.operands)
         uses_index_ = uses_index_ || r.kind == PointwiseRef::Kind::kLinearIndex;
+    // Dense inputs are read in place and dense outputs computed in place, a whole tile at a
+    // time (run_tiles): no copy into or out of the scratch slots. An output whose storage an
+    // input shares keeps its slot: every input of a tile is read before any node stores.
+    for (const Tensor& in : inputs) in_place_input_.push_back(dense_in(in, sizes));
+    std::vector<bool> node_taken(p.nodes.size(), false);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const Tensor& out = outputs[k];
+      const int32_t node = p.outputs[k].node;
+      bool ok = dense_in(out, sizes) && !node_taken[node] && out.dtype() == p.nodes[node].result;
+      for (const Tensor& in : inputs) ok = ok && in.storage()->data() != out.storage()->data();
+      if (ok) node_taken[node] = true;
+      in_place_output_.push_back(ok);
+    }
   }
 
   // Runs tiles [first, last) with this thread's scratch.
@@ -205,9 +237,26 @@ class Interpreter {
         for (int64_t i = 0; i < most; ++i) d[i] = v;
       });
     }
+    // Where each input and node value of the current tile is: its slot, or in place.
+    std::vector<const std::byte*> input_at(inputs_.size());
+    std::vector<std::byte*> node_at(p_.nodes.size());
     for (int64_t t = first; t < last; ++t) {
       const int64_t start = t * kTile, n = std::min(kTile, numel - start);
       const int64_t count = pointwise::chunked_count(n);
+      // Nodes read and write `count` elements: only a tile of whole chunks stays in place.
+      const bool whole = n == count;
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        const Tensor& in = inputs_[i];
+        input_at[i] = whole && in_place_input_[i]
+                          ? in.raw_data() + start * static_cast<int64_t>(dtype_size(in.dtype()))
+                          : slot(i);
+      }
+      for (size_t j = 0; j < p_.nodes.size(); ++j) node_at[j] = slot(n0 + j);
+      for (size_t k = 0; k < outputs_.size(); ++k)
+        if (whole && in_place_output_[k])
+          node_at[p_.outputs[k].node] =
+              outputs_[k].raw_data() +
+              start * static_cast<int64_t>(dtype_size(outputs_[k].dtype()));
       if (uses_index_) {
         auto* d = reinterpret_cast<int64_t*>(slot(index_slot));
         for (int64_t i = 0; i < count; ++i) d[i] = start + i;
@@ -223,6 +272,7 @@ class Interpreter {
         }
       for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t i = 0; i < inputs_.size(); ++i) {
+          if (input_at[i] != slot(i)) continue;  // read in place
           const Tensor& in = inputs_[i];
           const size_t size = dtype_size(in.dtype());
           const int64_t inner = sizes_.empty() ? 1 : in.strides().back();
@@ -230,13 +280,15 @@ class Interpreter {
                      inner, size, slot(i) + at * static_cast<int64_t>(size), len);
         }
       });
-      for (size_t j = 0; j < p_.nodes.size(); ++j) run_node(j, count, slot, n0, index_slot, temp0);
+      for (size_t j = 0; j < p_.nodes.size(); ++j)
+        run_node(j, count, slot, input_at, node_at, index_slot, temp0);
       for_each_run(sizes_, start, n, [&](int64_t at, const int64_t* idx, int64_t len) {
         for (size_t k = 0; k < outputs_.size(); ++k) {
+          if (whole && in_place_output_[k]) continue;  // computed in place
           const Tensor& out = outputs_[k];
           const size_t size = dtype_size(out.dtype());
           const int64_t inner = sizes_.empty() ? 1 : out.strides().back();
-          scatter_run(slot(n0 + p_.outputs[k].node) + at * static_cast<int64_t>(size),
+          scatter_run(node_at[p_.outputs[k].node] + at * static_cast<int64_t>(size),
                       out.raw_data() + offset_of(idx, out.strides()) * static_cast<int64_t>(size),
                       inner, size, len);
         }
@@ -249,8 +301,8 @@ class Interpreter {
   // count the compiler vectorizes. Elements past the tile's own are computed on (from the
   // zeros run_tiles puts there) but never stored.
   template <typename SlotFn>
-  void run_node(size_t j, int64_t count, SlotFn& slot, size_t n0, size_t index_slot,
-                size_t temp0) const {
+  void run_node(size_t j, int64_t count, SlotFn& slot, std::span<const std::byte* const> input_at,
+                std::span<std::byte* const> node_at, size_t index_slot, size_t temp0) const {
     const PointwiseNode& node = p_.nodes[j];
     const ir::PointwiseFnInfo& info = ir::pointwise_fn_info(node.fn);
     // Each operand in the dtype the function reads it in (where's condition: bool).
@@ -258,10 +310,10 @@ class Interpreter {
     for (size_t k = 0; k < node.operands.size(); ++k) {
       const PointwiseRef& r = node.operands[k];
       const DType from = ir::operand_dtype(p_, r);
-      const std::byte* src = r.kind == PointwiseRef::Kind::kInput ? slot(r.index)
+      const std::byte* src = r.kind == PointwiseRef::Kind::kInput ? input_at[r.index]
                              : r.kind == PointwiseRef::Kind::kConstant
                                  ? slot(p_.inputs.size() + r.index)
-                             : r.kind == PointwiseRef::Kind::kNode ? slot(n0 + r.index)
+                             : r.kind == PointwiseRef::Kind::kNode ? node_at[r.index]
                                                                    : slot(index_slot);
       const DType to = node.fn == PointwiseFn::kWhere && k == 0 ? DType::kBool : node.compute;
       if (from == to) {
@@ -271,7 +323,7 @@ class Interpreter {
         ops[k] = slot(temp0 + k);
       }
     }
-    std::byte* result = slot(n0 + j);
+    std::byte* result = node_at[j];
     // The function's own result type: bool for predicates, the compute dtype otherwise.
     const DType fn_type = info.bool_result ? DType::kBool : node.compute;
     std::byte* fn_out = fn_type == node.result ? result : slot(temp0 + 4);
@@ -300,6 +352,7 @@ class Interpreter {
   std::span<const Tensor> outputs_;
   const Shape& sizes_;
   bool uses_index_ = false;
+  std::vector<bool> in_place_input_, in_place_output_;
 };
 
 uint8_t compute_class(DType d) {
