@@ -6,7 +6,6 @@
 #include "plan/fusion.h"
 
 #include <algorithm>
-#include <climits>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -257,26 +256,6 @@ class Fuser {
     return node.op().runs_on_host() || node.op().may_view() || node.op().is_empty_factory();
   }
 
-  // Whether node `pos`, a kernel that is not pointwise, may run before the open group so that
-  // later members still join it (SwiGLU's up projection, between silu(gate) and the product
-  // with it): it reads nothing the group computes, it writes nothing but its own fresh value
-  // (no write, no in-place op, no base copy, no producer storing into a write's slice), and
-  // the group stores into no write's slice. close() puts it back after the group when no
-  // member joined after it, so its output is never live (in program order) before the group
-  // has read its inputs.
-  bool hoistable(int pos) const {
-    const Node& node = *nodes_[pos];
-    if (wp_.decision_at[pos] >= 0 || base_copy_at_.count(pos) || !store_roots_.empty() ||
-        node.op().aliasing == ir::Aliasing::kMutates || node.op().runs_on_host() ||
-        node.op().may_view())
-      return false;
-    for (const Value* v : node.operands())
-      if (produced_.count(v) || deferred_.count(v)) return false;
-    for (const Value* v : node.outputs())
-      if (v != nullptr && region_root_.count(v)) return false;
-    return true;
-  }
-
   // Whether node `pos` is an identity view of a value the open group computes: it joins the
   // group as a member that computes nothing (close() sends it back after the group when
   // anything but later members reads it).
@@ -294,11 +273,6 @@ class Fuser {
     if (!members_.empty()) {
       if (is_candidate && fits(pos)) {
         add_member(pos);
-        return;
-      }
-      if (!is_candidate && hoistable(pos)) {
-        before_.push_back(pos);
-        hoisted_.insert(pos);
         return;
       }
       if (view_of_member(pos)) {
@@ -352,28 +326,8 @@ class Fuser {
     std::sort(after_.begin(), after_.end());
   }
 
-  // Kernels hoisted before the group that no member follows run after it, where they stood,
-  // and so does every node after them that was to run before the group (a view of such a
-  // kernel's value must not run before it): all of those stand after the last member.
-  void put_back_trailing_hoists() {
-    const int last = *std::max_element(members_.begin(), members_.end());
-    int first_trailing = INT_MAX;
-    for (int pos : before_)
-      if (hoisted_.count(pos) && pos > last) first_trailing = std::min(first_trailing, pos);
-    if (first_trailing == INT_MAX) return;
-    std::vector<int> trailing;
-    std::erase_if(before_, [&](int pos) {
-      if (pos < first_trailing) return false;
-      trailing.push_back(pos);
-      return true;
-    });
-    after_.insert(after_.end(), trailing.begin(), trailing.end());
-    std::sort(after_.begin(), after_.end());
-  }
-
   void close() {
     send_back_views_read_outside();
-    if (!members_.empty()) put_back_trailing_hoists();
     const auto computing = std::count_if(members_.begin(), members_.end(),
                                          [&](int pos) { return !view_members_.count(pos); });
     if (computing >= 2) {
@@ -397,7 +351,6 @@ class Fuser {
     }
     members_.clear();
     view_members_.clear();
-    hoisted_.clear();
     before_.clear();
     after_.clear();
     produced_.clear();
@@ -411,10 +364,11 @@ class Fuser {
 
   // A pointwise node left on its own whose value only one later group reads, over that group's
   // iteration space, joins the group as its first member and is never stored: a rotary
-  // embedding's q * cos, cut off from the rest of its sum by the cat of the rotated half. When
-  // the one reader is another lone pointwise node of the same sizes, the two become a group
-  // (BERT's q * scale, expanded and cloned contiguous for bmm: the clone is that reader).
-  // Identity views in between (identity_view_source) join with it. Its reads move from its
+  // embedding's q * cos, cut off from the rest of its sum by the cat of the rotated half.
+  // Identity views in between (identity_view_source) join with it. (Two lone nodes are not
+  // made a group: BERT's q * scale and its contiguous clone cost 4% more instructions per call
+  // in the CPU interpreter, which gathers the strided q run by run, than as two kernels.) Its
+  // reads move from its
   // own step to the group's, so nothing that runs in between may write storage it reads, and
   // the group may store into none of it. Latest first, so that a chain of such nodes (each
   // read only by the next) joins whole.
@@ -429,22 +383,15 @@ class Fuser {
         });
       };
       const auto from = order_of(false, pos);
-      const auto to =
-          reader->group >= 0 ? order_of(true, reader->group) : order_of(false, reader->node);
+      const auto to = order_of(true, reader->group);
       if (from == out_.order.end() || to == out_.order.end() || from > to) continue;
       const std::set<int> reads = roots_read_by(pos);
-      bool safe = reader->group < 0 || !group_stores_into(reader->group, reads);
+      bool safe = !group_stores_into(reader->group, reads);
       for (auto it = from + 1; safe && it != to; ++it)
         safe =
             it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
       if (!safe) continue;
-      int g = reader->group;
-      if (g < 0) {
-        g = static_cast<int>(out_.groups.size());
-        out_.groups.push_back(Group{{reader->node}, {}});
-        out_.group_of[reader->node] = g;
-        *to = OrderItem{true, g};
-      }
+      const int g = reader->group;
       std::vector<int> joining = reader->views;
       joining.push_back(pos);
       for (int n : joining) {
@@ -457,17 +404,15 @@ class Fuser {
     }
   }
 
-  // The one reader of a lone node's value: a group, or a lone pointwise node (group -1), with
-  // the identity views it reads the value through.
+  // The one group that reads a lone node's value, with the identity views it reads it through.
   struct SoleReader {
     int group = -1;
-    int node = -1;
     std::vector<int> views;
   };
 
   // Who reads node `pos`'s value, seen through identity views that nothing else reads: one
-  // group whose iteration space is the value's sizes, or one lone candidate with those sizes
-  // that stores its whole value; nullopt when the value is needed anywhere else.
+  // group whose iteration space is the value's sizes; nullopt when the value is needed
+  // anywhere else.
   std::optional<SoleReader> sole_reader(int pos) const {
     const Value* v = nodes_[pos]->output(0);
     if (df_.is_graph_output(v) || region_root_.count(v)) return std::nullopt;
@@ -492,19 +437,12 @@ class Fuser {
       }
     }
     if (readers.empty()) return std::nullopt;
-    const int first = readers.front();
-    r.group = out_.group_of[first];
+    r.group = out_.group_of[readers.front()];
+    if (r.group < 0) return std::nullopt;
     for (int user : readers)
-      if (r.group >= 0 ? out_.group_of[user] != r.group : user != first) return std::nullopt;
-    if (r.group >= 0) {
-      const Value* last = nodes_[out_.groups[r.group].nodes.back()]->output(0);
-      if (last->type().sizes != v->type().sizes) return std::nullopt;
-    } else {
-      if (!candidate(first)) return std::nullopt;  // (which has one tensor output)
-      const Value* out = nodes_[first]->output(0);
-      if (out->type().sizes != v->type().sizes || region_root_.count(out)) return std::nullopt;
-      r.node = first;
-    }
+      if (out_.group_of[user] != r.group) return std::nullopt;
+    const Value* last = nodes_[out_.groups[r.group].nodes.back()]->output(0);
+    if (last->type().sizes != v->type().sizes) return std::nullopt;
     std::sort(r.views.begin(), r.views.end());
     r.views.erase(std::unique(r.views.begin(), r.views.end()), r.views.end());
     return r;
@@ -570,7 +508,6 @@ class Fuser {
   std::vector<int> members_, before_, after_;
   std::unordered_set<const Value*> produced_, deferred_;
   std::unordered_set<int> view_members_;  // members that are identity views of members
-  std::unordered_set<int> hoisted_;       // kernels in before_ (hoistable)
   // Storage the open group reads, stores slices of, and stores whole values into.
   std::set<int> read_roots_, store_roots_, whole_roots_;
   std::vector<SymExpr> sizes_;

@@ -11,20 +11,16 @@
 // src a member already stores (producer_writes) may stand: those that do not depend on the
 // group run before it, those that do run right after it. An identity view of a member (same
 // sizes and dtype: the same elements) is seen through — a member reading it reads the member
-// — and joins as a member that computes nothing when only later members read it. A kernel
-// that reads nothing the group computes and writes nothing but its own value runs before the
-// group (SwiGLU's up projection between silu and the product), or where it stood when no
-// member follows it. Any other node closes the group,
-// as does a base copy (a copy_then_write's producer starts a new group). A member value that
-// anything outside the group uses (or the graph returns, or a write's destination receives)
-// is a group output; the others are never stored. A node whose sizes the group's broadcast
-// to widens the group to its sizes when nothing but the group and that node reads the members
-// so far: they are computed again at every element they broadcast to and never stored
+// — and joins as a member that computes nothing when only later members read it. Any other
+// node closes the group, as does a base copy (a copy_then_write's producer starts a new group). A
+// member value that anything outside the group uses (or the graph returns, or a write's destination
+// receives) is a group output; the others are never stored. A node whose sizes the group's
+// broadcast to widens the group to its sizes when nothing but the group and that node reads the
+// members so far: they are computed again at every element they broadcast to and never stored
 // (RMSNorm's add, rsqrt and two multiplies are one loop over [.., hidden]). Groups of one node
-// stay plain nodes, except one whose value only a later group reads, over its iteration space,
-// or only a later lone pointwise node of its sizes (identity views in between seen through):
-// that node joins the group as its first member, or the two form one, when nothing running in
-// between writes what it reads (Fuser::absorb_lone_producers).
+// stay plain nodes, except one whose value only a later group reads (identity views in between
+// seen through), over its iteration space: that node joins the group as its first member when
+// nothing running in between writes what it reads (Fuser::absorb_lone_producers).
 // Naive mode forms no groups.
 
 #include <optional>
