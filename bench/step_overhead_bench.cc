@@ -4,7 +4,10 @@
 // destination lookup, output checks, the kernel's own argument parsing and dispatch), through
 // runtime::execute, the call Session::run makes. The counter "per_step" is the time of one call
 // divided by its number of steps (so it also carries the call's own fixed cost spread over the
-// steps: an upper bound on the per-step cost).
+// steps: an upper bound on the per-step cost). The chain is timed twice: planned with pointwise
+// groups off, so each op is its own step (the fixed cost this bench exists for), and planned as
+// the CPU backend plans it, where the whole chain is one group (one loop nest: what grouping
+// saves). Without the first, the planner's grouping hides the per-step cost.
 //
 //   build/bin/bench_step_overhead [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
@@ -12,7 +15,9 @@
 #include <cstdio>
 #include <string>
 
+#include "backends/backend.h"
 #include "ir/parser.h"
+#include "plan/build.h"
 #include "runtime/executor.h"
 
 namespace splice::runtime {
@@ -38,14 +43,18 @@ std::string chain_program(int steps) {
 void BM_StepOverhead(benchmark::State& state) {
   const int steps = static_cast<int>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
+  const bool grouped = state.range(2) != 0;
   auto program = ir::parse_program(chain_program(steps));
   if (!program.ok()) {
     state.SkipWithError(program.error().message().c_str());
     return;
   }
+  backend::Target target = backend::find_backend("cpu")->target();
+  if (!grouped) target.pointwise_classes.clear();  // every op its own kernel
+  plan::Plan plan = plan::build_plan(*program, plan::PlanMode::kPlanned, target);
   PrepareOptions options;
   options.threads = threads;
-  auto model = prepare(std::move(*program), options);
+  auto model = prepare(std::move(*program), options, std::move(plan));
   if (!model.ok()) {
     state.SkipWithError(model.error().message().c_str());
     return;
@@ -68,14 +77,20 @@ void BM_StepOverhead(benchmark::State& state) {
     benchmark::DoNotOptimize(out);
   }
   state.counters["steps"] = steps;
+  state.counters["kernels"] = static_cast<double>(model->plan.totals.kernels);
   // Seconds per step: iterations * steps per second, inverted.
   state.counters["per_step"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * steps,
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Steps per call x model threads.
-BENCHMARK(BM_StepOverhead)->Args({256, 1})->Args({256, 2})->Args({16, 1});
+// Ops per call x model threads x grouped (0: one kernel per op; 1: the backend's groups).
+BENCHMARK(BM_StepOverhead)
+    ->ArgNames({"ops", "threads", "grouped"})
+    ->Args({256, 1, 0})
+    ->Args({256, 2, 0})
+    ->Args({16, 1, 0})
+    ->Args({256, 1, 1});
 
 }  // namespace
 }  // namespace splice::runtime
