@@ -173,6 +173,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::pow_Tensor_Scalar, pow_rule},
     {OpId::pow_Tensor_Tensor, pow_rule},
     {OpId::pow_Scalar, pow_rule},
+    {OpId::square, unary<Promotion::kBoolToLong>},  // pow(self, 2)
     {OpId::fmod_Tensor, binary<Promotion::kDefault>},
     {OpId::fmod_Scalar, binary<Promotion::kDefault>},
     {OpId::floor_divide, floor_divide},

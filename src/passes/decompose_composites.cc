@@ -1,7 +1,7 @@
 // decompose_composites: the CompositeImplicit ops that the training IR and run_decompositions({})
 // keep (einsum, group_norm, pad in every mode, the `to` conversions, narrow/chunk/flatten and
-// the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min/max.other, diff)
-// and the ops no backend has a kernel for (convolution, sort, topk, histc, transformers'
+// the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min/max.other, square,
+// diff) and the ops no backend has a kernel for (convolution, sort, topk, histc, transformers'
 // grouped_mm_fallback; decompose_model_ops.cc; eval-mode batch norm and max_pool2d with and
 // without indices; decompose_cnn_ops.cc) are
 // rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
@@ -192,7 +192,8 @@ class DecomposeComposites final : public Pass {
            "indices, einsum permutes, diagonals, sums and bmm, baddbmm a bmm with mul and add, "
            "outer a broadcast mul, the vector norms abs/pow/sum/amax/amin, std_mean a var_mean "
            "and sqrt, group_norm native_group_norm, zero zeros_like, min.other minimum, "
-           "max.other maximum, pow with exponent 2, 0.5, -0.5, -1, 3 or -2 the multiplies, "
+           "max.other maximum, square a pow with exponent 2, pow with exponent 2, 0.5, -0.5, -1, 3 "
+           "or -2 the multiplies, "
            "sqrt, rsqrt or reciprocal ATen's pow kernels compute instead, diff "
            "a cat and slice differences, convolutions an im2col matmul "
            "(strided slices, a stack, one matmul per group), sort ranks from an [n, n] "

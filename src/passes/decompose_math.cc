@@ -14,6 +14,7 @@
 //   zero: zeros_like; min.other: minimum; max.other: maximum; diff: cat of
 //     prepend/self/append, then n slice differences (logical_xor for bool), as ATen's
 //     diff_helper;
+//   square: pow(self, 2);
 //   pow.Tensor_Scalar with exponent 2, 0.5, -0.5, -1, 3 or -2: the multiplies, sqrt, rsqrt or
 //     reciprocal ATen's pow kernels compute instead of pow (not a composite: eager's results).
 #include <algorithm>
@@ -519,6 +520,16 @@ Result<bool> diff(Rewriter& rw, Node* node) {
   return true;
 }
 
+// square(self): pow(self, 2), as ATen defines it (so a bool self squares to int64, and the
+// float case becomes x * x below). Nemotron's, Persimmon's and Arcee's squared-ReLU MLPs keep
+// it in the training IR.
+Result<bool> square(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  SPLICE_TRY(rw.replace(node, OpId::pow_Tensor_Scalar, {Arg{self}, Arg{int64_t{2}}}));
+  return true;
+}
+
 // pow(x, e) with the exponents ATen's pow kernels compute without pow (PowKernel.cpp on the
 // CPU, PowKernel.cu on CUDA), so splice gives eager's bits on both and no pow call: 2 is x * x
 // (exact in every floating dtype's compute type); 0.5, -0.5 and -1 are sqrt, rsqrt and
@@ -569,6 +580,7 @@ constexpr Entry kEntries[] = {
     {OpId::min_other, min_other},
     {OpId::max_other, min_other},
     {OpId::diff, diff},
+    {OpId::square, square},
     {OpId::pow_Tensor_Scalar, pow_special_exponent, /*partial=*/true},
 };
 

@@ -2,14 +2,15 @@
 tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convolution in the
 default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
 the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm),
-max.other (XGLM), and the CNN ops (eval batch norm in every export spelling, max_pool2d with
-and without indices, adaptive_avg_pool2d; ResNet, EfficientNet, RegNet, MobileNet). splice decomposes all of them (passes/decompose_model_ops.cc,
+max.other (XGLM), square (squared-ReLU MLPs), and the CNN ops (eval batch norm in every export
+spelling, max_pool2d with and without indices, adaptive_avg_pool2d; ResNet, EfficientNet,
+RegNet, MobileNet). splice decomposes all of them (passes/decompose_model_ops.cc,
 decompose_math.cc). Every case name starts with m_."""
 
 import torch
 import torch.nn.functional as F
 
-from .registry import batch_dim, case, module, same, randn, randint
+from .registry import batch_dim, case, module, same, randbool, randn, randint
 
 
 @case("m_conv", notes="conv1d as Whisper's front end (padding 1, stride 2), conv2d as a ViT "
@@ -82,6 +83,17 @@ def _():
     def forward(self, x, y):
         return torch.max(x, y), torch.min(x, y[0])
     return module(forward), same(1, randn(3, 4), randn(1, 4)), None
+
+
+@case("m_square", notes="torch.square (aten.square in keep and train: Nemotron's, "
+      "Persimmon's and Arcee's squared-ReLU MLPs) on float, int32 (wrapping) and bool (squared "
+      "to int64), and square_ in place on a slice of a user input")
+def _():
+    def forward(self, x, i, b, y):
+        y[:, 1:].square_()
+        return torch.square(torch.relu(x)), torch.square(i), torch.square(b), x.square()
+    return module(forward), same(1, randn(3, 5), randint(-50000, 50000, 6, dtype=torch.int32),
+                                 randbool(4), randn(2, 4)), None
 
 
 @case("m_grouped_mm", notes="aten._grouped_mm (transformers' MoE experts with bf16 weights; "
