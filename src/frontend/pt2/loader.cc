@@ -6,6 +6,7 @@
 #include "frontend/pt2/loader.h"
 
 #include "frontend/pt2/importer.h"
+#include "frontend/pt2/inline_subgraphs.h"
 #include "frontend/pt2/schema.h"
 #include "frontend/pt2/zip_reader.h"
 #include "ir/type_check.h"
@@ -163,6 +164,7 @@ Result<ir::Program> load_recorded_program(const std::string& path) {
     SPLICE_ASSIGN_OR_RETURN(std::string json, zip->read_text(entry));
     auto ep = parse_exported_program(json);
     if (!ep.ok()) return ep.error().with_context(entry);
+    SPLICE_TRY(inline_grad_mode_regions(ep->graph_module.graph));
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, import_program(*ep));
     SPLICE_TRY(WeightLoader(*zip, prefix).load(program));
     return program;

@@ -23,7 +23,8 @@ Result<std::map<std::string, std::string>> read_string_map(const Json& j, const 
 
 // --- Nodes and graphs ----------------------------------------------------------------------
 
-Result<NamedArgument> read_named_argument(const Json& j, const Path& node_path, size_t i) {
+Result<NamedArgument> read_named_argument(const Json& j, const Path& node_path, size_t i,
+                                          int depth) {
   Path inputs_path = node_path.field("inputs");
   Path entry_path = inputs_path.index(i);
   SPLICE_TRY(expect_object(j, entry_path, "NamedArgument"));
@@ -32,7 +33,7 @@ Result<NamedArgument> read_named_argument(const Json& j, const Path& node_path, 
   // Errors inside the argument read "node 'x' input 'src': ...".
   Path arg_path = node_path.named("input", out.name);
   SPLICE_ASSIGN_OR_RETURN(const Json* arg, require_field(j, "arg", arg_path));
-  SPLICE_ASSIGN_OR_RETURN(out.arg, read_argument(*arg, arg_path));
+  SPLICE_ASSIGN_OR_RETURN(out.arg, read_nested_argument(*arg, arg_path, depth));
   if (const Json* kind = optional_field(j, "kind")) {
     SPLICE_ASSIGN_OR_RETURN(int32_t k, read_int32(*kind, arg_path.field("kind")));
     if (k < 0 || k > 2) {
@@ -44,7 +45,7 @@ Result<NamedArgument> read_named_argument(const Json& j, const Path& node_path, 
   return out;
 }
 
-Result<Node> read_node(const Json& j, const Path& nodes_path, size_t index) {
+Result<Node> read_node(const Json& j, const Path& nodes_path, size_t index, int depth) {
   SPLICE_TRY(expect_object(j, nodes_path.index(index), "Node"));
   Node node;
   SPLICE_TRY(optional_field_into(j, "name", nodes_path.index(index), read_string, node.name));
@@ -59,7 +60,7 @@ Result<Node> read_node(const Json& j, const Path& nodes_path, size_t index) {
   }
   node.inputs.reserve(inputs->size());
   for (size_t i = 0; i < inputs->size(); ++i) {
-    SPLICE_ASSIGN_OR_RETURN(NamedArgument input, read_named_argument((*inputs)[i], path, i));
+    SPLICE_ASSIGN_OR_RETURN(NamedArgument input, read_named_argument((*inputs)[i], path, i, depth));
     node.inputs.push_back(std::move(input));
   }
 
@@ -80,7 +81,9 @@ Result<Node> read_node(const Json& j, const Path& nodes_path, size_t index) {
   return node;
 }
 
-Result<Graph> read_graph(const Json& j, const Path& path) {
+}  // namespace
+
+Result<Graph> read_graph(const Json& j, const Path& path, int depth) {
   SPLICE_TRY(expect_object(j, path, "Graph"));
   Graph g;
   auto read_arguments = [](const Json& l, const Path& p) {
@@ -96,7 +99,7 @@ Result<Graph> read_graph(const Json& j, const Path& path) {
   }
   g.nodes.reserve(nodes->size());
   for (size_t i = 0; i < nodes->size(); ++i) {
-    SPLICE_ASSIGN_OR_RETURN(Node node, read_node((*nodes)[i], nodes_path, i));
+    SPLICE_ASSIGN_OR_RETURN(Node node, read_node((*nodes)[i], nodes_path, i, depth));
     g.nodes.push_back(std::move(node));
   }
 
@@ -126,6 +129,8 @@ Result<Graph> read_graph(const Json& j, const Path& path) {
                                  g.is_single_tensor_return));
   return g;
 }
+
+namespace {
 
 // --- Signature -----------------------------------------------------------------------------
 
@@ -276,7 +281,8 @@ Result<GraphSignature> read_signature(const Json& j, const Path& path) {
 Result<GraphModule> read_graph_module(const Json& j, const Path& path) {
   SPLICE_TRY(expect_object(j, path, "GraphModule"));
   GraphModule m;
-  SPLICE_TRY(field_into(j, "graph", path, read_graph, m.graph));
+  SPLICE_TRY(field_into(
+      j, "graph", path, [](const Json& g, const Path& p) { return read_graph(g, p, 0); }, m.graph));
   SPLICE_TRY(field_into(j, "signature", path, read_signature, m.signature));
   SPLICE_TRY(optional_field_into(j, "metadata", path, read_string_map, m.metadata));
   return m;

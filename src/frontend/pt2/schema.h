@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,10 +118,14 @@ struct CustomObjArgument {
   std::string name;
   std::string class_fqn;
 };
-// A subgraph of a higher-order op (cond, map, while_loop, ...). splice does not run those;
-// only the name is kept so the importer can name the op it refuses.
+// A subgraph of a higher-order op (wrap_with_set_grad_enabled, cond, map, ...): its name and
+// the graph, parsed like the program's own (shared: the struct stays copyable while Graph is
+// still incomplete here). inline_subgraphs.h inlines the grad-mode regions; the importer
+// refuses the others by name.
+struct Graph;
 struct GraphArgument {
   std::string name;
+  std::shared_ptr<const Graph> graph;
 };
 struct ComplexValue {
   double real = 0;

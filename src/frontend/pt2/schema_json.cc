@@ -224,8 +224,8 @@ Result<OptionalTensorArgument> read_optional_tensor(const Json& j, const Path& p
   return out;
 }
 
-// Nesting is only possible through as_string_to_argument; the bound keeps a hostile file
-// from exhausting the stack.
+// Nesting is possible through as_string_to_argument and through subgraphs (as_graph); the bound
+// keeps a hostile file from exhausting the stack.
 constexpr int kMaxArgumentDepth = 32;
 
 Result<Argument> read_argument_at(const Json& j, const Path& path, int depth);
@@ -299,11 +299,13 @@ constexpr ArgumentKindEntry kArgumentKinds[] = {
        return wrap<SymBoolListArgument>(read_list<SymBoolArgument>(j, p, read_sym_bool_argument));
      }},
     {"as_graph",
-     // Only the name is kept: the subgraph belongs to a higher-order op splice refuses.
-     [](const Json& j, const Path& p, int) -> Result<ArgumentValue> {
+     [](const Json& j, const Path& p, int depth) -> Result<ArgumentValue> {
        SPLICE_TRY(expect_object(j, p, "GraphArgument"));
        GraphArgument g;
        SPLICE_TRY(field_into(j, "name", p, read_string, g.name));
+       SPLICE_ASSIGN_OR_RETURN(const Json* graph, require_field(j, "graph", p));
+       SPLICE_ASSIGN_OR_RETURN(Graph parsed, read_graph(*graph, p.field("graph"), depth + 1));
+       g.graph = std::make_shared<const Graph>(std::move(parsed));
        return ArgumentValue(std::move(g));
      }},
     {"as_optional_tensors",
@@ -449,6 +451,10 @@ Result<CustomObjArgument> read_custom_obj_argument(const Json& j, const Path& pa
 
 Result<Argument> read_argument(const Json& j, const Path& path) {
   return read_argument_at(j, path, 0);
+}
+
+Result<Argument> read_nested_argument(const Json& j, const Path& path, int depth) {
+  return read_argument_at(j, path, depth);
 }
 
 }  // namespace splice::pt2::detail

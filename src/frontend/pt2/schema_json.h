@@ -151,5 +151,10 @@ Result<TensorArgument> read_tensor_argument(const Json& j, const Path& path);
 Result<TokenArgument> read_token_argument(const Json& j, const Path& path);
 Result<CustomObjArgument> read_custom_obj_argument(const Json& j, const Path& path);
 Result<Argument> read_argument(const Json& j, const Path& path);
+// An argument inside `depth` levels of nesting (a subgraph's node's argument counts the levels
+// of the graphs around it), bounded so a hostile file cannot exhaust the stack.
+Result<Argument> read_nested_argument(const Json& j, const Path& path, int depth);
+// A graph (the program's, depth 0, or a higher-order op's subgraph one level deeper).
+Result<Graph> read_graph(const Json& j, const Path& path, int depth);
 
 }  // namespace splice::pt2::detail

@@ -571,3 +571,29 @@ def _():
         return d * 1, self.buf + 0, t
     return (module(forward, buf=randn(3, 2, 4)),
             two_calls(lambda: randn(4, 5), lambda: randn(4), lambda: randn(2, 3)), None)
+
+
+# ---- grad-mode regions (higher_order.wrap_with_set_grad_enabled) --------------------------
+
+
+@case("f_no_grad_region", calls=2, strict=True)
+def _():
+    # `with torch.no_grad():` (and M2M100's @torch.no_grad() position embedding) stays in the
+    # training IR as a subgraph op: here it reads a user input, a buffer and the dynamic length
+    # (a symbol), mutates a buffer in place, nests an enable_grad region, and returns two values
+    # read outside it.
+    def forward(self, ids, x):
+        with torch.no_grad():
+            mask = ids.ne(0).int()
+            pos = (torch.cumsum(mask, dim=1) * mask).long()
+            emb = self.table.index_select(0, pos.view(-1)).view(ids.shape[0], ids.shape[1], -1)
+            self.steps.add_(1)
+            scaled = x * 2
+            with torch.enable_grad():
+                inner = scaled + emb.detach()
+        return x + emb, inner, scaled * self.steps
+    length = torch.export.Dim("length", min=2, max=16)
+    ids = [torch.tensor([[3, 1, 0, 0, 2], [1, 1, 1, 4, 0]]), torch.tensor([[0, 5, 6], [2, 0, 1]])]
+    return (module(forward, table=randn(17, 4), steps=torch.zeros(1)),
+            [(ids[0], randn(2, 5, 4)), (ids[1], randn(2, 3, 4))],
+            {"ids": {1: length}, "x": {1: length}})

@@ -215,7 +215,9 @@ TEST(SchemaArgument, EveryKindReadsIntoItsAlternative) {
       {R"({"as_bools": [true, false]})", 16},
       {R"({"as_sym_bool": {"as_name": "b0"}})", 17},
       {R"({"as_sym_bools": [{"as_name": "b0"}, {"as_bool": false}]})", 18},
-      {R"({"as_graph": {"name": "true_graph_0", "graph": {"nodes": "not read"}}})", 19},
+      {R"({"as_graph": {"name": "true_graph_0", "graph": {"inputs": [], "outputs": [],
+          "nodes": [], "tensor_values": {}, "sym_int_values": {}, "sym_bool_values": {}}}})",
+       19},
       {R"({"as_optional_tensors": [{"as_tensor": {"name": "i"}}, {"as_none": true}]})", 20},
       {R"({"as_custom_obj": {"name": "obj0", "class_fqn": "__torch__.Foo"}})", 21},
       {R"({"as_operator": "torch.ops.aten.add.Tensor"})", 22},
@@ -290,10 +292,14 @@ TEST(SchemaArgument, ValuesOfEachKind) {
                        .get_if<SymBoolListArgument>()
                        ->values;
   EXPECT_EQ(std::get<bool>(sym_bools.at(0).value), false);
-  EXPECT_EQ(parse_argument_json(R"({"as_graph": {"name": "true_graph_0", "graph": {}}})")
-                .get_if<GraphArgument>()
-                ->name,
-            "true_graph_0");
+  const Argument graph = parse_argument_json(
+      R"({"as_graph": {"name": "true_graph_0", "graph": {"inputs": [{"as_tensor": {"name": "x"}}],
+          "outputs": [{"as_tensor": {"name": "x"}}], "nodes": [], "tensor_values": {},
+          "sym_int_values": {}, "sym_bool_values": {}}}})");
+  ASSERT_NE(graph.get_if<GraphArgument>(), nullptr);
+  EXPECT_EQ(graph.get_if<GraphArgument>()->name, "true_graph_0");
+  ASSERT_NE(graph.get_if<GraphArgument>()->graph, nullptr);
+  EXPECT_EQ(graph.get_if<GraphArgument>()->graph->inputs.size(), 1u);
 
   auto opt = parse_argument_json(
                  R"({"as_optional_tensors": [{"as_tensor": {"name": "i"}}, {"as_none": true}]})")
@@ -609,6 +615,23 @@ TEST(SchemaErrors, DeeplyNestedArgumentsAreRefused) {
   std::string message = program_error(doc);
   EXPECT_NE(message.find("arguments nested deeper than 32"), std::string::npos) << message;
   EXPECT_EQ(message.rfind("node 'n' input 'a'['k']['k']", 0), 0u) << message;
+}
+
+TEST(SchemaErrors, DeeplyNestedSubgraphsAreRefused) {
+  // Each subgraph's node arguments are one level deeper than the op that holds it.
+  json graph = {{"inputs", json::array()},          {"outputs", json::array()},
+                {"nodes", json::array()},           {"tensor_values", json::object()},
+                {"sym_int_values", json::object()}, {"sym_bool_values", json::object()}};
+  for (int i = 0; i < 40; ++i) {
+    json arg = {{"as_graph", {{"name", "g"}, {"graph", graph}}}};
+    graph["nodes"] = json::array({{{"target", "torch.ops.higher_order.wrap_with_set_grad_enabled"},
+                                   {"inputs", json::array({{{"name", ""}, {"arg", arg}}})},
+                                   {"outputs", json::array()},
+                                   {"metadata", json::object()}}});
+  }
+  json doc = program_with_argument({{"as_graph", {{"name", "g"}, {"graph", graph}}}});
+  std::string message = program_error(doc);
+  EXPECT_NE(message.find("arguments nested deeper than 32"), std::string::npos) << message;
 }
 
 // Replaces every value of the document, one at a time, by values of every JSON type: each
