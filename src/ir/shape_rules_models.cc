@@ -334,6 +334,22 @@ Result<Outputs> adaptive_avg_pool2d(RuleArgs& a) {
   return one(self->dtype, std::move(out));
 }
 
+// adaptive_avg_pool1d(self, output_size): self [C, L] or [N, C, L] with L replaced (ATen's
+// adaptive_avg_pool1d checks; it pools an unsqueezed 2-d plane).
+Result<Outputs> adaptive_avg_pool1d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes size, a.sym_list("output_size"));
+  if (self->rank() != 2 && self->rank() != 3)
+    return a.error("adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {}", self->rank());
+  if (size.size() != 1)
+    return a.error("adaptive_avg_pool1d: output_size must be 1, got {}", size.size());
+  if (!is_floating(self->dtype))
+    return a.error("adaptive_avg_pool1d is not implemented for {}", dtype_name(self->dtype));
+  Sizes out(self->sizes.begin(), self->sizes.end() - 1);
+  out.push_back(size[0]);
+  return one(self->dtype, std::move(out));
+}
+
 constexpr RuleEntry kEntries[] = {
     {OpId::convolution, convolution},
     {OpId::conv1d, convolution},
@@ -355,6 +371,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::max_pool2d_with_indices, max_pool2d},
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
+    {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
 };
 
 }  // namespace

@@ -216,6 +216,8 @@ constexpr RuleEntry kEntries[] = {
     {OpId::gelu, keep_dtype},
     {OpId::silu, keep_dtype},
     {OpId::hardtanh, keep_dtype},
+    {OpId::hardswish, keep_dtype},
+    {OpId::hardsigmoid, keep_dtype},
     {OpId::leaky_relu, keep_dtype},
     {OpId::softplus, keep_dtype},
     {OpId::elu, keep_dtype},

@@ -17,7 +17,8 @@
 //     arange(H*W) plane padded with -1 (padding never counts as a maximum).
 //   adaptive_avg_pool2d (and _adaptive_avg_pool2d, its core ATen form) to an output size
 //     dividing the input's (a classifier head's global pool): a view into blocks and a mean
-//     over them.
+//     over them; adaptive_avg_pool1d the 2-d pool of an unsqueezed plane, as ATen's.
+//   hardswish and hardsigmoid: their clamp-and-scale formulas, in float for the half types.
 #include <algorithm>
 #include <limits>
 
@@ -310,6 +311,45 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   return true;
 }
 
+// adaptive_avg_pool1d(self, [L]) as ATen computes it: the 2-d pool of self unsqueezed before its
+// last dim, squeezed back (Swin's classifier head).
+Result<bool> adaptive_avg_pool1d(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  const std::vector<int64_t> size = int_list(node->arg("output_size"));
+  if (self == nullptr || size.size() != 1) return false;
+  Builder b{rw, node};
+  const int64_t plane = self->type().rank() - 1;
+  SPLICE_ASSIGN_OR_RETURN(Value * x, b.op(OpId::unsqueeze, {Arg{self}, Arg{plane}}));
+  const std::vector<ir::SymIntArg> size2 = {int64_t{1}, size[0]};
+  SPLICE_ASSIGN_OR_RETURN(Value * pooled, b.op(OpId::adaptive_avg_pool2d, {Arg{x}, Arg{size2}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::squeeze_dim, {Arg{pooled}, Arg{plane}}));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// ---- hardswish, hardsigmoid ----
+
+// hardsigmoid(x) = min(max(x + 3, 0), 6) / 6 and hardswish(x) = x * that before the division,
+// as ATen's kernels compute them (MobileNetV3, LeViT): in float for half and bfloat16, rounded
+// once at the end.
+Result<bool> hard_activation(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  const DType dtype = self->type().dtype;
+  SPLICE_ASSIGN_OR_RETURN(Value * x, b.cast(self, computation_dtype(dtype)));
+  SPLICE_ASSIGN_OR_RETURN(Value * shifted, b.op(OpId::add_Scalar, {Arg{x}, Arg{3.0}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * clamped, b.op(OpId::clamp, {Arg{shifted}, Arg{0.0}, Arg{6.0}}));
+  Value* scaled = clamped;
+  if (node->op_id() == OpId::hardswish) {
+    SPLICE_ASSIGN_OR_RETURN(scaled, b.op(OpId::mul_Tensor, {Arg{x}, Arg{clamped}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::div_Scalar, {Arg{scaled}, Arg{6.0}}));
+  SPLICE_ASSIGN_OR_RETURN(out, b.cast(out, dtype));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
 constexpr Entry kEntries[] = {
     {OpId::batch_norm, batch_norm},
     {OpId::_native_batch_norm_legit_no_training, batch_norm},
@@ -319,6 +359,9 @@ constexpr Entry kEntries[] = {
     {OpId::max_pool2d_with_indices, max_pool2d},
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
+    {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
+    {OpId::hardswish, hard_activation},
+    {OpId::hardsigmoid, hard_activation},
 };
 
 }  // namespace

@@ -94,7 +94,7 @@ std::span<const Entry> math_decompositions();
 std::span<const Entry> model_decompositions();
 // batch norm (batch_norm, _native_batch_norm_legit_no_training, _native_batch_norm_legit.no_stats;
 // training with running stats refused), max_pool2d and max_pool2d_with_indices,
-// adaptive_avg_pool2d.
+// adaptive_avg_pool2d and adaptive_avg_pool1d, hardswish and hardsigmoid.
 std::span<const Entry> cnn_decompositions();
 
 }  // namespace splice::passes::decomp

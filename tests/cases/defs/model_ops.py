@@ -3,8 +3,8 @@ tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convo
 default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
 the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm),
 max.other (XGLM), square (squared-ReLU MLPs), and the CNN ops (eval batch norm in every export
-spelling, max_pool2d with and without indices, adaptive_avg_pool2d; ResNet, EfficientNet,
-RegNet, MobileNet). splice decomposes all of them (passes/decompose_model_ops.cc,
+spelling, max_pool2d with and without indices, adaptive_avg_pool2d and 1d, hardswish and
+hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of them (passes/decompose_model_ops.cc,
 decompose_math.cc). Every case name starts with m_."""
 
 import torch
@@ -211,3 +211,25 @@ def _():
         n[0, 1, 4, 5] = float("nan")
         return randn(2, 3, 7, 9), randint(0, 3, 2, 2, 4, 5), n
     return module(forward), [inputs(), inputs()], None
+
+
+@case("m_hard_activations", calls=2, notes="hardswish and hardsigmoid (MobileNetV3, LeViT) on "
+      "float32 around their kinks (-3, 0, 3) and in bfloat16, F.hardswish(inplace=True) on a "
+      "slice of a user input (hardswish_)")
+def _():
+    def forward(self, x, h, y):
+        F.hardswish(y[:, :2], inplace=True)
+        return F.hardswish(x), F.hardsigmoid(x), F.hardswish(h), F.hardsigmoid(h)
+    kinks = torch.tensor([-4.0, -3.0, -2.5, 0.0, 1.5, 3.0, 3.5, float("nan")])
+    return (module(forward),
+            [(torch.cat([kinks, randn(8) * 4]), randn(3, 5, dtype=torch.bfloat16) * 4,
+              randn(2, 4)),
+             (randn(16) * 4, randn(3, 5, dtype=torch.bfloat16) * 4, randn(2, 4))], None)
+
+
+@case("m_adaptive_avg_pool1d", notes="adaptive_avg_pool1d to 1 (Swin's head) and to a length "
+      "dividing the input's, on [N, C, L] and [C, L]")
+def _():
+    def forward(self, x, y):
+        return F.adaptive_avg_pool1d(x, 1), F.adaptive_avg_pool1d(x, 3), F.adaptive_avg_pool1d(y, 2)
+    return module(forward), same(1, randn(2, 4, 6), randn(3, 8)), None
