@@ -217,12 +217,23 @@ Result<Outputs> batch_norm_training(RuleArgs& a) {
   return out;
 }
 
-// A max_pool2d list argument: one int stands for both dims (eager's message otherwise).
-Result<std::pair<int64_t, int64_t>> pool_pair(RuleArgs& a, std::string_view name,
+// A pooling list argument: one int stands for both dims (eager's message otherwise).
+Result<std::pair<int64_t, int64_t>> pool_pair(RuleArgs& a, std::string_view op,
+                                              std::string_view name,
                                               const std::vector<int64_t>& v) {
   if (v.size() != 1 && v.size() != 2)
-    return a.error("max_pool2d: {} must either be a single int, or a tuple of two ints", name);
+    return a.error("{}: {} must either be a single int, or a tuple of two ints", op, name);
   return std::make_pair(v[0], v.back());
+}
+
+// The stride of a pooling: the kernel when omitted.
+Result<std::pair<int64_t, int64_t>> pool_stride(RuleArgs& a, std::string_view op,
+                                                const std::vector<int64_t>& stride,
+                                                std::pair<int64_t, int64_t> kernel) {
+  if (stride.empty()) return kernel;
+  if (stride.size() > 2)
+    return a.error("{}: stride must either be omitted, a single int, or a tuple of two ints", op);
+  return pool_pair(a, op, "stride", stride);
 }
 
 // pooling_output_shape: floor((n + 2p - d(k-1) - 1 [+ s-1 in ceil mode]) / s) + 1, one less in
@@ -239,37 +250,20 @@ Result<SymExpr> pool_output_size(RuleArgs& a, const SymExpr& n, int64_t k, int64
     return SymExpr(out);
   }
   if (ceil_mode)
-    return a.error("max_pool2d with ceil_mode over a symbolic size ({}) is not supported",
+    return a.error("pooling with ceil_mode over a symbolic size ({}) is not supported",
                    n.to_string());
   return floor_div(n + SymExpr(extra), SymExpr(stride)) + SymExpr(1);
 }
 
-// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode) and
-// max_pool2d_with_indices (also int64 indices of the same shape): self [C, H, W] or
-// [N, C, H, W]; the checks and messages of torch/_meta_registrations.py's
-// max_pool2d_checks_and_compute_shape.
-Result<Outputs> max_pool2d(RuleArgs& a) {
-  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, a.int_list("dilation"));
-  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
-  SPLICE_ASSIGN_OR_RETURN(auto k, pool_pair(a, "kernel_size", kernel));
-  if (stride.size() > 2)
-    return a.error(
-        "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
-  std::pair<int64_t, int64_t> s = k;
-  if (!stride.empty()) {
-    SPLICE_ASSIGN_OR_RETURN(s, pool_pair(a, "stride", stride));
-  }
-  SPLICE_ASSIGN_OR_RETURN(auto p, pool_pair(a, "padding", padding));
-  SPLICE_ASSIGN_OR_RETURN(auto d, pool_pair(a, "dilation", dilation));
+// The checks and output sizes of a 2-d pooling of self [C, H, W] or [N, C, H, W]:
+// torch/_meta_registrations.py's pool2d_shape_check.
+Result<Sizes> pool2d_output(RuleArgs& a, const TensorType& self_type, std::pair<int64_t, int64_t> k,
+                            std::pair<int64_t, int64_t> s, std::pair<int64_t, int64_t> p,
+                            std::pair<int64_t, int64_t> d, bool ceil_mode) {
+  const TensorType* self = &self_type;
   if (self->rank() != 3 && self->rank() != 4)
     return a.error("non-empty 3D or 4D (batch mode) tensor expected for input, got {}-D",
                    self->rank());
-  if (self->dtype == DType::kBool)
-    return a.error("max_pool2d is not implemented for {}", dtype_name(self->dtype));
   if (k.first <= 0 || k.second <= 0)
     return a.error("kernel size should be greater than zero, but got kH: {}, kW: {}", k.first,
                    k.second);
@@ -310,10 +304,51 @@ Result<Outputs> max_pool2d(RuleArgs& a) {
   Sizes out(self->sizes.begin(), self->sizes.end() - 2);
   out.push_back(a.env().simplify(oh));
   out.push_back(a.env().simplify(ow));
+  return out;
+}
+
+// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode) and
+// max_pool2d_with_indices (also int64 indices of the same shape): self [C, H, W] or
+// [N, C, H, W]; the checks and messages of torch/_meta_registrations.py's
+// max_pool2d_checks_and_compute_shape.
+Result<Outputs> max_pool2d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, a.int_list("dilation"));
+  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
+  SPLICE_ASSIGN_OR_RETURN(auto k, pool_pair(a, "max_pool2d", "kernel_size", kernel));
+  SPLICE_ASSIGN_OR_RETURN(auto s, pool_stride(a, "max_pool2d", stride, k));
+  SPLICE_ASSIGN_OR_RETURN(auto p, pool_pair(a, "max_pool2d", "padding", padding));
+  SPLICE_ASSIGN_OR_RETURN(auto d, pool_pair(a, "max_pool2d", "dilation", dilation));
+  if (self->dtype == DType::kBool)
+    return a.error("max_pool2d is not implemented for {}", dtype_name(self->dtype));
+  SPLICE_ASSIGN_OR_RETURN(Sizes out, pool2d_output(a, *self, k, s, p, d, ceil_mode));
   Outputs result = {tensor_out(self->dtype, out)};
   if (a.node().op_id() == OpId::max_pool2d_with_indices)
     result.push_back(tensor_out(DType::kInt64, out));
   return result;
+}
+
+// avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+// divisor_override): max_pool2d's output size without dilation (torch/_meta_registrations.py's
+// meta_avg_pool2d).
+Result<Outputs> avg_pool2d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
+  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
+  SPLICE_ASSIGN_OR_RETURN(auto k, pool_pair(a, "avg_pool2d", "kernel_size", kernel));
+  SPLICE_ASSIGN_OR_RETURN(auto s, pool_stride(a, "avg_pool2d", stride, k));
+  SPLICE_ASSIGN_OR_RETURN(auto p, pool_pair(a, "avg_pool2d", "padding", padding));
+  if (!a.is_none("divisor_override")) {
+    SPLICE_ASSIGN_OR_RETURN(int64_t divisor, a.integer("divisor_override"));
+    if (divisor == 0) return a.error("divisor must be not zero");
+  }
+  SPLICE_ASSIGN_OR_RETURN(Sizes out, pool2d_output(a, *self, k, s, p, {1, 1}, ceil_mode));
+  return one(self->dtype, std::move(out));
 }
 
 // adaptive_avg_pool2d(self, output_size): self [C, H, W] or [N, C, H, W] with the last two
@@ -372,6 +407,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
+    {OpId::avg_pool2d, avg_pool2d},
 };
 
 }  // namespace

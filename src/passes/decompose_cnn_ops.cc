@@ -18,6 +18,8 @@
 //   adaptive_avg_pool2d (and _adaptive_avg_pool2d, its core ATen form) to an output size
 //     dividing the input's (a classifier head's global pool): a view into blocks and a mean
 //     over them; adaptive_avg_pool1d the 2-d pool of an unsqueezed plane, as ATen's.
+//   avg_pool2d: window sums of the zero-padded input over counts summed the same way from a mask
+//     of ones (or divisor_override); windows tiling the input unpadded a view and one sum.
 //   hardswish and hardsigmoid: their clamp-and-scale formulas, in float for the half types.
 #include <algorithm>
 #include <limits>
@@ -176,51 +178,82 @@ Arg lowest(DType dtype) {
   }
 }
 
+// A 2-d pooling's windows over the last two dims of a [..., H, W] input, every size static (the
+// output's as the node records it, checked by the shape rule), and the padding after the input
+// that lets the last window fit (ceil mode may need more than `padding`).
+struct PoolWindows {
+  int64_t h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, hi_h, hi_w;
+
+  bool padded() const { return ph != 0 || pw != 0 || hi_h != 0 || hi_w != 0; }
+  std::vector<ir::SymIntArg> pad() const { return {pw, hi_w, ph, hi_h}; }
+
+  // One strided slice of `v`'s last two dims per kernel offset (row-major), stacked at `dim`.
+  Result<Value*> stack(Builder& b, Value* v, int64_t dim) const {
+    const int64_t r = v->type().rank();
+    std::vector<Value*> parts;
+    for (int64_t i = 0; i < kh; ++i) {
+      SPLICE_ASSIGN_OR_RETURN(Value * rows,
+                              b.op(OpId::slice_Tensor, {Arg{v}, Arg{r - 2}, Arg{i * dh},
+                                                        Arg{i * dh + sh * (oh - 1) + 1}, Arg{sh}}));
+      for (int64_t j = 0; j < kw; ++j) {
+        SPLICE_ASSIGN_OR_RETURN(
+            Value * cols, b.op(OpId::slice_Tensor, {Arg{rows}, Arg{r - 1}, Arg{j * dw},
+                                                    Arg{j * dw + sw * (ow - 1) + 1}, Arg{sw}}));
+        parts.push_back(cols);
+      }
+    }
+    if (parts.size() == 1) return b.op(OpId::unsqueeze, {Arg{parts[0]}, Arg{dim}});
+    return b.op(OpId::stack, {Arg{parts}, Arg{dim}});
+  }
+};
+
+Result<PoolWindows> pool_windows(const Node& node, std::string_view op, const Value* self) {
+  const ir::TensorType& type = self->type();
+  const int64_t rank = type.rank();
+  const auto h = static_size(type, rank - 2);
+  const auto w = static_size(type, rank - 1);
+  if (!h || !w) return unsupported(node, fmt::format("{} over symbolic spatial sizes", op));
+  const ir::TensorType& out_type = node.outputs()[0]->type();
+  const auto oh = static_size(out_type, rank - 2);
+  const auto ow = static_size(out_type, rank - 1);
+  if (!oh || !ow) return unsupported(node, fmt::format("{} with symbolic output sizes", op));
+  PoolWindows p{};
+  p.h = *h, p.w = *w, p.oh = *oh, p.ow = *ow;
+  std::tie(p.kh, p.kw) = pair_of(int_list(node.arg("kernel_size")), {1, 1});
+  std::tie(p.sh, p.sw) = pair_of(int_list(node.arg("stride")), {p.kh, p.kw});
+  std::tie(p.ph, p.pw) = pair_of(int_list(node.arg("padding")), {0, 0});
+  p.dh = p.dw = 1;
+  if (node.op_id() != OpId::avg_pool2d)  // avg_pool2d has no dilation
+    std::tie(p.dh, p.dw) = pair_of(int_list(node.arg("dilation")), {1, 1});
+  if (op == "avg_pool2d") {
+    // Kernel offsets past the input and its padding on both sides only add zeros to every sum
+    // and count: EfficientNet pools with a kernel far larger than its input.
+    p.kh = std::min(p.kh, p.h + 2 * p.ph);
+    p.kw = std::min(p.kw, p.w + 2 * p.pw);
+  }
+  // One slice per kernel offset: a bound so a huge kernel is an error, not a huge program.
+  constexpr int64_t kMaxOffsets = 1024;
+  if (p.kh * p.kw > kMaxOffsets)
+    return unsupported(node, fmt::format("{} with a {}x{} kernel (more than {} offsets)", op, p.kh,
+                                         p.kw, kMaxOffsets));
+  p.hi_h = std::max<int64_t>(0, (p.oh - 1) * p.sh + p.dh * (p.kh - 1) + 1 - p.h - p.ph);
+  p.hi_w = std::max<int64_t>(0, (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1 - p.w - p.pw);
+  return p;
+}
+
 Result<bool> max_pool2d(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   if (self == nullptr) return false;
   Builder b{rw, node};
   const ir::TensorType& type = self->type();
   const int64_t rank = type.rank();
-  const auto h = static_size(type, rank - 2);
-  const auto w = static_size(type, rank - 1);
-  if (!h || !w) return unsupported(*node, "max_pool2d over symbolic spatial sizes");
-  const auto kernel = pair_of(int_list(node->arg("kernel_size")), {1, 1});
-  const int64_t kh = kernel.first, kw = kernel.second;
-  const auto stride = pair_of(int_list(node->arg("stride")), {kh, kw});
-  const int64_t sh = stride.first, sw = stride.second;
-  const auto padding = pair_of(int_list(node->arg("padding")), {0, 0});
-  const int64_t ph = padding.first, pw = padding.second;
-  const auto dilation = pair_of(int_list(node->arg("dilation")), {1, 1});
-  const int64_t dh = dilation.first, dw = dilation.second;
-  // The output sizes are the rule's (node's recorded, checked) ones.
-  const ir::TensorType& out_type = node->outputs()[0]->type();
-  const auto oh = static_size(out_type, rank - 2);
-  const auto ow = static_size(out_type, rank - 1);
-  if (!oh || !ow) return unsupported(*node, "max_pool2d with symbolic output sizes");
-  // Right padding so that the last window fits (ceil mode may need more than `padding`).
-  const int64_t hi_h = std::max<int64_t>(0, (*oh - 1) * sh + dh * (kh - 1) + 1 - *h - ph);
-  const int64_t hi_w = std::max<int64_t>(0, (*ow - 1) * sw + dw * (kw - 1) + 1 - *w - pw);
-  const bool padded = ph != 0 || pw != 0 || hi_h != 0 || hi_w != 0;
-  const std::vector<ir::SymIntArg> pad = {pw, hi_w, ph, hi_h};
-  // One strided slice of `v` per kernel offset (row-major), stacked at `dim`.
-  auto windows = [&](Value* v, int64_t dim) -> Result<Value*> {
-    const int64_t r = v->type().rank();
-    std::vector<Value*> parts;
-    for (int64_t i = 0; i < kh; ++i) {
-      SPLICE_ASSIGN_OR_RETURN(
-          Value * rows, b.op(OpId::slice_Tensor, {Arg{v}, Arg{r - 2}, Arg{i * dh},
-                                                  Arg{i * dh + sh * (*oh - 1) + 1}, Arg{sh}}));
-      for (int64_t j = 0; j < kw; ++j) {
-        SPLICE_ASSIGN_OR_RETURN(
-            Value * cols, b.op(OpId::slice_Tensor, {Arg{rows}, Arg{r - 1}, Arg{j * dw},
-                                                    Arg{j * dw + sw * (*ow - 1) + 1}, Arg{sw}}));
-        parts.push_back(cols);
-      }
-    }
-    if (parts.size() == 1) return b.op(OpId::unsqueeze, {Arg{parts[0]}, Arg{dim}});
-    return b.op(OpId::stack, {Arg{parts}, Arg{dim}});
-  };
+  SPLICE_ASSIGN_OR_RETURN(const PoolWindows p, pool_windows(*node, "max_pool2d", self));
+  const int64_t kh = p.kh, kw = p.kw;
+  const int64_t* h = &p.h;
+  const int64_t* w = &p.w;
+  const bool padded = p.padded();
+  const std::vector<ir::SymIntArg> pad = p.pad();
+  auto windows = [&](Value* v, int64_t dim) { return p.stack(b, v, dim); };
   Value* x = self;
   if (padded) {
     SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{pad}, lowest(type.dtype)}));
@@ -311,6 +344,79 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   return true;
 }
 
+// avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+// the window sums of the zero-padded input (in float for the half types) divided by
+// divisor_override, or else by each window's count — the same window sums over a mask of ones
+// where eager counts: the input and, with count_include_pad, its explicit padding (never the
+// extra right padding of ceil mode), as ATen's avg_pool2d computes pool_size.
+Result<bool> avg_pool2d(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  const DType dtype = self->type().dtype;
+  if (!is_floating(dtype)) return unsupported(*node, "avg_pool2d of an integer tensor");
+  Builder b{rw, node};
+  SPLICE_ASSIGN_OR_RETURN(const PoolWindows p, pool_windows(*node, "avg_pool2d", self));
+  const DType acc = computation_dtype(dtype);
+  const int64_t at = self->type().rank() - 2;
+  const std::vector<ir::SymIntArg> reduce = {at};
+  SPLICE_ASSIGN_OR_RETURN(Value * x, b.cast(self, acc));
+  const Arg& divisor = node->arg("divisor_override");
+  // Unpadded windows that tile the input exactly (a global pool, or stride = kernel dividing
+  // it): a view into blocks and one sum over them, each window counting its kh * kw elements.
+  const bool tiles_h =
+      p.ph == 0 && p.hi_h == 0 && (p.oh == 1 ? p.kh == p.h : p.sh == p.kh && p.h == p.oh * p.kh);
+  const bool tiles_w =
+      p.pw == 0 && p.hi_w == 0 && (p.ow == 1 ? p.kw == p.w : p.sw == p.kw && p.w == p.ow * p.kw);
+  if (tiles_h && tiles_w) {
+    SizeBuilder sb(rw, node);
+    SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sb.dims(self));
+    std::vector<Size> blocks(dims.begin(), dims.end() - 2);
+    for (int64_t v : {p.oh, p.kh, p.ow, p.kw}) blocks.push_back(SizeBuilder::constant(v));
+    SPLICE_ASSIGN_OR_RETURN(Value * view, b.op(OpId::view, {Arg{x}, Arg{to_list(blocks)}}));
+    const std::vector<ir::SymIntArg> inner = {at + 1, at + 3};
+    SPLICE_ASSIGN_OR_RETURN(Value * sum, b.op(OpId::sum_dim_IntList, {Arg{view}, Arg{inner}}));
+    const Arg count = divisor.is<int64_t>() ? divisor : Arg{p.kh * p.kw};
+    SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::div_Scalar, {Arg{sum}, count}));
+    SPLICE_ASSIGN_OR_RETURN(out, b.cast(out, dtype));
+    SPLICE_TRY(replace_outputs(rw, node, {out}));
+    return true;
+  }
+  if (p.padded()) {
+    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{p.pad()}, Arg{0.0}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * stacked, p.stack(b, x, at));
+  SPLICE_ASSIGN_OR_RETURN(Value * sum, b.op(OpId::sum_dim_IntList, {Arg{stacked}, Arg{reduce}}));
+  Value* out = nullptr;
+  if (divisor.is<int64_t>()) {
+    SPLICE_ASSIGN_OR_RETURN(out, b.op(OpId::div_Scalar, {Arg{sum}, divisor}));
+  } else {
+    const bool include_pad = node->arg("count_include_pad").as<bool>();
+    const std::vector<ir::SymIntArg> plane = {p.h, p.w};
+    SPLICE_ASSIGN_OR_RETURN(Value * mask, b.op(OpId::ones, {Arg{plane}}, {{"dtype", Arg{acc}}}));
+    // Ones over the counted region, zeros beyond it up to the padded input's size.
+    const int64_t lo_h = include_pad ? p.ph : 0, lo_w = include_pad ? p.pw : 0;
+    const int64_t in_h = include_pad ? std::min(p.ph, p.hi_h) : 0;
+    const int64_t in_w = include_pad ? std::min(p.pw, p.hi_w) : 0;
+    if (lo_h != 0 || lo_w != 0 || in_h != 0 || in_w != 0) {
+      const std::vector<ir::SymIntArg> pad = {lo_w, in_w, lo_h, in_h};
+      SPLICE_ASSIGN_OR_RETURN(mask, b.op(OpId::constant_pad_nd, {Arg{mask}, Arg{pad}, Arg{1.0}}));
+    }
+    const std::vector<ir::SymIntArg> rest = {p.pw - lo_w, p.hi_w - in_w, p.ph - lo_h,
+                                             p.hi_h - in_h};
+    if (p.pw != lo_w || p.hi_w != in_w || p.ph != lo_h || p.hi_h != in_h) {
+      SPLICE_ASSIGN_OR_RETURN(mask, b.op(OpId::constant_pad_nd, {Arg{mask}, Arg{rest}, Arg{0.0}}));
+    }
+    SPLICE_ASSIGN_OR_RETURN(Value * counted, p.stack(b, mask, 0));
+    const std::vector<ir::SymIntArg> first = {int64_t{0}};
+    SPLICE_ASSIGN_OR_RETURN(Value * counts,
+                            b.op(OpId::sum_dim_IntList, {Arg{counted}, Arg{first}}));
+    SPLICE_ASSIGN_OR_RETURN(out, b.op(OpId::div_Tensor, {Arg{sum}, Arg{counts}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(out, b.cast(out, dtype));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
 // adaptive_avg_pool1d(self, [L]) as ATen computes it: the 2-d pool of self unsqueezed before its
 // last dim, squeezed back (Swin's classifier head).
 Result<bool> adaptive_avg_pool1d(Rewriter& rw, Node* node) {
@@ -360,6 +466,7 @@ constexpr Entry kEntries[] = {
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
+    {OpId::avg_pool2d, avg_pool2d},
     {OpId::hardswish, hard_activation},
     {OpId::hardsigmoid, hard_activation},
 };

@@ -200,7 +200,7 @@ class DecomposeComposites final : public Pass {
            "comparison and scatters, topk a sort and a slice, histc an index_put of ones, "
            "transformers' grouped_mm_fallback every expert's matmul and a per-row pick, "
            "eval-mode batch norm (and batch norm without running stats) a per-channel x * alpha "
-           "+ beta, adaptive_avg_pool1d a 2-d pool of an unsqueezed plane, hardswish and "
+           "+ beta, adaptive_avg_pool1d a 2-d pool of an unsqueezed plane, avg_pool2d window sums over window counts, hardswish and "
            "hardsigmoid their clamp formulas, max_pool2d strided slices of the -inf-padded input "
            "and an amax (the indices, "
            "when read, the first maximum's position gathered from a padded arange). Sizes a "

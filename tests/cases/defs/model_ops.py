@@ -3,8 +3,8 @@ tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convo
 default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
 the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm),
 max.other (XGLM), square (squared-ReLU MLPs), and the CNN ops (eval batch norm in every export
-spelling, max_pool2d with and without indices, adaptive_avg_pool2d and 1d, hardswish and
-hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of them (passes/decompose_model_ops.cc,
+spelling, max_pool2d with and without indices, adaptive_avg_pool2d and 1d, avg_pool2d, hardswish
+and hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of them (passes/decompose_model_ops.cc,
 decompose_math.cc). Every case name starts with m_."""
 
 import torch
@@ -233,3 +233,24 @@ def _():
     def forward(self, x, y):
         return F.adaptive_avg_pool1d(x, 1), F.adaptive_avg_pool1d(x, 3), F.adaptive_avg_pool1d(y, 2)
     return module(forward), same(1, randn(2, 4, 6), randn(3, 8)), None
+
+
+@case("m_avg_pool2d", notes="avg_pool2d (EfficientNet's training IR): padding counted and not, "
+      "ceil mode with a last window past the padding (counted only up to it), divisor_override, "
+      "a non-square kernel and stride on [C, H, W], bfloat16, one window covering the input, "
+      "windows tiling it, a kernel far larger than the input (EfficientNet's)")
+def _():
+    def forward(self, x, c, h):
+        return (F.avg_pool2d(x, 3, stride=2, padding=1),
+                F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False),
+                F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+                F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                F.avg_pool2d(x, 2, divisor_override=3),
+                F.avg_pool2d(c, (2, 3), stride=(1, 2)),
+                F.avg_pool2d(h, 2, stride=1, padding=1),
+                F.avg_pool2d(x, 8, ceil_mode=True),
+                F.avg_pool2d(x, 4),
+                F.avg_pool2d(c, 320, ceil_mode=True))
+    return (module(forward),
+            same(1, randn(2, 3, 8, 8), randn(3, 5, 7), randn(1, 2, 4, 5, dtype=torch.bfloat16)),
+            None)
