@@ -255,11 +255,33 @@ Result<SymExpr> pool_output_size(RuleArgs& a, const SymExpr& n, int64_t k, int64
   return floor_div(n + SymExpr(extra), SymExpr(stride)) + SymExpr(1);
 }
 
+// A 2-d pooling's window arguments, each pair (H, W); max_pool2d's dilation, 1 for avg_pool2d.
+struct Pool2dArgs {
+  std::pair<int64_t, int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;
+};
+
+Result<Pool2dArgs> read_pool2d_args(RuleArgs& a, std::string_view op) {
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
+  Pool2dArgs out;
+  SPLICE_ASSIGN_OR_RETURN(out.ceil_mode, a.boolean("ceil_mode"));
+  SPLICE_ASSIGN_OR_RETURN(out.kernel, pool_pair(a, op, "kernel_size", kernel));
+  SPLICE_ASSIGN_OR_RETURN(out.stride, pool_stride(a, op, stride, out.kernel));
+  SPLICE_ASSIGN_OR_RETURN(out.padding, pool_pair(a, op, "padding", padding));
+  out.dilation = {1, 1};
+  if (a.node().op_id() != OpId::avg_pool2d) {
+    SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, a.int_list("dilation"));
+    SPLICE_ASSIGN_OR_RETURN(out.dilation, pool_pair(a, op, "dilation", dilation));
+  }
+  return out;
+}
+
 // The checks and output sizes of a 2-d pooling of self [C, H, W] or [N, C, H, W]:
 // torch/_meta_registrations.py's pool2d_shape_check.
-Result<Sizes> pool2d_output(RuleArgs& a, const TensorType& self_type, std::pair<int64_t, int64_t> k,
-                            std::pair<int64_t, int64_t> s, std::pair<int64_t, int64_t> p,
-                            std::pair<int64_t, int64_t> d, bool ceil_mode) {
+Result<Sizes> pool2d_output(RuleArgs& a, const TensorType& self_type, const Pool2dArgs& args) {
+  const auto [k, s, p, d, ceil_mode] = args;
   const TensorType* self = &self_type;
   if (self->rank() != 3 && self->rank() != 4)
     return a.error("non-empty 3D or 4D (batch mode) tensor expected for input, got {}-D",
@@ -313,18 +335,10 @@ Result<Sizes> pool2d_output(RuleArgs& a, const TensorType& self_type, std::pair<
 // max_pool2d_checks_and_compute_shape.
 Result<Outputs> max_pool2d(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, a.int_list("dilation"));
-  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
-  SPLICE_ASSIGN_OR_RETURN(auto k, pool_pair(a, "max_pool2d", "kernel_size", kernel));
-  SPLICE_ASSIGN_OR_RETURN(auto s, pool_stride(a, "max_pool2d", stride, k));
-  SPLICE_ASSIGN_OR_RETURN(auto p, pool_pair(a, "max_pool2d", "padding", padding));
-  SPLICE_ASSIGN_OR_RETURN(auto d, pool_pair(a, "max_pool2d", "dilation", dilation));
+  SPLICE_ASSIGN_OR_RETURN(Pool2dArgs args, read_pool2d_args(a, "max_pool2d"));
   if (self->dtype == DType::kBool)
     return a.error("max_pool2d is not implemented for {}", dtype_name(self->dtype));
-  SPLICE_ASSIGN_OR_RETURN(Sizes out, pool2d_output(a, *self, k, s, p, d, ceil_mode));
+  SPLICE_ASSIGN_OR_RETURN(Sizes out, pool2d_output(a, *self, args));
   Outputs result = {tensor_out(self->dtype, out)};
   if (a.node().op_id() == OpId::max_pool2d_with_indices)
     result.push_back(tensor_out(DType::kInt64, out));
@@ -336,18 +350,12 @@ Result<Outputs> max_pool2d(RuleArgs& a) {
 // meta_avg_pool2d).
 Result<Outputs> avg_pool2d(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
-  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
-  SPLICE_ASSIGN_OR_RETURN(auto k, pool_pair(a, "avg_pool2d", "kernel_size", kernel));
-  SPLICE_ASSIGN_OR_RETURN(auto s, pool_stride(a, "avg_pool2d", stride, k));
-  SPLICE_ASSIGN_OR_RETURN(auto p, pool_pair(a, "avg_pool2d", "padding", padding));
+  SPLICE_ASSIGN_OR_RETURN(Pool2dArgs args, read_pool2d_args(a, "avg_pool2d"));
   if (!a.is_none("divisor_override")) {
     SPLICE_ASSIGN_OR_RETURN(int64_t divisor, a.integer("divisor_override"));
     if (divisor == 0) return a.error("divisor must be not zero");
   }
-  SPLICE_ASSIGN_OR_RETURN(Sizes out, pool2d_output(a, *self, k, s, p, {1, 1}, ceil_mode));
+  SPLICE_ASSIGN_OR_RETURN(Sizes out, pool2d_output(a, *self, args));
   return one(self->dtype, std::move(out));
 }
 

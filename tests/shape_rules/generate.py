@@ -506,6 +506,17 @@ for op in ["max_pool2d.default", "max_pool2d_with_indices.default"]:
 for op in ["adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default"]:
     case(op, T(f32, (2, 3, 8, 6)), [1, 1])
     case(op, T(bf16, (3, 8, 6)), [4, 3])
+# avg_pool2d (ceil mode, padding, a 3-d input, a kernel larger than the input in ceil mode),
+# adaptive_avg_pool1d, square (a bool squares to int64), hardswish and hardsigmoid.
+case("avg_pool2d.default", T(f32, (2, 3, 8, 8)), [3, 3], [2, 2], [1, 1], True, False)
+case("avg_pool2d.default", T(bf16, (3, 5, 7)), [2, 3], [1, 2])
+case("avg_pool2d.default", T(f32, (1, 2, 3, 3)), [320, 320], [], [0, 0], True, True, 5)
+case("adaptive_avg_pool1d.default", T(f32, (2, 4, 6)), [3])
+case("adaptive_avg_pool1d.default", T(f16, (3, 8)), [1])
+for d in [f32, i32, b]:
+    case("square.default", T(d, (2, 3)))
+for op in ["hardswish.default", "hardsigmoid.default"]:
+    case(op, T(bf16, (2, 3)))
 for d in [f16, bf16]:
     q, k, v = T(d, (2, 4, 5, 8)), T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8))
     case("_scaled_dot_product_flash_attention.default", q, k, v, device="cuda")
