@@ -223,9 +223,10 @@ Result<PoolWindows> pool_windows(const Node& node, std::string_view op, const Va
   std::tie(p.sh, p.sw) = pair_of(int_list(node.arg("stride")), {p.kh, p.kw});
   std::tie(p.ph, p.pw) = pair_of(int_list(node.arg("padding")), {0, 0});
   p.dh = p.dw = 1;
-  if (node.op_id() != OpId::avg_pool2d)  // avg_pool2d has no dilation
+  const bool average = node.op_id() == OpId::avg_pool2d;
+  if (!average)  // avg_pool2d has no dilation
     std::tie(p.dh, p.dw) = pair_of(int_list(node.arg("dilation")), {1, 1});
-  if (op == "avg_pool2d") {
+  if (average) {
     // Kernel offsets past the input and its padding on both sides only add zeros to every sum
     // and count: EfficientNet pools with a kernel far larger than its input.
     p.kh = std::min(p.kh, p.h + 2 * p.ph);
@@ -241,6 +242,17 @@ Result<PoolWindows> pool_windows(const Node& node, std::string_view op, const Va
   return p;
 }
 
+// `v` [..., H, W] viewed as [..., oh, H / oh, ow, W / ow]: the disjoint windows of a pool whose
+// windows tile the plane, to be reduced over dims rank - 1 and rank + 1.
+Result<Value*> tile_view(Rewriter& rw, Builder& b, Value* v, int64_t oh, int64_t bh, int64_t ow,
+                         int64_t bw) {
+  SizeBuilder sb(rw, b.node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sb.dims(v));
+  std::vector<Size> blocks(dims.begin(), dims.end() - 2);
+  for (int64_t s : {oh, bh, ow, bw}) blocks.push_back(SizeBuilder::constant(s));
+  return b.op(OpId::view, {Arg{v}, Arg{to_list(blocks)}});
+}
+
 Result<bool> max_pool2d(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   if (self == nullptr) return false;
@@ -248,33 +260,28 @@ Result<bool> max_pool2d(Rewriter& rw, Node* node) {
   const ir::TensorType& type = self->type();
   const int64_t rank = type.rank();
   SPLICE_ASSIGN_OR_RETURN(const PoolWindows p, pool_windows(*node, "max_pool2d", self));
-  const int64_t kh = p.kh, kw = p.kw;
-  const int64_t* h = &p.h;
-  const int64_t* w = &p.w;
-  const bool padded = p.padded();
-  const std::vector<ir::SymIntArg> pad = p.pad();
-  auto windows = [&](Value* v, int64_t dim) { return p.stack(b, v, dim); };
   Value* x = self;
-  if (padded) {
-    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{pad}, lowest(type.dtype)}));
+  if (p.padded()) {
+    SPLICE_ASSIGN_OR_RETURN(
+        x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{p.pad()}, lowest(type.dtype)}));
   }
   const int64_t at = rank - 2;  // the stacked offsets' dim, before the output's spatial dims
-  SPLICE_ASSIGN_OR_RETURN(Value * stacked, windows(x, at));
+  SPLICE_ASSIGN_OR_RETURN(Value * stacked, p.stack(b, x, at));
   const std::vector<ir::SymIntArg> reduce = {at};
   SPLICE_ASSIGN_OR_RETURN(Value * values, b.op(OpId::amax, {Arg{stacked}, Arg{reduce}}));
   std::vector<Value*> outs = {values};
   if (node->outputs().size() == 2 && is_used(rw.graph(), node->outputs()[1])) {
     // Each offset's flat input position per output element, -1 in the padding: [K, OH, OW].
-    const int64_t k = kh * kw;
+    const int64_t k = p.kh * p.kw;
     SPLICE_ASSIGN_OR_RETURN(Value * flat,
-                            b.op(OpId::arange, {Arg{*h * *w}}, {{"dtype", Arg{DType::kInt64}}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * plane,
-                            b.op(OpId::view, {Arg{flat}, Arg{std::vector<ir::SymIntArg>{*h, *w}}}));
-    if (padded) {
+                            b.op(OpId::arange, {Arg{p.h * p.w}}, {{"dtype", Arg{DType::kInt64}}}));
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * plane, b.op(OpId::view, {Arg{flat}, Arg{std::vector<ir::SymIntArg>{p.h, p.w}}}));
+    if (p.padded()) {
       SPLICE_ASSIGN_OR_RETURN(
-          plane, b.op(OpId::constant_pad_nd, {Arg{plane}, Arg{pad}, Arg{int64_t{-1}}}));
+          plane, b.op(OpId::constant_pad_nd, {Arg{plane}, Arg{p.pad()}, Arg{int64_t{-1}}}));
     }
-    SPLICE_ASSIGN_OR_RETURN(Value * positions, windows(plane, 0));
+    SPLICE_ASSIGN_OR_RETURN(Value * positions, p.stack(b, plane, 0));
     SPLICE_ASSIGN_OR_RETURN(Value * valid,
                             b.op(OpId::ge_Scalar, {Arg{positions}, Arg{int64_t{0}}}));
     SPLICE_ASSIGN_OR_RETURN(Value * offsets,
@@ -333,11 +340,7 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
     return unsupported(*node, fmt::format("adaptive_avg_pool2d to an output size [{}, {}] that "
                                           "does not divide the input's [{}, {}]",
                                           *oh, *ow, *h, *w));
-  SizeBuilder sb(rw, node);
-  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sb.dims(self));
-  std::vector<Size> blocks(dims.begin(), dims.end() - 2);
-  for (int64_t v : {*oh, *h / *oh, *ow, *w / *ow}) blocks.push_back(SizeBuilder::constant(v));
-  SPLICE_ASSIGN_OR_RETURN(Value * view, b.op(OpId::view, {Arg{self}, Arg{to_list(blocks)}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * view, tile_view(rw, b, self, *oh, *h / *oh, *ow, *w / *ow));
   const std::vector<ir::SymIntArg> reduce = {rank - 1, rank + 1};
   SPLICE_ASSIGN_OR_RETURN(Value * mean, b.op(OpId::mean_dim, {Arg{view}, Arg{reduce}, Arg{false}}));
   SPLICE_TRY(replace_outputs(rw, node, {mean}));
@@ -368,11 +371,7 @@ Result<bool> avg_pool2d(Rewriter& rw, Node* node) {
   const bool tiles_w =
       p.pw == 0 && p.hi_w == 0 && (p.ow == 1 ? p.kw == p.w : p.sw == p.kw && p.w == p.ow * p.kw);
   if (tiles_h && tiles_w) {
-    SizeBuilder sb(rw, node);
-    SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sb.dims(self));
-    std::vector<Size> blocks(dims.begin(), dims.end() - 2);
-    for (int64_t v : {p.oh, p.kh, p.ow, p.kw}) blocks.push_back(SizeBuilder::constant(v));
-    SPLICE_ASSIGN_OR_RETURN(Value * view, b.op(OpId::view, {Arg{x}, Arg{to_list(blocks)}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * view, tile_view(rw, b, x, p.oh, p.kh, p.ow, p.kw));
     const std::vector<ir::SymIntArg> inner = {at + 1, at + 3};
     SPLICE_ASSIGN_OR_RETURN(Value * sum, b.op(OpId::sum_dim_IntList, {Arg{view}, Arg{inner}}));
     const Arg count = divisor.is<int64_t>() ? divisor : Arg{p.kh * p.kw};
