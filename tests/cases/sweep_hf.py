@@ -623,6 +623,31 @@ def _():
     return Pixels(build(tf().ViTConfig(**c), tf().ViTModel)), image_inputs(), None
 
 
+@arch("vit_interpolate", "position embeddings interpolated (bicubic) to another resolution")
+def _():
+    c = bert_like(image_size=16, patch_size=4)
+    for k in ("vocab_size", "pad_token_id", "bos_token_id", "eos_token_id",
+              "max_position_embeddings"):
+        c.pop(k)
+
+    class Resized(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = build(tf().ViTConfig(**c), tf().ViTModel)
+
+        def forward(self, x):
+            return self.model(pixel_values=x, interpolate_pos_encoding=True).last_hidden_state
+
+    return Resized(), image_inputs(size=24), None
+
+
+@arch("smolvlm_vision", "SmolVLM's vision tower: patch position ids from bucketize")
+def _():
+    config = tf().SmolVLMVisionConfig(hidden_size=H, num_hidden_layers=1, num_attention_heads=NH,
+                                      intermediate_size=MLP, image_size=16, patch_size=4)
+    return Pixels(build(config, tf().SmolVLMVisionTransformer)), image_inputs(), None
+
+
 @arch("clip_vision")
 def _():
     return (Pixels(build(tf().CLIPVisionConfig(hidden_size=H, num_hidden_layers=1,
@@ -774,6 +799,14 @@ def _():
 def _():
     return (Pixels(conv_fan_in(build(tf().MobileNetV2Config(image_size=32, depth_multiplier=0.25),
                                      tf().MobileNetV2Model))), vision_inputs(), None)
+
+
+@arch("tv_mobilenet_v3", "torchvision's MobileNetV3-Small (width 0.25): hard-swish, "
+      "squeeze-excitation, and its classifier's nn.Dropout(inplace=True) (aten.dropout_)")
+def _():
+    import torchvision
+    model = conv_fan_in(torchvision.models.mobilenet_v3_small(width_mult=0.25, num_classes=10))
+    return model.eval(), vision_inputs(), None
 
 
 @arch("efficientnet", "depthwise convolutions, squeeze-excitation, SiLU")
