@@ -17,8 +17,10 @@ Result<Outputs> same(RuleArgs& a) {
   return same_as(*self);
 }
 
+// dropout(input, ...) and its in-place twin dropout_(self, ...), which the type check of the
+// training IR runs through this rule too.
 Result<Outputs> input_same(RuleArgs& a) {
-  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, a.tensor("input"));
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, a.tensor(a.has("input") ? "input" : "self"));
   return same_as(*input);
 }
 
@@ -90,6 +92,15 @@ Result<Outputs> new_factory(RuleArgs& a) {
 
 Result<Outputs> scalar_tensor(RuleArgs& a) {
   return one(a.dtype("dtype").value_or(DType::kFloat32), {});
+}
+
+// linspace(start, end, steps, dtype): [steps] of `dtype`, the default float32 when absent.
+Result<Outputs> linspace(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(int64_t steps, a.integer("steps"));
+  if (steps < 0) return a.error("linspace(): number of steps must be non-negative");
+  if (!a.number("start") || !a.number("end"))
+    return a.error("linspace(): start and end must be constant numbers");
+  return one(a.dtype("dtype").value_or(DType::kFloat32), {SymExpr(steps)});
 }
 
 // arange over start/end/step arguments that may be absent (arange.default has only end).
@@ -294,6 +305,7 @@ Result<Outputs> pad(RuleArgs& a) {
 }
 
 constexpr RuleEntry kEntries[] = {
+    {OpId::linspace, linspace},
     {OpId::clone, same},
     {OpId::lift_fresh_copy, same},
     {OpId::contiguous, same},

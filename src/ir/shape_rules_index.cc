@@ -356,11 +356,31 @@ Result<Outputs> index_add(RuleArgs& a) {
   return same_as(*self);
 }
 
+// bucketize(self, boundaries, out_int32, right): self's shape (0-d for a Scalar self) in int64,
+// or int32 with out_int32; boundaries must be 1-d (ATen's bucketize checks).
+Result<Outputs> bucketize(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* boundaries, a.tensor("boundaries"));
+  if (boundaries->rank() != 1)
+    return a.error("boundaries tensor must be 1 dimension, but got dim({})", boundaries->rank());
+  SPLICE_ASSIGN_OR_RETURN(Operand self, a.operand("self"));
+  SPLICE_ASSIGN_OR_RETURN(bool out_int32, a.boolean("out_int32"));
+  // ATen's kernel dispatches over the numeric types only.
+  if (boundaries->dtype == DType::kBool ||
+      (self.tensor != nullptr ? self.tensor->dtype == DType::kBool
+                              : self.number == NumberKind::kBool))
+    return a.error("\"bucketize\" not implemented for 'Bool'");
+  return one(out_int32 ? DType::kInt32 : DType::kInt64,
+             self.tensor != nullptr ? self.tensor->sizes : Sizes{});
+}
+
 constexpr RuleEntry kEntries[] = {
+    {OpId::bucketize_Tensor, bucketize},
+    {OpId::bucketize_Scalar, bucketize},
     {OpId::cat, cat},
     {OpId::diff, diff},
     {OpId::stack, stack},
     {OpId::index_Tensor, index},
+    {OpId::_unsafe_index_Tensor, index},
     {OpId::index_select, index_select},
     {OpId::gather, gather},
     {OpId::embedding, embedding},

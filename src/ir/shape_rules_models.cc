@@ -377,6 +377,45 @@ Result<Outputs> adaptive_avg_pool2d(RuleArgs& a) {
   return one(self->dtype, std::move(out));
 }
 
+// upsample_{nearest,bilinear,bicubic}2d(self, output_size, [align_corners,] scales_h, scales_w)
+// and their .vec overloads (input, output_size?, [align_corners,] scale_factors?): a 4-d
+// [N, C, H, W] resized to [N, C, OH, OW]. The .vec overload takes output_size, else
+// OH = floor(H * scale_h) from a static H (ATen's upsample compute_output_size).
+Result<Outputs> upsample2d(RuleArgs& a) {
+  const bool vec = a.has("input");
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor(vec ? "input" : "self"));
+  if (self->rank() != 4)
+    return a.error("Non-empty 4D data tensor expected but got a tensor with sizes {}",
+                   sizes_string(self->sizes));
+  if (!is_floating(self->dtype))
+    return a.error("upsampling is not implemented for {}", dtype_name(self->dtype));
+  Sizes size;
+  if (!vec || !a.is_none("output_size")) {
+    SPLICE_ASSIGN_OR_RETURN(size, a.sym_list("output_size"));
+    if (vec && !a.is_none("scale_factors"))
+      return a.error("Must specify exactly one of output_size and scale_factors");
+  } else {
+    const Arg& scales = a.arg("scale_factors");
+    if (!scales.is<std::vector<double>>())
+      return a.error("Must specify exactly one of output_size and scale_factors");
+    for (size_t i = 0; i < scales.as<std::vector<double>>().size(); ++i) {
+      const auto in = self->sizes[2 + std::min<size_t>(i, 1)].constant();
+      if (!in) return a.error("upsampling a symbolic size by a scale factor is not supported");
+      const double out = std::floor(static_cast<double>(*in) * scales.as<std::vector<double>>()[i]);
+      if (!(out >= 0 && out < 9.0e18)) return a.error("upsampling to an invalid size {}", out);
+      size.push_back(SymExpr(static_cast<int64_t>(out)));
+    }
+  }
+  if (size.size() != 2)
+    return a.error("It is expected output_size equals to 2, but got size {}", size.size());
+  for (const SymExpr& s : size)
+    SPLICE_TRY(a.require(SymExpr::make(SymOp::kGt, {s, 0}),
+                         fmt::format("Input and output sizes should be greater than 0, but got "
+                                     "output (H: {}, W: {})",
+                                     size[0].to_string(), size[1].to_string())));
+  return one(self->dtype, {self->sizes[0], self->sizes[1], size[0], size[1]});
+}
+
 // adaptive_avg_pool1d(self, output_size): self [C, L] or [N, C, L] with L replaced (ATen's
 // adaptive_avg_pool1d checks; it pools an unsqueezed 2-d plane).
 Result<Outputs> adaptive_avg_pool1d(RuleArgs& a) {
@@ -415,6 +454,12 @@ constexpr RuleEntry kEntries[] = {
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
+    {OpId::upsample_nearest2d, upsample2d},
+    {OpId::upsample_nearest2d_vec, upsample2d},
+    {OpId::upsample_bilinear2d, upsample2d},
+    {OpId::upsample_bilinear2d_vec, upsample2d},
+    {OpId::upsample_bicubic2d, upsample2d},
+    {OpId::upsample_bicubic2d_vec, upsample2d},
     {OpId::avg_pool2d, avg_pool2d},
 };
 

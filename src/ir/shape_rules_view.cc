@@ -347,6 +347,88 @@ Result<Outputs> unbind(RuleArgs& a) {
   return Outputs(count, tensor_out(self->dtype, piece));
 }
 
+// as_strided(self, size, stride, storage_offset): `size` of self's dtype (the storage bounds
+// are checked where the offsets are known, in its decomposition).
+Result<Outputs> as_strided(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes size, a.sym_list("size"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes stride, a.sym_list("stride"));
+  if (size.size() != stride.size()) return a.error("mismatch in length of strides and shape");
+  return one(self->dtype, std::move(size));
+}
+
+// meshgrid(tensors, indexing="ij"): n tensors of 0 or 1 dims, all of one dtype, give n outputs
+// of the grid's shape (each input's length in turn); "xy" swaps the first two grid dims (ATen's
+// meshgrid).
+Result<Outputs> meshgrid(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(std::vector<const TensorType*> tensors, a.tensor_list("tensors"));
+  if (tensors.empty()) return a.error("torch.meshgrid: Expected at least one tensor");
+  const std::string indexing = a.has("indexing") ? a.string("indexing").value_or("") : "ij";
+  if (indexing != "ij" && indexing != "xy")
+    return a.error("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {}",
+                   indexing);
+  Sizes grid;
+  for (const TensorType* t : tensors) {
+    if (t == nullptr || t->rank() > 1)
+      return a.error("torch.meshgrid: Expected 0D or 1D tensor in the tensor list");
+    if (t->dtype != tensors[0]->dtype)
+      return a.error(
+          "torch.meshgrid: Expected all tensors in the tensor list to have the same "
+          "dtype");
+    grid.push_back(t->rank() == 0 ? SymExpr(1) : t->sizes[0]);
+  }
+  if (indexing == "xy" && grid.size() >= 2) std::swap(grid[0], grid[1]);
+  Outputs out;
+  for (const TensorType* t : tensors) out.push_back(tensor_out(t->dtype, grid));
+  return out;
+}
+
+// tensor_split.sections(self, sections, dim): piece i holds ceil((n - i) / sections) elements
+// (the first n % sections pieces one more than the rest, as ATen's tensor_split).
+Result<Outputs> tensor_split_sections(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  if (self->rank() == 0)
+    return a.error(
+        "tensor_split expected at least a 1-dimensional tensor, but got a tensor "
+        "with 0 dims");
+  SPLICE_ASSIGN_OR_RETURN(int64_t sections, a.integer("sections"));
+  if (sections <= 0) return a.error("number of sections must be larger than 0, got {}", sections);
+  if (sections > static_cast<int64_t>(std::max<size_t>(a.output_count(), 1)))
+    return a.error("tensor_split into {} sections, but the node has {} outputs", sections,
+                   a.output_count());
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
+  const SymExpr& n = self->sizes[dim];
+  Sizes sizes;
+  for (int64_t i = 0; i < sections; ++i)
+    sizes.push_back(a.env().simplify(floor_div(n - i + (sections - 1), sections)));
+  return pieces(*self, dim, sizes);
+}
+
+// tensor_split.indices(self, indices, dim): the slices [0:i0], [i0:i1], ..., [ik:], each with
+// slice's own wrapping and clamping (ATen slices exactly so).
+Result<Outputs> tensor_split_indices(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  if (self->rank() == 0)
+    return a.error(
+        "tensor_split expected at least a 1-dimensional tensor, but got a tensor "
+        "with 0 dims");
+  SPLICE_ASSIGN_OR_RETURN(Sizes indices, a.sym_list("indices"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
+  const SymExpr& n = self->sizes[dim];
+  Outputs out;
+  std::optional<SymExpr> start = SymExpr(0);
+  for (size_t i = 0; i <= indices.size(); ++i) {
+    std::optional<SymExpr> end = i < indices.size() ? std::optional<SymExpr>(indices[i]) : n;
+    Sizes piece = self->sizes;
+    SPLICE_ASSIGN_OR_RETURN(piece[dim], slice_length(a, n, start, end, SymExpr(1)));
+    out.push_back(tensor_out(self->dtype, std::move(piece)));
+    start = end;
+  }
+  return out;
+}
+
 Result<Outputs> flatten(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
   SPLICE_ASSIGN_OR_RETURN(int64_t start, a.integer("start_dim"));
@@ -501,6 +583,11 @@ Result<Outputs> narrow(RuleArgs& a) {
 }
 
 constexpr RuleEntry kEntries[] = {
+    {OpId::as_strided, as_strided},
+    {OpId::meshgrid, meshgrid},
+    {OpId::meshgrid_indexing, meshgrid},
+    {OpId::tensor_split_sections, tensor_split_sections},
+    {OpId::tensor_split_indices, tensor_split_indices},
     {OpId::view, view},
     {OpId::_unsafe_view, view},
     {OpId::reshape, view},

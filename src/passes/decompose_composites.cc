@@ -3,7 +3,8 @@
 // the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min/max.other, square,
 // diff) and the ops no backend has a kernel for (convolution, sort, topk, histc, transformers'
 // grouped_mm_fallback; decompose_model_ops.cc; eval-mode batch norm and max_pool2d with and
-// without indices; decompose_cnn_ops.cc) are
+// without indices; decompose_cnn_ops.cc; the upsample ops, decompose_interpolation.cc; linspace
+// and bucketize, decompose_range_ops.cc) are
 // rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
 // every backend runs them from its primitive kernels and no backend writes them again. Every
 // node a decomposition creates is typed by its op's shape rule (Rewriter), and the result must
@@ -167,7 +168,8 @@ const std::map<ir::OpId, decomp::Decomposition>& decompositions() {
   static const auto table = [] {
     std::map<ir::OpId, decomp::Decomposition> t;
     for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
-                        decomp::model_decompositions(), decomp::cnn_decompositions()})
+                        decomp::model_decompositions(), decomp::cnn_decompositions(),
+                        decomp::interpolation_decompositions(), decomp::range_decompositions()})
       for (const decomp::Entry& e : family) t.emplace(e.op, e.fn);
     return t;
   }();
@@ -204,7 +206,12 @@ class DecomposeComposites final : public Pass {
            "over window counts, hardswish and "
            "hardsigmoid their clamp formulas, max_pool2d strided slices of the -inf-padded input "
            "and an amax (the indices, "
-           "when read, the first maximum's position gathered from a padded arange). Sizes a "
+           "when read, the first maximum's position gathered from a padded arange), "
+           "tensor_split a split_with_sizes or slices, meshgrid views expanded to the grid, "
+           "upsample_nearest2d/bilinear2d/bicubic2d index_selects of rows computed from an "
+           "arange as ATen computes them (weighted for bilinear and bicubic), linspace ATen's "
+           "two-sided formula over an arange, bucketize a count of the boundaries below each "
+           "element. Sizes a "
            "decomposition needs are sym_size and "
            "_operator nodes when symbolic. Dropout in training mode and batch norm updating "
            "running statistics are errors.";
@@ -237,7 +244,8 @@ std::unique_ptr<Pass> make_decompose_composites() {
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
   for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
-                      decomp::model_decompositions(), decomp::cnn_decompositions()})
+                      decomp::model_decompositions(), decomp::cnn_decompositions(),
+                      decomp::interpolation_decompositions(), decomp::range_decompositions()})
     for (const decomp::Entry& e : family)
       if (!e.partial) out.push_back(ir::op_target(e.op));
   return out;

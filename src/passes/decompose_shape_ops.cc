@@ -5,18 +5,21 @@
 // dropout); reshape is a view when the strides allow, else a clone and a view (ATen's reshape),
 // and export's clone + _unsafe_view record of a reshape is a reshape again, so a program
 // plans its copies as its run_decompositions({}) twin; narrow is a slice, chunk a
-// split, flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an expand, movedim a
-// permute, diagonal_scatter a strided slice_scatter of the two dims flattened, swapaxes and mT a
-// transpose, numpy_T (Tensor.T) a permute reversing every dim (narrow with a start of unknown sign
-// an index_select of an arange); pad is constant_pad_nd, or for reflect/replicate/circular one
-// index_select per padded dim with indices computed from an arange (torch/_refs
-// _reflection_or_replication_pad's index form).
+// split, tensor_split a split_with_sizes (sections) or slices (indices), meshgrid views of each
+// tensor expanded to the grid, flatten/unflatten/reshape_as a reshape, view_as a view, expand_as an
+// expand, movedim a permute, diagonal_scatter a strided slice_scatter of the two dims flattened,
+// swapaxes and mT a transpose, numpy_T (Tensor.T) a permute reversing every dim (narrow with a
+// start of unknown sign an index_select of an arange); pad is constant_pad_nd, or for
+// reflect/replicate/circular one index_select per padded dim with indices computed from an arange
+// (torch/_refs _reflection_or_replication_pad's index form).
 #include "passes/decompositions.h"
 #include "passes/functionalize.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
+
+#include <fmt/ranges.h>
 
 #include "ir/shape_rules_util.h"
 
@@ -591,6 +594,203 @@ Result<bool> pad(Rewriter& rw, Node* node) {
   return true;
 }
 
+// as_strided(self, size, stride, storage_offset) read from a tensor that owns its storage (a
+// graph input or a computed tensor, laid out as StrideOracle says eager lays it out): the
+// elements storage[offset + sum_d i_d * stride_d], gathered with index.Tensor from self's
+// storage order flattened — or self itself when the request is self's own layout (the
+// channels-last restride export leaves after a pool). A view's storage is another tensor's, and
+// a write through the result would need as_strided_scatter: both are refused. Sizes, strides
+// and offset must be static.
+// The constants of a SymInt[] argument; nullopt when one is symbolic.
+std::optional<std::vector<int64_t>> constant_list(const Arg& a) {
+  if (!a.is<std::vector<ir::SymIntArg>>()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const ir::SymIntArg& e : a.as<std::vector<ir::SymIntArg>>()) {
+    if (!std::holds_alternative<int64_t>(e)) return std::nullopt;
+    out.push_back(std::get<int64_t>(e));
+  }
+  return out;
+}
+
+Result<bool> as_strided(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  auto refuse = [&](std::string_view why) {
+    return make_error(ErrorKind::kUnsupportedOp, "{}: as_strided {}", node_label(*node), why);
+  };
+  const Node* producer = self->producer();
+  if (producer != nullptr && producer->op().may_view())
+    return refuse("of a view is not supported (only of a tensor that owns its storage)");
+  auto size = constant_list(node->arg("size"));
+  auto stride = constant_list(node->arg("stride"));
+  std::optional<int64_t> offset = int64_t{0};
+  if (!node->arg("storage_offset").is_none()) offset = constant_int(node->arg("storage_offset"));
+  if (!size || !stride || !offset) return refuse("with symbolic sizes, strides or offset");
+  if (size->size() != stride->size())
+    return refuse(fmt::format("mismatch in length of strides and shape ({} and {})", stride->size(),
+                              size->size()));
+  const ir::TensorType& t = self->type();
+  int64_t numel = 1;
+  std::vector<int64_t> self_sizes;
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    auto n = static_size(t, d);
+    if (!n) return refuse("of a tensor of symbolic size");
+    self_sizes.push_back(*n);
+    numel *= *n;
+  }
+  // ATen's setStorage check: the last element reached lies in the storage.
+  int64_t last = *offset, count = 1;
+  for (size_t d = 0; d < size->size(); ++d) {
+    if ((*stride)[d] < 0) return refuse("with negative strides");
+    count *= (*size)[d];
+    last += ((*size)[d] - 1) * (*stride)[d];
+  }
+  if (count > 0 && (*offset < 0 || last >= numel))
+    return make_error(ErrorKind::kOutOfRange,
+                      "{}: as_strided: sizes {}, strides {} and storage offset {} reach element "
+                      "{}, out of bounds for a storage of {} elements",
+                      node_label(*node), fmt::join(*size, ", "), fmt::join(*stride, ", "), *offset,
+                      last, numel);
+  const func::Strides eager = StrideOracle(rw.env()).of(self);
+  std::vector<int64_t> layout;
+  for (int64_t d = 0; eager && d < t.rank(); ++d) {
+    const auto c = (*eager)[d].constant();
+    if (!c) break;
+    layout.push_back(*c);
+  }
+  if (static_cast<int64_t>(layout.size()) != t.rank())
+    return refuse("of a tensor whose layout splice cannot tell");
+  // Self's own layout: the same sizes and, where a dim has more than one element, strides.
+  bool own = *offset == 0 && *size == self_sizes;
+  for (size_t d = 0; own && d < size->size(); ++d)
+    own = (*size)[d] == 1 || (*stride)[d] == layout[d];
+  if (own) return alias(rw, node, self);
+  // Storage order: dims by falling stride; the layout must be dense (a permuted contiguous one).
+  std::vector<int64_t> perm(t.rank());
+  for (int64_t d = 0; d < t.rank(); ++d) perm[d] = d;
+  std::stable_sort(perm.begin(), perm.end(),
+                   [&](int64_t a, int64_t b) { return layout[a] > layout[b]; });
+  int64_t dense = 1;
+  for (auto it = perm.rbegin(); it != perm.rend(); ++it) {
+    if (self_sizes[*it] != 1 && layout[*it] != dense)
+      return refuse("of a tensor that is not laid out densely");
+    dense *= self_sizes[*it];
+  }
+  Builder b{rw, node};
+  Value* storage = self;
+  if (!std::is_sorted(perm.begin(), perm.end())) {
+    SPLICE_ASSIGN_OR_RETURN(
+        storage, b.op(OpId::permute,
+                      {Arg{self}, Arg{std::vector<ir::SymIntArg>(perm.begin(), perm.end())}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(
+      storage, b.op(OpId::reshape, {Arg{storage}, Arg{std::vector<ir::SymIntArg>{numel}}}));
+  // index[i_0, ..., i_k] = offset + sum_d i_d * stride_d, one arange per dim broadcast.
+  Value* index = nullptr;
+  for (size_t d = 0; d < size->size(); ++d) {
+    SPLICE_ASSIGN_OR_RETURN(Value * steps,
+                            b.op(OpId::arange, {Arg{(*size)[d]}}, {{"dtype", Arg{DType::kInt64}}}));
+    SPLICE_ASSIGN_OR_RETURN(steps, b.op(OpId::mul_Scalar, {Arg{steps}, Arg{(*stride)[d]}}));
+    std::vector<ir::SymIntArg> shape(size->size(), int64_t{1});
+    shape[d] = (*size)[d];
+    SPLICE_ASSIGN_OR_RETURN(steps, b.op(OpId::view, {Arg{steps}, Arg{shape}}));
+    if (index == nullptr) {
+      SPLICE_ASSIGN_OR_RETURN(index, b.op(OpId::add_Scalar, {Arg{steps}, Arg{*offset}}));
+    } else {
+      SPLICE_ASSIGN_OR_RETURN(index, b.op(OpId::add_Tensor, {Arg{index}, Arg{steps}}));
+    }
+  }
+  if (index == nullptr) {
+    // A 0-d result: the one element at the offset.
+    SPLICE_ASSIGN_OR_RETURN(
+        index, b.op(OpId::scalar_tensor, {Arg{*offset}}, {{"dtype", Arg{DType::kInt64}}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * out, b.op(OpId::index_Tensor, {Arg{storage}, Arg{std::vector<Value*>{index}}}));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// meshgrid(tensors, indexing): tensor i viewed with its length at grid dim i (the first two
+// swapped for "xy") and 1 elsewhere, expanded to the grid — ATen's meshgrid, views throughout.
+Result<bool> meshgrid(Rewriter& rw, Node* node) {
+  const Arg& list = node->arg("tensors");
+  if (!list.is<std::vector<Value*>>()) return false;
+  const std::vector<Value*>& tensors = list.as<std::vector<Value*>>();
+  const bool xy = node->op_id() == OpId::meshgrid_indexing &&
+                  node->arg("indexing").is<std::string>() &&
+                  node->arg("indexing").as<std::string>() == "xy";
+  const size_t n = tensors.size();
+  // Grid dim of tensor i.
+  auto position = [&](size_t i) { return xy && n >= 2 && i < 2 ? 1 - i : i; };
+  SizeBuilder sizes(rw, node);
+  std::vector<Size> grid(n, SizeBuilder::constant(1));
+  for (size_t i = 0; i < n; ++i) {
+    if (tensors[i] == nullptr) return false;
+    if (tensors[i]->type().rank() == 1) {
+      SPLICE_ASSIGN_OR_RETURN(grid[position(i)], sizes.dim(tensors[i], 0));
+    }
+  }
+  Builder b{rw, node};
+  std::vector<Value*> out;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Size> shape(n, SizeBuilder::constant(1));
+    shape[position(i)] = grid[position(i)];
+    SPLICE_ASSIGN_OR_RETURN(Value * line, b.op(OpId::view, {Arg{tensors[i]}, Arg{to_list(shape)}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * full, b.op(OpId::expand, {Arg{line}, Arg{to_list(grid)}}));
+    out.push_back(full);
+  }
+  SPLICE_TRY(replace_outputs(rw, node, out));
+  return true;
+}
+
+// tensor_split.sections(self, sections, dim): a split_with_sizes whose piece i holds
+// (n - i + sections - 1) // sections elements (the first n % sections one more, as ATen's).
+Result<bool> tensor_split_sections(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  auto sections = constant_int(node->arg("sections"));
+  if (self == nullptr || !sections || *sections <= 0) return false;
+  const int64_t dim = wrapped(node->arg("dim").as<int64_t>(), self->type().rank());
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, dim));
+  std::vector<Size> pieces;
+  for (int64_t i = 0; i < *sections; ++i) {
+    SPLICE_ASSIGN_OR_RETURN(Size top, sizes.add(n, SizeBuilder::constant(*sections - 1 - i)));
+    SPLICE_ASSIGN_OR_RETURN(Size piece, sizes.floordiv(top, SizeBuilder::constant(*sections)));
+    pieces.push_back(piece);
+  }
+  SPLICE_TRY(rw.replace(node, OpId::split_with_sizes, {Arg{self}, Arg{to_list(pieces)}, Arg{dim}}));
+  return true;
+}
+
+// tensor_split.indices(self, indices, dim): slices [0:i0], [i0:i1], ..., [ik:n] with the
+// indices as given — slice wraps and clamps them exactly as ATen's tensor_split relies on.
+Result<bool> tensor_split_indices(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  const Arg& indices = node->arg("indices");
+  if (self == nullptr || !indices.is<std::vector<ir::SymIntArg>>()) return false;
+  const int64_t dim = wrapped(node->arg("dim").as<int64_t>(), self->type().rank());
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(Size n, sizes.dim(self, dim));
+  std::vector<ir::SymIntArg> bounds = indices.as<std::vector<ir::SymIntArg>>();
+  bounds.insert(bounds.begin(), int64_t{0});
+  bounds.push_back(n.arg);
+  Builder b{rw, node};
+  std::vector<Value*> out;
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    auto bound = [](const ir::SymIntArg& v) {
+      return std::holds_alternative<int64_t>(v) ? Arg{std::get<int64_t>(v)}
+                                                : Arg{std::get<Value*>(v)};
+    };
+    SPLICE_ASSIGN_OR_RETURN(Value * piece,
+                            b.op(OpId::slice_Tensor, {Arg{self}, Arg{dim}, bound(bounds[i]),
+                                                      bound(bounds[i + 1]), Arg{int64_t{1}}}));
+    out.push_back(piece);
+  }
+  SPLICE_TRY(replace_outputs(rw, node, out));
+  return true;
+}
+
 constexpr Entry kEntries[] = {
     {OpId::to_dtype, to},
     {OpId::to_dtype_layout, to},
@@ -601,6 +801,11 @@ constexpr Entry kEntries[] = {
     {OpId::dropout, dropout},
     {OpId::narrow, narrow},
     {OpId::chunk, chunk},
+    {OpId::tensor_split_sections, tensor_split_sections},
+    {OpId::tensor_split_indices, tensor_split_indices},
+    {OpId::meshgrid, meshgrid},
+    {OpId::as_strided, as_strided},
+    {OpId::meshgrid_indexing, meshgrid},
     {OpId::reshape, reshape, /*partial=*/true},
     {OpId::lift_fresh_copy, lift_fresh_copy, /*partial=*/true},
     {OpId::_unsafe_view, unsafe_view_of_clone, /*partial=*/true},

@@ -84,8 +84,8 @@ struct Entry {
   bool partial = false;
 };
 
-// Conversions and views: to.*, type_as, contiguous, dropout, narrow, chunk, flatten,
-// unflatten, the *_as ops, movedim/moveaxis, swapaxes/swapdims, pad.
+// Conversions and views: to.*, type_as, contiguous, dropout, narrow, chunk, tensor_split,
+// meshgrid, flatten, unflatten, the *_as ops, movedim/moveaxis, swapaxes/swapdims, pad.
 std::span<const Entry> shape_decompositions();
 // einsum, baddbmm, outer, the vector norms, std_mean, group_norm.
 std::span<const Entry> math_decompositions();
@@ -96,5 +96,10 @@ std::span<const Entry> model_decompositions();
 // training with running stats refused), max_pool2d and max_pool2d_with_indices,
 // adaptive_avg_pool2d and adaptive_avg_pool1d, hardswish and hardsigmoid.
 std::span<const Entry> cnn_decompositions();
+// upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d (both overloads each), and
+// _unsafe_index (index.Tensor).
+std::span<const Entry> interpolation_decompositions();
+// linspace, bucketize (Tensor and Scalar).
+std::span<const Entry> range_decompositions();
 
 }  // namespace splice::passes::decomp

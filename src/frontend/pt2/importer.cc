@@ -208,12 +208,13 @@ class Importer {
           name = out->name;
         inplace.insert(fmt::format("node '{}' ({})", name, node.target));
       } else if (t.starts_with("aten.as_strided")) {
-        // as_strided, as_strided_ and as_strided_scatter address the storage under their input
-        // (an offset and strides into it, whatever views led there), which splice's values do
-        // not carry.
+        // as_strided_ and as_strided_scatter write the storage under their input (an offset and
+        // strides into it, whatever views led there), which splice's values do not carry; an
+        // as_strided read is in the table (a gather, decompose_composites).
         unsupported.insert(fmt::format(
-            "{} (as_strided addresses the storage under a tensor by offset and strides, which "
-            "splice does not model; use slice, select, view, permute or diagonal)",
+            "{} (as_strided_ and as_strided_scatter write the storage under a tensor by offset "
+            "and strides, which splice does not model; use slice, select, view, permute or "
+            "diagonal)",
             node.target));
       } else {
         unsupported.insert(node.target);

@@ -184,3 +184,37 @@ def _():
         m.gn.bias.copy_(torch.randn(4))
     return m, same(1, randn(2, 4, 3) * 3 + 1, randn(4), randn(4), randn(2, 2, 3, 3),
                    randn(2, 6, 2, dtype=BF16)), None
+
+
+@case("x4_tensor_split", notes="tensor_split into sections (uneven, a symbolic-free split of 7 "
+      "into 3) and at indices (increasing, decreasing and negative, as slices clamp them) "
+      "(Mamba's state-space split)")
+def _():
+    def forward(self, x):
+        return (*x.tensor_split(3, dim=1), *x.tensor_split([1, 4], dim=1),
+                *x.tensor_split([5, 2, -1], dim=-1), *torch.tensor_split(x, 2))
+    return module(forward), same(1, randn(3, 7)), None
+
+
+@case("x4_meshgrid", notes="meshgrid with 'ij' (Swin's relative position table) and 'xy' "
+      "indexing, three tensors and a 0-d one, and the overload without indexing")
+def _():
+    def forward(self, a, b, c, s):
+        ij = torch.meshgrid(a, b, indexing="ij")
+        xy = torch.meshgrid(a, b, c, indexing="xy")
+        plain = torch.ops.aten.meshgrid.default([b, s, a])
+        return (*ij, *xy, *plain, torch.stack(torch.meshgrid(a, c, indexing="ij")).flatten(1))
+    return module(forward), same(1, randn(3), randn(4), randint(0, 9, 2, dtype=torch.float32),
+                                 randn(())), None
+
+
+@case("x4_dropout_inplace", notes="eval-mode dropout written in place (nn.Dropout(inplace=True) "
+      "in eval mode records aten.dropout_), on an intermediate and on a slice of one")
+def _():
+    def forward(self, x):
+        h = x * 2
+        F.dropout(h, 0.3, training=False, inplace=True)
+        g = x + 1
+        F.dropout(g[:, 1:], 0.5, training=False, inplace=True)
+        return h, g
+    return module(forward), same(1, randn(3, 4)), None

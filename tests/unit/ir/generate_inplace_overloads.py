@@ -3,7 +3,7 @@
 annotated `Tensor(a!)`, returning it) whose functional twin is an op of splice's op table,
 one `in-place-target functional-target` per line, as PyTorch's own schema registry lists them.
 The twin is the functional overload whose arguments are the in-place one's (names, types and
-defaults; self without its annotation). inplace_ops_test.cc checks that each line is in
+defaults; self without its annotation, matched by position: dropout's is named `input`). inplace_ops_test.cc checks that each line is in
 src/ir/inplace_list.inc. Run from the repository root with PyTorch installed:
     python3 tests/unit/ir/generate_inplace_overloads.py
 """
@@ -26,7 +26,10 @@ def target(schema):
 
 
 def args_key(schema):
-    return tuple((a.name, str(a.type), repr(a.default_value), a.kwarg_only) for a in schema.arguments)
+    # The written tensor is `self` in every in-place overload; a functional twin may call it
+    # `input` (dropout), so the first argument is matched by type alone.
+    return tuple((a.name if i > 0 else "", str(a.type), repr(a.default_value), a.kwarg_only)
+                 for i, a in enumerate(schema.arguments))
 
 
 def main():

@@ -1,0 +1,84 @@
+"""Cases for the ops vision front ends bring that splice decomposes (passes/decompose_range_ops.cc,
+decompose_interpolation.cc): position ids from linspace and bucketize (SmolVLM's patch
+buckets), and resampling — upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d in
+both overloads (position-embedding interpolation, segmentation heads), by size and by scale,
+with and without align_corners. Every case name starts with v_."""
+
+import torch
+import torch.nn.functional as F
+
+from .registry import case, module, same, randn, randint
+
+F16, BF16, F64, I64 = torch.float16, torch.bfloat16, torch.float64, torch.int64
+
+
+@case("v_linspace", notes="linspace in float32 (odd and even steps), int64, float16, float64 "
+      "(descending), one step and no step (an int64 linspace whose float32 steps round across an "
+      "integer is left out: run_decompositions() computes it in float32, eager in double)")
+def _():
+    def forward(self, x):
+        return (x + torch.linspace(-1.5, 2, 7), torch.linspace(0, 10, 4, dtype=I64),
+                torch.linspace(0, 1, 6, dtype=F16),
+                torch.linspace(1, -1, 6, dtype=F64), torch.linspace(3, 4, 1),
+                torch.linspace(0, 1, 0))
+    return module(forward), same(1, randn(7)), None
+
+
+@case("v_bucketize", notes="bucketize against sorted float boundaries (values on a boundary, "
+      "below and above all, NaN), right=True as SmolVLM's patch positions use it, out_int32, "
+      "int64 values and boundaries, and a Python number (bucketize.Scalar)")
+def _():
+    def forward(self, x, b, i, ib):
+        frac = torch.arange(0, 1 - 1e-6, 1 / 8)
+        patches = torch.arange(1 / 8, 1.0, 1 / 8)
+        return (torch.bucketize(x, b), torch.bucketize(x, b, right=True),
+                torch.bucketize(x, b, out_int32=True), torch.bucketize(i, ib, right=True),
+                torch.bucketize(frac, patches, right=True), torch.bucketize(0.25, b))
+    x = torch.cat([randn(2, 5), torch.tensor([[-3.0, -1.0, 0.0, 0.25, 1.0],
+                                              [2.5, 9.0, float("nan"), 0.5, -0.5]])])
+    b = torch.tensor([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 2.5])
+    return module(forward), [(x, b, randint(-4, 12, 3, 4), torch.tensor([0, 2, 2, 5, 9]))], None
+
+
+@case("v_upsample", notes="F.interpolate nearest and bilinear (the .vec overloads) by size and "
+      "by scale factor, align_corners both ways, up and down, a dim left as it is, bfloat16; "
+      "and the .default overloads with and without scales")
+def _():
+    def forward(self, x, h):
+        return (F.interpolate(x, scale_factor=2, mode="nearest"),
+                F.interpolate(x, size=(7, 4), mode="nearest"),
+                F.interpolate(x, scale_factor=1.5, mode="nearest"),
+                F.interpolate(x, size=(8, 9), mode="bilinear", align_corners=False),
+                F.interpolate(x, size=(3, 6), mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=0.5, mode="bilinear", align_corners=False),
+                F.interpolate(h, size=(6, 4), mode="bilinear", align_corners=False),
+                torch.ops.aten.upsample_nearest2d(x, [10, 3]),
+                torch.ops.aten.upsample_bilinear2d(x, [7, 5], False, 1.5, None))
+    return module(forward), same(1, randn(2, 3, 5, 6), randn(1, 2, 3, 5, dtype=BF16)), None
+
+
+@case("v_upsample_bicubic", notes="F.interpolate bicubic (ViT's position-embedding "
+      "interpolation) by size and by scale, align_corners both ways, and the .default overload. "
+      "Written in the keep and train forms only: run_decompositions() turns bicubic into "
+      "torch's own index arithmetic (300 KB of program, ops covered elsewhere)")
+def _():
+    def forward(self, x):
+        return (F.interpolate(x, size=(9, 11), mode="bicubic", align_corners=False),
+                F.interpolate(x, scale_factor=1.7, mode="bicubic", align_corners=True),
+                torch.ops.aten.upsample_bicubic2d(x, [4, 4], False))
+    return module(forward), same(1, randn(2, 3, 5, 6)), None
+
+
+@case("v_as_strided_read", notes="as_strided reads of tensors that own their storage: a "
+      "same-layout restride (what export leaves after Swin's pooled head), overlapping "
+      "windows, an offset, and a tensor whose eager layout is a transpose")
+def _():
+    def forward(self, x, y):
+        pooled = x.mean((-1, -2), keepdim=True)
+        h = x * 2
+        t = y.t() * 1.0
+        return (pooled.as_strided((2, 3, 1, 1), (3, 1, 3, 3)),
+                h.as_strided((3, 4), (2, 1), 1),
+                (y + 1).as_strided((2, 2, 2), (4, 1, 2)),
+                t.as_strided((2, 3), (1, 2)))
+    return module(forward), same(1, randn(2, 3, 4, 4), randn(3, 4)), None
