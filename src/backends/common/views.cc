@@ -1,18 +1,20 @@
-// View ops: view/_unsafe_view/reshape, permute, transpose, t, unsqueeze, squeeze, expand,
-// slice, select, alias/detach, and the list-returning split_with_sizes/split/unbind (every piece a
-// view, returned in order). They return views that share the input's storage (view and reshape
-// copy only when no view can express the new shape); the runtime never writes into
-// them.
+// The view ops' computation for every backend (views.h): permute, transpose, t, unsqueeze,
+// squeeze, expand, slice, select, alias/detach, diagonal, the list-returning
+// split_with_sizes/split/unbind (every piece a view, returned in order) and reshape's view when
+// the strides allow one. Each returns views that share the input's storage, whatever its device:
+// only sizes, strides and the offset are computed, no element is read.
+#include "backends/common/views.h"
+
 #include <algorithm>
 #include <limits>
 
-#include "backends/cpu/args.h"
-#include "backends/cpu/view_strides.h"
+#include "backends/common/args.h"
 #include "support/checked_math.h"
+#include "tensor/indexing.h"
 
-namespace splice::cpu {
+namespace splice::backend {
 
-// (view_strides.h) Strides for viewing (old sizes, old strides) as new_sizes without copying, or
+// Strides for viewing (old sizes, old strides) as new_sizes without copying, or
 // nullopt (PyTorch's computeStride: merge runs of dims that are contiguous with each other).
 std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strides,
                                   const Shape& new_sizes) {
@@ -77,25 +79,53 @@ Result<Shape> infer_size(std::string_view op, const Shape& requested, int64_t nu
   return out;
 }
 
-// view/_unsafe_view/reshape: a view when the strides allow one, else a contiguous copy. view
-// copies too, unlike PyTorch's: an exported graph's view is legal for the memory layouts
-// PyTorch's kernels produced while tracing, and splice's kernels may lay results out differently
-// (a matmul or permute result splice leaves transposed, say). Copying is safe because splice's
-// runtime never writes through a view (kernels are functional), so no caller can tell a copy
-// from a view.
-Result<Outputs> reshape(std::string_view op, std::span<const KernelArg> args) {
-  Args a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  SPLICE_ASSIGN_OR_RETURN(Shape requested, a.int_list(1));
-  SPLICE_ASSIGN_OR_RETURN(Shape sizes, infer_size(op, requested, self.numel()));
-  if (auto strides = view_strides(self.sizes(), self.strides(), sizes)) {
-    return Outputs{self.view_as(sizes, *strides, self.offset())};
+Tensor transposed(const Tensor& self, int64_t d0, int64_t d1) {
+  Shape sizes = self.sizes(), strides = self.strides();
+  if (self.dim() > 0) {
+    std::swap(sizes[d0], sizes[d1]);
+    std::swap(strides[d0], strides[d1]);
   }
-  Tensor copy = contiguous_copy(self);
-  return Outputs{copy.view_as(sizes, contiguous_strides(sizes), 0)};
+  return self.view_as(sizes, strides, self.offset());
 }
 
-Result<Outputs> permute(std::string_view op, std::span<const KernelArg> args) {
+// Removes the size-1 dims among `dims` (all dims when `dims` is empty and all_dims is set).
+Tensor squeezed(const Tensor& self, const std::vector<bool>& drop) {
+  Shape sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (drop[d] && self.size(d) == 1) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  return self.view_as(sizes, strides, self.offset());
+}
+
+// Pieces of `self` along dim with the given sizes (checked to sum to the dim's size).
+Views split_views(const Tensor& self, int64_t dim, const Shape& piece_sizes) {
+  Views out;
+  int64_t start = 0;
+  for (int64_t len : piece_sizes) {
+    Shape sizes = self.sizes();
+    sizes[dim] = len;
+    out.push_back(self.view_as(sizes, self.strides(), self.offset() + start * self.stride(dim)));
+    start += len;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ReshapeView> reshape_view(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  ReshapeView r;
+  SPLICE_ASSIGN_OR_RETURN(r.self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Shape requested, a.int_list(1));
+  SPLICE_ASSIGN_OR_RETURN(r.sizes, infer_size(op, requested, r.self.numel()));
+  if (auto strides = view_strides(r.self.sizes(), r.self.strides(), r.sizes))
+    r.view = r.self.view_as(r.sizes, *strides, r.self.offset());
+  return r;
+}
+
+Result<Views> permute_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Shape dims, a.int_list(1));
@@ -111,38 +141,29 @@ Result<Outputs> permute(std::string_view op, std::span<const KernelArg> args) {
     sizes[i] = self.size(d);
     strides[i] = self.stride(d);
   }
-  return Outputs{self.view_as(sizes, strides, self.offset())};
+  return Views{self.view_as(sizes, strides, self.offset())};
 }
 
-Tensor transposed(const Tensor& self, int64_t d0, int64_t d1) {
-  Shape sizes = self.sizes(), strides = self.strides();
-  if (self.dim() > 0) {
-    std::swap(sizes[d0], sizes[d1]);
-    std::swap(strides[d0], strides[d1]);
-  }
-  return self.view_as(sizes, strides, self.offset());
-}
-
-Result<Outputs> transpose(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> transpose_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(int64_t d0, a.integer(1));
   SPLICE_ASSIGN_OR_RETURN(int64_t d1, a.integer(2));
   SPLICE_ASSIGN_OR_RETURN(d0, wrap_dim(op, d0, self.dim()));
   SPLICE_ASSIGN_OR_RETURN(d1, wrap_dim(op, d1, self.dim()));
-  return Outputs{transposed(self, d0, d1)};
+  return Views{transposed(self, d0, d1)};
 }
 
-Result<Outputs> t(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> t_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   KCHECK(self.dim() <= 2, ErrorKind::kShapeMismatch, "expects a tensor with <= 2 dims, got {}",
          self.dim());
-  if (self.dim() < 2) return Outputs{self};
-  return Outputs{transposed(self, 0, 1)};
+  if (self.dim() < 2) return Views{self};
+  return Views{transposed(self, 0, 1)};
 }
 
-Result<Outputs> unsqueeze(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> unsqueeze_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
@@ -155,21 +176,10 @@ Result<Outputs> unsqueeze(std::string_view op, std::span<const KernelArg> args) 
   const int64_t new_stride = dim >= rank ? 1 : sizes[dim] * strides[dim];
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, new_stride);
-  return Outputs{self.view_as(sizes, strides, self.offset())};
+  return Views{self.view_as(sizes, strides, self.offset())};
 }
 
-// Removes the size-1 dims among `dims` (all dims when `dims` is empty and all_dims is set).
-Tensor squeezed(const Tensor& self, const std::vector<bool>& drop) {
-  Shape sizes, strides;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (drop[d] && self.size(d) == 1) continue;
-    sizes.push_back(self.size(d));
-    strides.push_back(self.stride(d));
-  }
-  return self.view_as(sizes, strides, self.offset());
-}
-
-Result<Outputs> squeeze_dims(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> squeeze_dims_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Shape dims, a.int_list(1));
@@ -178,16 +188,16 @@ Result<Outputs> squeeze_dims(std::string_view op, std::span<const KernelArg> arg
     SPLICE_ASSIGN_OR_RETURN(int64_t w, wrap_dim(op, d, self.dim()));
     if (self.dim() > 0) drop[w] = true;
   }
-  return Outputs{squeezed(self, drop)};
+  return Views{squeezed(self, drop)};
 }
 
-Result<Outputs> squeeze_all(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> squeeze_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  return Outputs{squeezed(self, std::vector<bool>(self.dim(), true))};
+  return Views{squeezed(self, std::vector<bool>(self.dim(), true))};
 }
 
-Result<Outputs> expand(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> expand_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Shape size, a.int_list(1));
@@ -213,10 +223,10 @@ Result<Outputs> expand(std::string_view op, std::span<const KernelArg> args) {
     sizes[i] = want;
     strides[i] = (s == 1 && want != 1) ? 0 : self.stride(i - lead);
   }
-  return Outputs{self.view_as(sizes, strides, self.offset())};
+  return Views{self.view_as(sizes, strides, self.offset())};
 }
 
-Result<Outputs> slice(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> slice_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
@@ -236,10 +246,10 @@ Result<Outputs> slice(std::string_view op, std::span<const KernelArg> args) {
   Shape sizes = self.sizes(), strides = self.strides();
   sizes[dim] = (end - start + step - 1) / step;
   strides[dim] *= step;
-  return Outputs{self.view_as(sizes, strides, self.offset() + start * self.stride(dim))};
+  return Views{self.view_as(sizes, strides, self.offset() + start * self.stride(dim))};
 }
 
-Result<Outputs> select(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> select_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
@@ -251,24 +261,11 @@ Result<Outputs> select(std::string_view op, std::span<const KernelArg> args) {
   Shape sizes = self.sizes(), strides = self.strides();
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  return Outputs{self.view_as(sizes, strides, self.offset() + index * self.stride(dim))};
-}
-
-// Pieces of `self` along dim with the given sizes (checked to sum to the dim's size).
-Outputs split_views(const Tensor& self, int64_t dim, const Shape& piece_sizes) {
-  Outputs out;
-  int64_t start = 0;
-  for (int64_t len : piece_sizes) {
-    Shape sizes = self.sizes();
-    sizes[dim] = len;
-    out.push_back(self.view_as(sizes, self.strides(), self.offset() + start * self.stride(dim)));
-    start += len;
-  }
-  return out;
+  return Views{self.view_as(sizes, strides, self.offset() + index * self.stride(dim))};
 }
 
 // split_with_sizes(self, SymInt[] split_sizes, int dim=0).
-Result<Outputs> split_with_sizes(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> split_with_sizes_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Shape piece_sizes, a.int_list(1));
@@ -292,7 +289,7 @@ Result<Outputs> split_with_sizes(std::string_view op, std::span<const KernelArg>
 
 // split.Tensor(self, SymInt split_size, int dim=0): pieces of split_size, the last one
 // smaller; a dim of size 0 gives one empty piece.
-Result<Outputs> split(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> split_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(int64_t split_size, a.integer(1));
@@ -316,7 +313,7 @@ Result<Outputs> split(std::string_view op, std::span<const KernelArg> args) {
 }
 
 // unbind.int(self, int dim=0): every index of dim as a select view.
-Result<Outputs> unbind(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> unbind_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer(1));
@@ -325,44 +322,51 @@ Result<Outputs> unbind(std::string_view op, std::span<const KernelArg> args) {
   Shape sizes = self.sizes(), strides = self.strides();
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  Outputs out;
+  Views out;
   for (int64_t i = 0; i < self.size(dim); ++i)
     out.push_back(self.view_as(sizes, strides, self.offset() + i * self.stride(dim)));
   return out;
 }
 
-Result<Outputs> alias(std::string_view op, std::span<const KernelArg> args) {
+Result<Views> alias_view(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
-  return Outputs{self};
+  return Views{self};
 }
 
-}  // namespace
-
-std::span<const KernelEntry> view_kernels() {
-  static constexpr KernelEntry kEntries[] = {
-      entry<OpId::view, reshape>(),
-      entry<OpId::_unsafe_view, reshape>(),
-      entry<OpId::reshape, reshape>(),
-      entry<OpId::permute, permute>(),
-      entry<OpId::transpose_int, transpose>(),
-      entry<OpId::t, t>(),
-      entry<OpId::unsqueeze, unsqueeze>(),
-      entry<OpId::squeeze_dim, squeeze_dims>(),
-      entry<OpId::squeeze_dims, squeeze_dims>(),
-      entry<OpId::squeeze, squeeze_all>(),
-      entry<OpId::expand, expand>(),
-      entry<OpId::slice_Tensor, slice>(),
-      entry<OpId::select_int, select>(),
-      entry<OpId::alias, alias>(),
-      entry<OpId::detach, alias>(),
-      // In-place only on autograd metadata (training IR, on lifted constants): an alias here.
-      entry<OpId::detach_, alias>(),
-      entry<OpId::split_with_sizes, split_with_sizes>(),
-      entry<OpId::split_Tensor, split>(),
-      entry<OpId::unbind_int, unbind>(),
-  };
-  return kEntries;
+// diagonal(self, int offset=0, int dim1=0, int dim2=1): the diagonal of dims dim1/dim2 shifted
+// by offset, as the view's last dim.
+Result<Views> diagonal_view(std::string_view op, std::span<const KernelArg> args) {
+  Args a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(int64_t offset, a.integer(1));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim1, a.integer(2));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim2, a.integer(3));
+  SPLICE_ASSIGN_OR_RETURN(dim1, wrap_dim(op, dim1, self.dim()));
+  SPLICE_ASSIGN_OR_RETURN(dim2, wrap_dim(op, dim2, self.dim()));
+  KCHECK(self.dim() >= 2, ErrorKind::kShapeMismatch,
+         "diagonal needs a tensor of at least 2 dims, got {}", self.dim());
+  KCHECK(dim1 != dim2, ErrorKind::kBadInput, "diagonal dimensions cannot be identical {}, {}", dim1,
+         dim2);
+  const int64_t s1 = self.size(dim1), s2 = self.size(dim2);
+  int64_t len = 0, start = self.offset();
+  if (offset >= 0) {
+    len = std::max<int64_t>(std::min(s1, s2 - std::min(offset, s2)), 0);
+    if (len > 0) start += offset * self.stride(dim2);
+  } else {
+    len = std::max<int64_t>(std::min(s1 - std::min(-offset, s1), s2), 0);
+    if (len > 0) start -= offset * self.stride(dim1);
+  }
+  const int64_t diag_stride = self.stride(dim1) + self.stride(dim2);
+  Shape sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == dim1 || d == dim2) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  sizes.push_back(len);
+  strides.push_back(diag_stride);
+  return Views{self.view_as(sizes, strides, start)};
 }
 
-}  // namespace splice::cpu
+}  // namespace splice::backend
