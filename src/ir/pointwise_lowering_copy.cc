@@ -1,5 +1,5 @@
 // Lowering of copies, casts and fills to pointwise programs, mirroring the CPU kernels
-// (cpu/copy.cc, composite.cc, factories.cc): clone, lift_fresh_copy, contiguous, _to_copy, the
+// (cpu/copy.cc, factories.cc): clone, lift_fresh_copy, contiguous, _to_copy, the
 // `to` overloads, type_as and dropout in eval mode are one copy node (a cast when the dtype
 // changes, with c10's conversions); copy(self, src) casts src into self's dtype and shape; fill,
 // full, zeros, ones, their *_like and new_* forms and scalar_tensor store one constant; arange

@@ -11,9 +11,9 @@
 // that only says where windows start (runtime/device_positions.h).
 //
 // A call is not recorded (it keeps running step by step, and the reason is kept) when it must
-// wait for the device midway (another .item(), a data-dependent size, a host fallback), or when it
-// gives a buffer a new tensor instead of updating it in place (a replay would read the old
-// one). A session keeps at most kMaxRecordedShapes recordings; other shapes run without one.
+// wait for the device midway (another .item(), a data-dependent size), or when it gives a
+// buffer a new tensor instead of updating it in place (a replay would read the old one). A
+// session keeps at most kMaxRecordedShapes recordings; other shapes run without one.
 
 #include <map>
 #include <memory>

@@ -4,7 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <cstdlib>
 #include <cstring>
-#include "backends/cpu/args.h"
+#include "backends/common/args.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 extern "C" {
@@ -92,7 +92,8 @@ static Result<void> run_copy(const ir::PointwiseProgram& p,
   DeviceTensor src;
   Tensor holder;
   if (ref.kind == ir::PointwiseRef::Kind::kConstant) {
-    holder = cpu::scalar_to_tensor(p.constants[ref.index].value, p.constants[ref.index].dtype);
+    holder = backend::scalar_to_tensor(p.constants[ref.index].value, p.constants[ref.index].dtype)
+                 .value();
     src.data = holder.raw_data();
     src.dtype = holder.dtype();
     src.rank = 0;

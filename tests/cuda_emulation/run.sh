@@ -22,7 +22,7 @@ inc="-I$root/src -I$root/include -I$root/tests/unit/cuda -I/usr/local/cuda/inclu
 # A group: the static libraries refer to each other (splice_cpu to the backend interface and
 # the op table), so one pass in any order would leave symbols undefined; splice_cpu whole, as
 # its kernels register from static initializers.
-libs="-L$build/lib -Wl,--start-group -lsplice_cuda -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas -lpthread"
+libs="-L$build/lib -Wl,--start-group -lsplice_cuda -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas -lpthread"
 cuda_libs="-L/usr/local/cuda/lib64 -lcudart -lnvrtc"
 
 echo "== generated pointwise kernels"
@@ -41,6 +41,6 @@ g++ -std=c++20 -O1 -w $inc "$here/emu_stubs.cc" "$work/remap_kernel_emu.cc" \
   "$src/error_word.cc" "$src/cuda_check.cc" "$src/indexing.cc" \
   "$root/tests/unit/cuda/gpu_index_ops_test.cc" "$root/tests/unit/cuda/gpu_shape_ops_test.cc" \
   -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
-  -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
+  -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
   -lgtest_main -lgtest -lpthread -o "$work/emu_tests"
 "$work/emu_tests" | tail -15

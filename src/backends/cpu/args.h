@@ -1,7 +1,7 @@
 #pragma once
-// Typed access to a kernel's argument list, and the small helpers every kernel file shares
-// (dim wrapping, checked allocation, error prefixes). Every accessor error names the op and
-// the argument position, so a malformed plan step is reported rather than crashing.
+// What every CPU kernel file shares: argument access (Args and KCHECK, from
+// backends/common/args.h), dim wrapping, checked allocation, the kernel boundary and the table
+// entry template.
 
 #include <algorithm>
 #include <cstddef>
@@ -11,57 +11,20 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/common/args.h"
 #include "backends/cpu/registry.h"
 #include "support/error.h"
 #include "tensor/indexing.h"  // wrap_dim, wrap_index
 #include "tensor/scalar.h"
 #include "tensor/tensor.h"
 
-// Returns an Error of `kind` prefixed with the op name (a local `op` must be in scope).
-#define KCHECK(cond, kind, fmt_str, ...) \
-  SPLICE_CHECK_OR_RETURN(cond, kind, "{}: " fmt_str, op __VA_OPT__(, ) __VA_ARGS__)
-
 namespace splice::cpu {
 
+using backend::Args;
 using Outputs = std::vector<Tensor>;
 // The signature of the kernels behind the registry: the op name comes first so shared
 // implementations can name the exact overload in their errors.
 using OpKernel = Result<Outputs> (*)(std::string_view op, std::span<const KernelArg> args);
-
-class Args {
- public:
-  Args(std::string_view op, std::span<const KernelArg> args) : op_(op), args_(args) {}
-
-  size_t size() const { return args_.size(); }
-  // Whether argument i is absent (past the end) or None.
-  bool is_none(size_t i) const;
-  // Whether argument i is a defined tensor (checks nothing else, formats nothing).
-  bool is_tensor(size_t i) const {
-    const Tensor* t = i < args_.size() ? std::get_if<Tensor>(&args_[i]) : nullptr;
-    return t != nullptr && t->defined();
-  }
-
-  Result<Tensor> tensor(size_t i) const;
-  Result<int64_t> integer(size_t i) const;
-  Result<std::optional<int64_t>> opt_integer(size_t i) const;
-  Result<bool> boolean(size_t i) const;
-  // A missing or None argument reads as `fallback`.
-  Result<bool> boolean_or(size_t i, bool fallback) const;
-  Result<Scalar> scalar(size_t i) const;
-  Result<Scalar> scalar_or(size_t i, Scalar fallback) const;
-  Result<std::optional<DType>> opt_dtype(size_t i) const;
-  // int[] argument; a single int is accepted as a one-element list (int[1] dims).
-  Result<std::vector<int64_t>> int_list(size_t i) const;
-  Result<std::optional<std::vector<int64_t>>> opt_int_list(size_t i) const;
-  Result<std::vector<Tensor>> tensor_list(size_t i) const;
-  Result<std::vector<std::optional<Tensor>>> opt_tensor_list(size_t i) const;
-  Result<std::optional<std::string>> opt_string(size_t i) const;
-
- private:
-  Error bad(size_t i, std::string_view expected) const;
-  std::string_view op_;
-  std::span<const KernelArg> args_;
-};
 
 // A kernel's output tensor, after checking sizes are >= 0 and bytes don't overflow: the
 // runtime's planned destination (KernelCall::destination) when one of this dtype and sizes is
@@ -82,7 +45,7 @@ Tensor empty(DType dtype, const Shape& sizes);
 Tensor contiguous_copy(const Tensor& t);
 Tensor cast_copy(const Tensor& t, DType dtype);
 Tensor to_dtype(const Tensor& t, DType dtype);
-// A 0-d tensor of `dtype` holding s converted as c10 converts it.
+// backend::scalar_to_tensor, with running out of memory thrown as the helpers above do.
 Tensor scalar_to_tensor(const Scalar& s, DType dtype);
 // A tensor's single element as a double (for tests and scalar-like reads); t.numel() == 1.
 double item_as_double(const Tensor& t);
@@ -128,7 +91,6 @@ std::span<const KernelEntry> gather_scatter_kernels();
 std::span<const KernelEntry> minmax_kernels();
 std::span<const KernelEntry> extrema_kernels();
 std::span<const KernelEntry> repeat_kernels();
-std::span<const KernelEntry> composite_kernels();
 std::span<const KernelEntry> composite_math_kernels();
 std::span<const KernelEntry> pointwise_more_kernels();
 std::span<const KernelEntry> shape_op_kernels();

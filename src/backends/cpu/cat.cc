@@ -1,12 +1,15 @@
 // cat.default(tensors, dim=0): the result dtype is the promotion of every input's dtype; all
 // inputs must match except along dim. Legacy 1-D empty tensors (shape [0]) are skipped, as
 // PyTorch still allows them next to tensors of any rank.
+#include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
-#include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
 #include "tensor/convert.h"
 
 namespace splice::cpu {
+
+using backend::PromotionOperand;
+using backend::result_type;
 
 namespace {
 

@@ -1,13 +1,17 @@
 // Comparisons eq/ne/lt/le/gt/ge (.Tensor and .Scalar): both operands are converted to their
 // result_type (so an int tensor compared with 2.5 compares in float32) and the result is bool.
 // Either operand of a .Tensor overload may be a wrapped Python number.
+#include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
-#include "backends/cpu/promotion.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
+
+using backend::promotion_operand;
+using backend::PromotionOperand;
+using backend::result_type;
 
 namespace {
 

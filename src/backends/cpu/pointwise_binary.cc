@@ -9,13 +9,17 @@
 #include <atomic>
 #include <cmath>
 
+#include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
-#include "backends/cpu/promotion.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
+
+using backend::promotion_operand;
+using backend::PromotionOperand;
+using backend::result_type;
 
 namespace {
 

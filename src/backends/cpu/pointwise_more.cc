@@ -6,13 +6,15 @@
 // floats compute in float and round once, as PyTorch's CPU kernels do.
 #include <cmath>
 
+#include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
-#include "backends/cpu/promotion.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
+
+using backend::result_type;
 
 namespace {
 

@@ -19,10 +19,9 @@ std::span<const KernelEntry> kernels() {
           shape_op_kernels()}) {
       v.insert(v.end(), table.begin(), table.end());
     }
-    // diagonal and native_group_norm (composite.cc, composite_math.cc); the CompositeImplicit
-    // ops those files used to run are decomposed before any backend (decompose_composites).
-    for (auto table : {composite_kernels(), composite_math_kernels()})
-      v.insert(v.end(), table.begin(), table.end());
+    // native_group_norm (composite_math.cc); the CompositeImplicit ops that file used to run
+    // are decomposed before any backend (decompose_composites).
+    for (auto table : {composite_math_kernels()}) v.insert(v.end(), table.begin(), table.end());
     std::sort(v.begin(), v.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
     return v;

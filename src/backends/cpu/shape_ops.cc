@@ -4,13 +4,16 @@
 // inputs along a new dim, dtypes promoted); aten.pad.default reaches no backend
 // (passes/decompose_composites rewrites it). Every result is a new contiguous tensor; the copies go
 // through copy_cast_into on strided views, so inputs of any layout work.
+#include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
-#include "backends/cpu/promotion.h"
 #include "support/checked_math.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
 namespace splice::cpu {
+
+using backend::PromotionOperand;
+using backend::result_type;
 
 namespace {
 

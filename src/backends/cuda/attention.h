@@ -1,6 +1,6 @@
 #pragma once
 // Scaled dot-product attention on the GPU: one fused flash-style kernel family of splice's own
-// for every form the CPU backend runs (backends/cpu/attention.cc: scaled_dot_product_attention
+// for every form the CPU backend runs (cpu/attention.cc: scaled_dot_product_attention
 // and the _scaled_dot_product_{flash_attention_for_cpu, flash_attention, efficient_attention,
 // cudnn_attention} overloads; the glue maps each form's arguments onto AttentionArgs and
 // fills the extra outputs of the CUDA forms as the CPU kernel does).

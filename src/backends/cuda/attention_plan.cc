@@ -1,5 +1,5 @@
 // Attention launch planning (see attention_plan.h). Mirrors the CPU kernel's checks and
-// broadcasting (backends/cpu/attention.cc), then lays the problem out as units (one K/V
+// broadcasting (cpu/attention.cc), then lays the problem out as units (one K/V
 // matrix each) of G * L query rows for the kernels.
 #include "backends/cuda/attention_plan.h"
 

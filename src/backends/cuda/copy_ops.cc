@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cpu/args.h"
-#include "backends/cpu/promotion.h"
+#include "backends/common/args.h"
+#include "backends/common/promotion.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/indexing.h"
 #include "backends/cuda/pointwise_launch.h"
 #include "support/checked_math.h"
+#include "tensor/indexing.h"
 
 namespace splice::cuda {
 
@@ -115,10 +116,10 @@ Result<void> cat(const DeviceTensor& out, std::span<const DeviceTensor> inputs, 
                  const LaunchContext& ctx) {
   constexpr std::string_view op = "aten.cat.default";
   KCHECK(!inputs.empty(), ErrorKind::kBadInput, "expected a non-empty list of tensors");
-  std::vector<cpu::PromotionOperand> ops;
+  std::vector<backend::PromotionOperand> ops;
   for (const DeviceTensor& t : inputs)
-    ops.push_back({t.dtype, cpu::PromotionOperand::Priority::kDimensioned});
-  const DType dtype = cpu::result_type(ops);
+    ops.push_back({t.dtype, backend::PromotionOperand::Priority::kDimensioned});
+  const DType dtype = backend::result_type(ops);
   auto is_legacy_empty = [](const DeviceTensor& t) { return t.rank == 1 && t.sizes[0] == 0; };
   const DeviceTensor* ref = nullptr;
   for (const DeviceTensor& t : inputs) {
@@ -165,18 +166,18 @@ Result<void> stack(const DeviceTensor& out, std::span<const DeviceTensor> inputs
   KCHECK(!inputs.empty(), ErrorKind::kBadInput, "expects a non-empty TensorList");
   const Shape shape = sizes_of(inputs[0]);
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, inputs[0].rank + 1));
-  std::vector<cpu::PromotionOperand> ops;
+  std::vector<backend::PromotionOperand> ops;
   for (size_t i = 0; i < inputs.size(); ++i) {
     KCHECK(sizes_of(inputs[i]) == shape, ErrorKind::kShapeMismatch,
            "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
            shape_string(shape), shape_string(sizes_of(inputs[i])), i);
-    ops.push_back({inputs[i].dtype, cpu::PromotionOperand::Priority::kDimensioned});
+    ops.push_back({inputs[i].dtype, backend::PromotionOperand::Priority::kDimensioned});
   }
   Shape out_shape = shape;
   out_shape.insert(out_shape.begin() + dim, static_cast<int64_t>(inputs.size()));
-  KCHECK(out.dtype == cpu::result_type(ops) && sizes_of(out) == out_shape,
+  KCHECK(out.dtype == backend::result_type(ops) && sizes_of(out) == out_shape,
          ErrorKind::kShapeMismatch, "the output is {}{} but the result is {}{}",
-         dtype_name(out.dtype), shape_string(sizes_of(out)), dtype_name(cpu::result_type(ops)),
+         dtype_name(out.dtype), shape_string(sizes_of(out)), dtype_name(backend::result_type(ops)),
          shape_string(out_shape));
   SPLICE_TRY(check_rank(op, out));
   for (size_t i = 0; i < inputs.size(); ++i)

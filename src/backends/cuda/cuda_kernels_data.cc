@@ -7,7 +7,7 @@
 // CPU kernels; the launchers check what they are given again.
 #include <optional>
 
-#include "backends/cpu/promotion.h"
+#include "backends/common/promotion.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/index_ops.h"
 #include "backends/cuda/kernel_glue.h"
@@ -44,10 +44,10 @@ Result<Outputs> cat(Ctx& ctx, std::span<const KernelArg> args) {
   SPLICE_ASSIGN_OR_RETURN(auto dim_opt, a.opt_integer(1));
   SPLICE_CHECK_OR_RETURN(!tensors.empty(), ErrorKind::kBadInput,
                          "{}: expected a non-empty list of tensors", op);
-  std::vector<cpu::PromotionOperand> ops;
+  std::vector<backend::PromotionOperand> ops;
   for (const Tensor& t : tensors)
-    ops.push_back({t.dtype(), cpu::PromotionOperand::Priority::kDimensioned});
-  const DType dtype = cpu::result_type(ops);
+    ops.push_back({t.dtype(), backend::PromotionOperand::Priority::kDimensioned});
+  const DType dtype = backend::result_type(ops);
   const Tensor* ref = nullptr;
   for (const Tensor& t : tensors)
     if (!ref && !(t.dim() == 1 && t.size(0) == 0) && t.dim() > 0) ref = &t;
@@ -75,12 +75,12 @@ Result<Outputs> stack(Ctx& ctx, std::span<const KernelArg> args) {
   SPLICE_CHECK_OR_RETURN(!tensors.empty(), ErrorKind::kBadInput,
                          "{}: stack expects a non-empty TensorList", op);
   SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(op, dim, tensors[0].dim() + 1));
-  std::vector<cpu::PromotionOperand> ops;
+  std::vector<backend::PromotionOperand> ops;
   for (const Tensor& t : tensors)
-    ops.push_back({t.dtype(), cpu::PromotionOperand::Priority::kDimensioned});
+    ops.push_back({t.dtype(), backend::PromotionOperand::Priority::kDimensioned});
   Shape shape = tensors[0].sizes();
   shape.insert(shape.begin() + dim, static_cast<int64_t>(tensors.size()));
-  SPLICE_ASSIGN_OR_RETURN(Tensor out, ctx.output(cpu::result_type(ops), shape));
+  SPLICE_ASSIGN_OR_RETURN(Tensor out, ctx.output(backend::result_type(ops), shape));
   SPLICE_ASSIGN_OR_RETURN(auto inputs, devs(op, tensors));
   SPLICE_ASSIGN_OR_RETURN(DeviceTensor o, dev(op, out));
   SPLICE_TRY(cuda::stack(o, inputs, dim, ctx.launch()));

@@ -1,14 +1,14 @@
 // Matmul, softmax, normalisation and attention on the CUDA backend: mm, bmm, addmm, matmul and
 // linear through the session's cuBLASLt runner (matmul.h: fp32 without TF32, fp16/bf16 with
 // fp32 accumulation, algorithm cached per shape, fixed workspace), softmax/log_softmax
-// (softmax.h), layer/RMS/group norm (norm.h) and scaled dot-product attention (attention.h),
-// with the CPU kernels' output shapes and dtypes. The CUDA-export attention forms with their
-// extra outputs (_scaled_dot_product_{flash,efficient,cudnn}_attention) run through the host
-// fallback (host_fallback.h).
+// (softmax.h), layer/RMS/group norm (norm.h) and scaled dot-product attention (attention.h) in
+// every form export records, the CUDA-export forms (_scaled_dot_product_{flash,efficient,
+// cudnn}_attention) with their extra outputs, all with the CPU kernels' output shapes and
+// dtypes (cpu/attention.cc) and all on the device, so a CUDA graph can record them.
 #include <cmath>
 
 #include "backends/cuda/attention.h"
-#include "backends/cuda/host_fallback.h"
+#include "backends/cuda/copy_ops.h"
 #include "backends/cuda/kernel_glue.h"
 #include "backends/cuda/matmul.h"
 #include "backends/cuda/matmul_exec.h"
@@ -259,31 +259,68 @@ Result<Outputs> group_norm_kernel(Ctx& ctx, std::span<const KernelArg> args) {
   return Outputs{out, mean, rstd};
 }
 
+// Where an attention form reads its arguments: positions in its schema (src/ir/op_list.inc),
+// -1 where the form has no such argument (no mask; no enable_gqa: the fused forms always group
+// KV heads).
+struct SdpaPositions {
+  int mask, dropout, causal, scale, gqa;
+};
 // scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-// is_causal=False, *, scale=None, enable_gqa=False) (kForCpu false) and
+// is_causal=False, *, scale=None, enable_gqa=False) -> output
+constexpr SdpaPositions kSdpa{3, 4, 5, 6, 7};
 // _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0,
-// is_causal=False, *, attn_mask=None, scale=None) -> (output, logsumexp).
-template <bool kForCpu>
-Result<Outputs> sdpa(Ctx& ctx, std::span<const KernelArg> args) {
+// is_causal=False, *, attn_mask=None, scale=None) -> (output, logsumexp)
+constexpr SdpaPositions kFlashForCpu{5, 3, 4, 6, -1};
+// _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_causal=False,
+// return_debug_mask=False, *, scale=None) -> (output, logsumexp, cum_seq_q, cum_seq_k, max_q,
+// max_k, rng_state, unused, debug_attn_mask)
+constexpr SdpaPositions kFlash{-1, 3, 4, 6, -1};
+// _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp,
+// dropout_p=0.0, is_causal=False, *, scale=None) -> (output, log_sumexp, philox_seed,
+// philox_offset)
+constexpr SdpaPositions kEfficient{3, 5, 6, 7, -1};
+// _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp,
+// dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None) -> (output,
+// logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, philox_seed, philox_offset, debug_attn_mask)
+constexpr SdpaPositions kCudnn{3, 5, 6, 8, -1};
+
+// The float32 logsumexp a form returns, as the CPU kernels shape it (cpu/attention.cc).
+enum class LseLayout {
+  kNone,
+  kRows,      // batch + [L]
+  kPadded32,  // batch + [ceil(L / 32) * 32], +inf past L (the efficient form)
+  kColumn,    // batch + [L, 1] (the cudnn form)
+};
+
+struct SdpaResult {
+  Tensor out;  // batch + [L, Ev], q's dtype (output 0: the planned destination when it fits)
+  Tensor lse;  // undefined for LseLayout::kNone
+  Shape batch;
+  int64_t L = 0, S = 0;
+};
+
+// The attention every form computes, its arguments read at `at`.
+Result<SdpaResult> run_sdpa(Ctx& ctx, const Args& a, const SdpaPositions& at, LseLayout layout) {
   const std::string_view op = ctx.op();
-  Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor q, a.tensor(0));
   SPLICE_ASSIGN_OR_RETURN(Tensor k, a.tensor(1));
   SPLICE_ASSIGN_OR_RETURN(Tensor v, a.tensor(2));
   AttentionArgs p;
   std::optional<DeviceTensor> mask;
-  SPLICE_ASSIGN_OR_RETURN(mask, opt_dev(ctx, a, kForCpu ? 5 : 3));
-  SPLICE_ASSIGN_OR_RETURN(Scalar dropout, a.scalar_or(kForCpu ? 3 : 4, Scalar(0.0)));
+  if (at.mask >= 0) {
+    SPLICE_ASSIGN_OR_RETURN(mask, opt_dev(ctx, a, at.mask));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Scalar dropout, a.scalar_or(at.dropout, Scalar(0.0)));
   p.dropout_p = dropout.to_double();
-  SPLICE_ASSIGN_OR_RETURN(p.causal, a.boolean_or(kForCpu ? 4 : 5, false));
-  if (!a.is_none(6)) {
-    SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(6));
+  SPLICE_ASSIGN_OR_RETURN(p.causal, a.boolean_or(at.causal, false));
+  if (!a.is_none(at.scale)) {
+    SPLICE_ASSIGN_OR_RETURN(Scalar s, a.scalar(at.scale));
     p.scale = s.to_double();
   }
-  if constexpr (kForCpu) {
-    p.gqa = true;
+  if (at.gqa >= 0) {
+    SPLICE_ASSIGN_OR_RETURN(p.gqa, a.boolean_or(at.gqa, false));
   } else {
-    SPLICE_ASSIGN_OR_RETURN(p.gqa, a.boolean_or(7, false));
+    p.gqa = true;
   }
   SPLICE_CHECK_OR_RETURN(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, ErrorKind::kShapeMismatch,
                          "{}: query, key and value need at least 2 dims", op);
@@ -294,29 +331,115 @@ Result<Outputs> sdpa(Ctx& ctx, std::span<const KernelArg> args) {
     if (b.size() >= 1 && q.dim() >= 3 && b.back() != 1) b.back() = q.size(q.dim() - 3);
     return b;
   };
-  SPLICE_ASSIGN_OR_RETURN(Shape batch, broadcast_batch(op, batch_of(q), batch_of(k)));
-  SPLICE_ASSIGN_OR_RETURN(batch, broadcast_batch(op, batch, batch_of(v)));
-  Shape out_shape = batch, lse_shape = batch;
-  out_shape.insert(out_shape.end(), {q.size(q.dim() - 2), v.size(v.dim() - 1)});
-  lse_shape.push_back(q.size(q.dim() - 2));
-  SPLICE_ASSIGN_OR_RETURN(Tensor out, ctx.output(q.dtype(), out_shape));
+  SdpaResult r;
+  SPLICE_ASSIGN_OR_RETURN(r.batch, broadcast_batch(op, batch_of(q), batch_of(k)));
+  SPLICE_ASSIGN_OR_RETURN(r.batch, broadcast_batch(op, r.batch, batch_of(v)));
+  r.L = q.size(q.dim() - 2);
+  r.S = k.size(k.dim() - 2);
+  Shape out_shape = r.batch;
+  out_shape.insert(out_shape.end(), {r.L, v.size(v.dim() - 1)});
+  SPLICE_ASSIGN_OR_RETURN(r.out, ctx.output(q.dtype(), out_shape));
   SPLICE_ASSIGN_OR_RETURN(p.q, dev(op, q));
   SPLICE_ASSIGN_OR_RETURN(p.k, dev(op, k));
   SPLICE_ASSIGN_OR_RETURN(p.v, dev(op, v));
-  SPLICE_ASSIGN_OR_RETURN(p.out, dev(op, out));
+  SPLICE_ASSIGN_OR_RETURN(p.out, dev(op, r.out));
   p.mask = ptr(mask);
-  Tensor lse;
   DeviceTensor lse_dev;
-  if constexpr (kForCpu) {
-    SPLICE_ASSIGN_OR_RETURN(lse, ctx.fresh(DType::kFloat32, lse_shape));
-    SPLICE_ASSIGN_OR_RETURN(lse_dev, dev(op, lse));
+  if (layout != LseLayout::kNone) {
+    // The kernels write batch + [W] rows (W >= L, +inf past L); the cudnn form's [L, 1] is
+    // handed to them as its [L] view of the same memory.
+    Shape rows = r.batch;
+    rows.push_back(layout == LseLayout::kPadded32 ? (r.L + 31) / 32 * 32 : r.L);
+    Shape lse_shape = rows;
+    if (layout == LseLayout::kColumn) lse_shape.push_back(1);
+    SPLICE_ASSIGN_OR_RETURN(r.lse, ctx.fresh(DType::kFloat32, lse_shape));
+    SPLICE_ASSIGN_OR_RETURN(lse_dev,
+                            dev(op, r.lse.view_as(rows, contiguous_strides(rows), r.lse.offset())));
     p.lse = &lse_dev;
   }
   SPLICE_ASSIGN_OR_RETURN(size_t bytes, attention_scratch_bytes(p));
   SPLICE_ASSIGN_OR_RETURN(KernelScratch scratch, ctx.scratch(bytes));
   SPLICE_TRY(attention(p, scratch, ctx.stream()));
-  if constexpr (kForCpu) return Outputs{out, lse};
-  return Outputs{out};
+  return r;
+}
+
+// An extra output of the CUDA forms: a new device tensor with every element `value` (the CPU
+// kernels' zeros, and max_q / max_k as 0-d int64 tensors). A fill kernel, not a copy from the
+// host, so a CUDA graph can record it.
+Result<Tensor> filled(Ctx& ctx, DType dtype, const Shape& sizes, int64_t value) {
+  SPLICE_ASSIGN_OR_RETURN(Tensor t, ctx.fresh(dtype, sizes));
+  SPLICE_ASSIGN_OR_RETURN(DeviceTensor d, dev(ctx.op(), t));
+  SPLICE_TRY(fill(d, Scalar(value), ctx.launch()));
+  return t;
+}
+
+Result<Outputs> sdpa(Ctx& ctx, std::span<const KernelArg> args) {
+  Args a(ctx.op(), args);
+  SPLICE_ASSIGN_OR_RETURN(SdpaResult r, run_sdpa(ctx, a, kSdpa, LseLayout::kNone));
+  return Outputs{r.out};
+}
+
+Result<Outputs> sdpa_flash_for_cpu(Ctx& ctx, std::span<const KernelArg> args) {
+  Args a(ctx.op(), args);
+  SPLICE_ASSIGN_OR_RETURN(SdpaResult r, run_sdpa(ctx, a, kFlashForCpu, LseLayout::kRows));
+  return Outputs{r.out, r.lse};
+}
+
+// The CUDA forms' extra outputs have the shapes and dtypes of the ops' meta functions and hold
+// zeros (no dropout: no rng state), as the CPU kernels' do; max_q and max_k are L and S.
+Result<Outputs> sdpa_flash(Ctx& ctx, std::span<const KernelArg> args) {
+  Args a(ctx.op(), args);
+  SPLICE_ASSIGN_OR_RETURN(bool debug_mask, a.boolean_or(5, false));
+  SPLICE_ASSIGN_OR_RETURN(SdpaResult r, run_sdpa(ctx, a, kFlash, LseLayout::kRows));
+  SPLICE_ASSIGN_OR_RETURN(Tensor q, a.tensor(0));
+  Shape debug_shape{0};
+  if (debug_mask) {
+    // The meta function's padded key length for the debug mask.
+    const int64_t block = q.size(q.dim() - 1) > 64 ? 128 : 256;
+    const int64_t width = r.S <= 128 ? 128 : r.S <= 256 ? 256 : (r.L + block - 1) / block;
+    debug_shape = r.batch;
+    debug_shape.insert(debug_shape.end(), {r.L, width});
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor cum_seq_q, filled(ctx, DType::kInt64, {0}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor cum_seq_k, filled(ctx, DType::kInt64, {0}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor max_q, filled(ctx, DType::kInt64, {}, r.L));
+  SPLICE_ASSIGN_OR_RETURN(Tensor max_k, filled(ctx, DType::kInt64, {}, r.S));
+  SPLICE_ASSIGN_OR_RETURN(Tensor rng_state, filled(ctx, DType::kInt64, {2}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor unused, filled(ctx, DType::kInt64, {}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor debug, filled(ctx, q.dtype(), debug_shape, 0));
+  return Outputs{r.out, r.lse, cum_seq_q, cum_seq_k, max_q, max_k, rng_state, unused, debug};
+}
+
+Result<Outputs> sdpa_efficient(Ctx& ctx, std::span<const KernelArg> args) {
+  Args a(ctx.op(), args);
+  SPLICE_ASSIGN_OR_RETURN(bool compute_lse, a.boolean_or(4, false));
+  SPLICE_ASSIGN_OR_RETURN(
+      SdpaResult r,
+      run_sdpa(ctx, a, kEfficient, compute_lse ? LseLayout::kPadded32 : LseLayout::kNone));
+  if (!compute_lse) {
+    // log_sumexp is batch + [0] when not requested.
+    Shape none = r.batch;
+    none.push_back(0);
+    SPLICE_ASSIGN_OR_RETURN(r.lse, ctx.fresh(DType::kFloat32, none));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Tensor seed, filled(ctx, DType::kInt64, {}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor offset, filled(ctx, DType::kInt64, {}, 0));
+  return Outputs{r.out, r.lse, seed, offset};
+}
+
+// compute_log_sumexp is not read: the CPU kernel returns logsumexp (batch + [L, 1]) always.
+Result<Outputs> sdpa_cudnn(Ctx& ctx, std::span<const KernelArg> args) {
+  Args a(ctx.op(), args);
+  SPLICE_ASSIGN_OR_RETURN(SdpaResult r, run_sdpa(ctx, a, kCudnn, LseLayout::kColumn));
+  SPLICE_ASSIGN_OR_RETURN(Tensor q, a.tensor(0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor cum_seq_q, filled(ctx, DType::kInt64, {0}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor cum_seq_k, filled(ctx, DType::kInt64, {0}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor max_q, filled(ctx, DType::kInt64, {}, r.L));
+  SPLICE_ASSIGN_OR_RETURN(Tensor max_k, filled(ctx, DType::kInt64, {}, r.S));
+  SPLICE_ASSIGN_OR_RETURN(Tensor seed, filled(ctx, DType::kInt64, {}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor offset, filled(ctx, DType::kInt64, {}, 0));
+  SPLICE_ASSIGN_OR_RETURN(Tensor debug, filled(ctx, q.dtype(), {0}, 0));
+  return Outputs{r.out, r.lse, cum_seq_q, cum_seq_k, max_q, max_k, seed, offset, debug};
 }
 
 }  // namespace
@@ -343,11 +466,11 @@ std::span<const KernelEntry> nn_kernels() {
 
 std::span<const KernelEntry> attention_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::scaled_dot_product_attention, sdpa<false>>(),
-      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, sdpa<true>>(),
-      entry<OpId::_scaled_dot_product_flash_attention, host_fallback>(),
-      entry<OpId::_scaled_dot_product_efficient_attention, host_fallback>(),
-      entry<OpId::_scaled_dot_product_cudnn_attention, host_fallback>(),
+      entry<OpId::scaled_dot_product_attention, sdpa>(),
+      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_for_cpu>(),
+      entry<OpId::_scaled_dot_product_flash_attention, sdpa_flash>(),
+      entry<OpId::_scaled_dot_product_efficient_attention, sdpa_efficient>(),
+      entry<OpId::_scaled_dot_product_cudnn_attention, sdpa_cudnn>(),
   };
   return kEntries;
 }

@@ -2,7 +2,7 @@
 // Element types on the device: the C++ type of each DType (__half, __nv_bfloat16 for the 16-bit
 // floats), the type an op computes in (opmath_t: float for the 16-bit floats), a host-side
 // switch from a DType to its device type (dispatch_device_dtype), and conversions exactly as
-// c10 converts (the device twin of backends/cpu/cast.h's cast_value): float→int truncates
+// c10 converts (the device twin of tensor/convert.h's cast_value): float→int truncates
 // toward zero, NaN or out of range gives the x86 "integer indefinite" value of the 32- or
 // 64-bit conversion c10's compiled code uses (so GPU and CPU agree bit for bit); int→narrower
 // int wraps; anything→bool is != 0; the 16-bit floats convert through float (double→half

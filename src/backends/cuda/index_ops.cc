@@ -7,13 +7,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/args.h"
+#include "backends/common/args.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/index_kernels.h"
 #include "backends/cuda/indexing.h"
+#include "tensor/indexing.h"
 
 namespace splice::cuda {
 
@@ -583,7 +584,7 @@ Result<void> scatter(const DeviceTensor& out, const DeviceTensor& self, int64_t 
   SPLICE_TRY(check_out(op, out, self.dtype, sizes_of(self)));
   GatherScatterParams p = gather_scatter_params(out, dim, index, src ? *src : out, ctx);
   if (!src) {
-    const Tensor v = cpu::scalar_to_tensor(value, self.dtype);
+    SPLICE_ASSIGN_OR_RETURN(const Tensor v, backend::scalar_to_tensor(value, self.dtype));
     std::memcpy(&p.value, v.raw_data(), dtype_size(self.dtype));
     p.use_value = 1;
   }

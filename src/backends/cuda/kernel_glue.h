@@ -2,14 +2,14 @@
 // What the CUDA backend's kernel functions (cuda_kernels_*.cc) share: the call's context on
 // the session (stream, error word, scratch, cuBLASLt runner, outputs from the planned
 // destination or the caching allocator), device views of tensors, and the table entry
-// template. Arguments are read with the CPU kernels' accessors (backends/cpu/args.h), so
-// malformed arguments give the same errors on both backends.
+// template. Arguments are read with the accessors every backend shares (backends/common/
+// args.h), so malformed arguments give the same errors on both backends.
 
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "backends/cpu/args.h"
+#include "backends/common/args.h"
 #include "backends/cuda/call_recording.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_tensor.h"
@@ -17,10 +17,10 @@
 
 namespace splice::cuda::glue {
 
+using backend::Args;
 using backend::KernelArg;
 using backend::KernelCall;
 using backend::KernelEntry;
-using cpu::Args;
 using ir::OpId;
 using Outputs = std::vector<Tensor>;
 

@@ -1,6 +1,6 @@
 #pragma once
 // Normalisation launchers: layer norm, RMS norm and group norm, matching the CPU backend
-// (backends/cpu/nn.cc, composite_math.cc) and PyTorch. Statistics in float (double for
+// (cpu/nn.cc, composite_math.cc) and PyTorch. Statistics in float (double for
 // float64 inputs) — the CPU uses double — and each output rounded once; 16-bit inputs may have
 // float32 weight and bias (PyTorch's mixed-type layer norm). Inputs, outputs, weights and the
 // statistics outputs may be any strided views (rank <= 8). A row or group gets a warp (up to

@@ -1,7 +1,7 @@
 #pragma once
 // Reduction launchers: sum, mean, prod, amax/amin (max/min over everything), max/min over a
 // dim with indices, argmax/argmin, any/all, var/std (var_mean/std_mean), vector norms. Each
-// matches the CPU backend's kernel of the same op (backends/cpu/reduce.cc, reduce_extrema.cc,
+// matches the CPU backend's kernel of the same op (cpu/reduce.cc, reduce_extrema.cc,
 // composite_math.cc), which reproduces PyTorch:
 //
 //  - dims: nullopt reduces every dim; an empty list reduces every dim for sum/mean/prod/amax/

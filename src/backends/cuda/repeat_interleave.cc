@@ -3,7 +3,7 @@
 // shape depends on it), then one gather launch (index_kernels.h).
 #include <cstring>
 
-#include "backends/cpu/args.h"
+#include "backends/common/args.h"
 #include "backends/cuda/copy_ops.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_info.h"
@@ -12,6 +12,7 @@
 #include "backends/cuda/index_kernels.h"
 #include "backends/cuda/indexing.h"
 #include "backends/cuda/shape_ops.h"
+#include "tensor/indexing.h"
 
 namespace splice::cuda {
 

@@ -1,5 +1,5 @@
 #pragma once
-// cumsum along one dim on the GPU, as the CPU backend's kernel (backends/cpu/reduce_extrema.cc)
+// cumsum along one dim on the GPU, as the CPU backend's kernel (cpu/reduce_extrema.cc)
 // and PyTorch: out's dtype is the result dtype (the dtype argument, else int64 for integer and
 // bool inputs, else self's); each element is converted to it first, then added in PyTorch's
 // CPU accumulate type — double for float32/float64 results, float for float16/bfloat16, int64

@@ -7,11 +7,12 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/args.h"
+#include "backends/common/args.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/remap_kernel.h"
 #include "support/checked_math.h"
+#include "tensor/indexing.h"
 
 namespace splice::cuda {
 
@@ -330,7 +331,7 @@ Result<void> pad(std::string_view op, const DeviceTensor& out, const DeviceTenso
   SPLICE_TRY(check_out(op, out, self.dtype, out_shape));
   for (int64_t d = 0; d < rank; ++d) p.dims[d].out_size = out.sizes[d];
   if (mode == PadMode::kConstant) {
-    const Tensor v = cpu::scalar_to_tensor(value, self.dtype);
+    SPLICE_ASSIGN_OR_RETURN(const Tensor v, backend::scalar_to_tensor(value, self.dtype));
     std::memcpy(&p.fill, v.raw_data(), dtype_size(self.dtype));
   }
   return run_remap(p, out, self, ctx);

@@ -1,6 +1,6 @@
 #pragma once
 // Launchers for the shape-rearranging copies of the op table, each one remap kernel launch
-// (remap_kernel.h) with the CPU kernels' semantics (cpu/shape_ops.cc, repeat.cc, composite.cc):
+// (remap_kernel.h) with the CPU kernels' semantics (cpu/shape_ops.cc, repeat.cc):
 // flip, roll (per dim, or of the flattened tensor when dims is empty), repeat,
 // repeat_interleave by an integer count, tril/triu, and pad in every mode (constant with
 // negative pads cropping, reflect, replicate, circular). `out` is the op's result, allocated by

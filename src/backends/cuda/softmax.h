@@ -1,8 +1,8 @@
 #pragma once
-// softmax / log_softmax along one dim on the GPU, as the CPU backend's kernels (backends/cpu/
-// nn.cc) and PyTorch compute them: numerically stable (the lane maximum is subtracted before
-// exp; one pass finds the maximum and the sum together), in float (double when the result is
-// float64), rounded once into the output. A NaN in a lane, or a lane that is all -inf, makes
+// softmax / log_softmax along one dim on the GPU, as the CPU backend's kernels (cpu/nn.cc) and
+// PyTorch compute them: numerically stable (the lane maximum is subtracted before exp; one pass
+// finds the maximum and the sum together), in float (double when the result is float64),
+// rounded once into the output. A NaN in a lane, or a lane that is all -inf, makes
 // the whole lane NaN, as in PyTorch.
 //
 // Forms: _softmax / _log_softmax(self, dim, half_to_float) — out has self's dtype, or float32

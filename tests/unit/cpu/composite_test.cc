@@ -1,6 +1,6 @@
-// The kernels left in composite.cc and composite_math.cc: diagonal (a view) and
-// native_group_norm (a fused kernel of a core ATen op). The CompositeImplicit ops those files
-// used to run are decomposed before any backend (tests/unit/runtime/decompositions_test.cc).
+// diagonal (a view: backends/common/views.cc) and native_group_norm (composite_math.cc, a
+// fused kernel of a core ATen op). The CompositeImplicit ops the CPU's composite files used to
+// run are decomposed before any backend (tests/unit/runtime/decompositions_test.cc).
 // Expected values are PyTorch's.
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // The CUDA backend behind the backend interface, on a machine without a GPU: it registers as
 // "cuda" with a kernel for every op that reaches a backend (the CPU backend's coverage, the
-// decomposed composites excluded), the host fallback stays limited to its listed ops, the
-// write kernels honour in-place and pointwise kernels store into destinations (what planning
-// reads), plans for the cuda target are made without a device (`splice inspect --plan
-// --device cuda`: slice writes stay slice writes, the KV-cache update moves only the update),
-// and `splice run --device cuda` without a GPU fails with a clear message and exit 2.
+// decomposed composites excluded), the write kernels honour in-place and pointwise kernels
+// store into destinations (what planning reads), plans for the cuda target are made without a
+// device (`splice inspect --plan --device cuda`: slice writes stay slice writes, the KV-cache
+// update moves only the update), and `splice run --device cuda` without a GPU fails with a
+// clear message and exit 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,9 +14,7 @@
 #include <string>
 
 #include "backends/backend.h"
-#include "backends/cpu/registry.h"
 #include "backends/cuda/device_info.h"
-#include "backends/cuda/host_fallback.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
 #include "tests/unit/tools/cli_test_util.h"
@@ -62,20 +60,6 @@ TEST(CudaBackend, HasAKernelForEveryOpThatReachesABackend) {
                                << ::testing::PrintToString(missing);
   EXPECT_TRUE(extra.empty()) << "CUDA kernels for ops no backend receives: "
                              << ::testing::PrintToString(extra);
-}
-
-// The host fallback is a stopgap for the CUDA-export attention forms only; a new op there must
-// be a deliberate change of this list (and of docs/cuda.md).
-TEST(CudaBackend, HostFallbackCoversOnlyItsListedOps) {
-  EXPECT_EQ(host_fallback_ops(),
-            (std::vector<std::string_view>{"aten._scaled_dot_product_cudnn_attention.default",
-                                           "aten._scaled_dot_product_efficient_attention.default",
-                                           "aten._scaled_dot_product_flash_attention.default"}));
-  for (std::string_view t : host_fallback_ops()) {
-    const ir::OpSchema* op = ir::find_op(t);
-    ASSERT_NE(op, nullptr) << t;
-    EXPECT_NE(cuda_backend().kernel(op->id), nullptr) << t;
-  }
 }
 
 // What planning reads: the slice and index writes run in place on their base (so a KV-cache

@@ -144,6 +144,20 @@ TEST_F(GpuGraphs, ItemPositionDecodeLoopReplaysOneRecording) {
   expect_same_state(on, off, buffers(name));
 }
 
+// A CUDA export's attention (_scaled_dot_product_efficient_attention, with its logsumexp and
+// philox outputs) runs on the device, so its calls record and replay like any other: call 0
+// runs step by step, call 1 is recorded, calls 1 and 2 are replays.
+TEST_F(GpuGraphs, CudaExportAttentionReplaysAsOneRecording) {
+  const std::string name = "attn_causal.default.cuda";
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE(call);
+    std::map<std::string, Tensor> inputs = case_inputs(name, 0);
+    run_both(on, off, inputs);
+  }
+  expect_replays(on, 1, 2);
+}
+
 // A position outside u0's range [0, 7] fails a replay as it fails without graphs: a host input
 // before anything runs (the .item()'s own error), a device input on the device (the error
 // names the .item() and its symbol); the cache is left as it was, and replays go on after.

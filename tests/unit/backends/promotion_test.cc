@@ -1,9 +1,9 @@
 // Type promotion: promote_types lattice and result_type's priority/category rules.
-#include "backends/cpu/promotion.h"
+#include "backends/common/promotion.h"
 
 #include <gtest/gtest.h>
 
-namespace splice::cpu {
+namespace splice::backend {
 namespace {
 
 using P = PromotionOperand::Priority;
@@ -52,4 +52,4 @@ TEST(Promotion, ResultTypeCategoriesAndPriorities) {
 }
 
 }  // namespace
-}  // namespace splice::cpu
+}  // namespace splice::backend

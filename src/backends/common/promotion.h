@@ -1,11 +1,13 @@
 #pragma once
-// PyTorch's type promotion for the CPU kernels: ir/promotion.h's rules, plus the operand of a
-// tensor (whose rank decides its priority) and result_type over tensors and numbers.
+// PyTorch's type promotion over tensors, for every backend's kernels: ir/promotion.h's rules
+// (the one promotion lattice splice has; the pointwise lowering plans with it before any data
+// exists), plus the operand of a tensor (whose rank decides its priority) and result_type over
+// tensors and numbers.
 
 #include "ir/promotion.h"
 #include "tensor/tensor.h"
 
-namespace splice::cpu {
+namespace splice::backend {
 
 using ir::promote_types;
 using ir::promotion_operand;
@@ -20,4 +22,4 @@ DType result_type(const A& a, const B& b) {
   return result_type(ops);
 }
 
-}  // namespace splice::cpu
+}  // namespace splice::backend

@@ -1,11 +1,11 @@
 // The promotion operand of a tensor (the rest of PyTorch's promotion is ir/promotion.cc).
-#include "backends/cpu/promotion.h"
+#include "backends/common/promotion.h"
 
-namespace splice::cpu {
+namespace splice::backend {
 
 PromotionOperand promotion_operand(const Tensor& t) {
   return {t.dtype(), t.dim() == 0 ? PromotionOperand::Priority::kZeroDim
                                   : PromotionOperand::Priority::kDimensioned};
 }
 
-}  // namespace splice::cpu
+}  // namespace splice::backend
