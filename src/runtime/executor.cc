@@ -543,10 +543,11 @@ class Call {
     f_.at(node.output(0)) = Scalar{value};
     SPLICE_ASSIGN_OR_RETURN(const Tensor* source, tensor_of(f_, s.source));
     const auto index = static_cast<size_t>(&s - m_.positions.symbols.data());
+    SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(m_));
     SPLICE_ASSIGN_OR_RETURN(
         positions_[index],
-        m_.backend->bind_positions(*session(), *source, s.offsets, s.range,
-                                   fmt::format("{}, symbol {}", node_label(node), s.name)));
+        recorder->bind_positions(*session(), *source, s.offsets, s.range,
+                                 fmt::format("{}, symbol {}", node_label(node), s.name)));
     return ok_result();
   }
 
@@ -604,8 +605,9 @@ class Call {
     }
     const backend::WindowPosition at{&positions_[p.symbol], p.offset, p.dim, whole.size(p.dim),
                                      write};
-    SPLICE_TRY(m_.backend->copy_at_position(*session(), write ? window : other,
-                                            write ? other : window, at, node_label(node)));
+    SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(m_));
+    SPLICE_TRY(recorder->copy_at_position(*session(), write ? window : other,
+                                          write ? other : window, at, node_label(node)));
     record(node, "copy", static_cast<int64_t>(window.nbytes()), write ? target : other);
     SPLICE_TRY(check_output(node, *result, target, f_.symbols));
     bind(result, target);
@@ -902,7 +904,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   SPLICE_TRY(resolve_plan(model));
   SPLICE_TRY(resolve_node_exec(model));
   SPLICE_TRY(resolve_groups(model));
-  if (model.backend->records_calls())
+  if (model.backend->recorder() != nullptr)
     model.positions = find_device_positions(model.program, model.plan);
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
@@ -1054,15 +1056,16 @@ Result<std::optional<CallOutputs>> record_call(
     const detail::ModelImpl& model, detail::SessionState& state, Call& call, RecordedEntry& entry,
     std::vector<std::pair<const Value*, Tensor>> inputs) {
   backend::SessionContext& session = *state.backend_session;
+  SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(model));
   std::vector<std::shared_ptr<Storage>> keep;
-  SPLICE_TRY(model.backend->begin_recording(session, &keep));
+  SPLICE_TRY(recorder->begin_recording(session, &keep));
   auto ran = [&]() -> Result<CallOutputs> {
     SPLICE_TRY(call.run_steps());
     SPLICE_ASSIGN_OR_RETURN(CallOutputs outputs, collect_outputs(model.program, call.frame()));
     SPLICE_TRY(keep_buffers_in_place(model, state, outputs));
     return outputs;
   }();
-  auto recorded = model.backend->end_recording(session);
+  auto recorded = recorder->end_recording(session);
   std::string why;
   if (!ran.ok()) {
     why = ran.error().message();
@@ -1088,7 +1091,7 @@ Result<std::optional<CallOutputs>> record_call(
   entry.keep = std::move(keep);
   ++stats.recorded;
   // Recording ran nothing: this call's results come from the first replay.
-  SPLICE_ASSIGN_OR_RETURN(bool replayed, model.backend->replay(session, *entry.call));
+  SPLICE_ASSIGN_OR_RETURN(bool replayed, recorder->replay(session, *entry.call));
   SPLICE_CHECK_OR_RETURN(replayed, ErrorKind::kInternal, "a call went stale as it was recorded");
   ++stats.replayed;
   SPLICE_TRY(model.backend->synchronize(session));
