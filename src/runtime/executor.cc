@@ -21,6 +21,7 @@
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
+#include "runtime/kernel_check.h"
 #include "runtime/node_exec.h"
 #include "runtime/recorded_calls.h"
 #include "tensor/convert.h"
@@ -835,22 +836,11 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
                                   std::optional<plan::Plan> plan) {
   detail::ModelImpl model;
   SPLICE_ASSIGN_OR_RETURN(model.backend, backend::require_backend(options.device));
-  std::set<std::string> missing;
-  for (const auto& node : program.graph.nodes()) {
-    if (node->op().runs_on_host()) {
-      model.kernels.push_back(nullptr);
-      continue;
-    }
-    const backend::KernelEntry* k = model.backend->kernel(node->op_id());
-    if (k == nullptr) missing.insert(node->target());
-    model.kernels.push_back(k);
-  }
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend has no kernel for {} op(s): {}",
-                      model.backend->name(), missing.size(), list);
-  }
+  // Every op × dtype the program needs, from the backend's table, before anything is loaded.
+  SPLICE_TRY(check_kernels(program, model.backend->target()));
+  for (const auto& node : program.graph.nodes())
+    model.kernels.push_back(node->op().runs_on_host() ? nullptr
+                                                      : model.backend->kernel(node->op_id()));
   const auto& specs = program.signature.inputs;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind == ir::InputKind::kCustomObj || specs[i].kind == ir::InputKind::kToken)
