@@ -16,6 +16,7 @@
 #include "plan/cache.h"
 #include "plan/engine_file.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_check.h"
 #include "runtime/recorded_calls.h"
 #include "splice/splice.h"
 #include "support/checked_math.h"
@@ -205,6 +206,9 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
                             backend::require_backend(options.device));
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, compiler::load_program(pt2_path));
+    // An engine its backend would refuse at load is refused now (the Target is plain data, so
+    // this holds for a backend this machine cannot run, too).
+    SPLICE_TRY(runtime::check_kernels(program, backend->target()));
     const plan::Plan plan = plan::build_plan(program, options.plan_mode, backend->target());
     return plan::write_engine_file(program, plan, engine_path);
   });

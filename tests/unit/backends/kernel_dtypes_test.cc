@@ -4,6 +4,8 @@
 // at its first call. The CPU table narrows exactly the rows whose kernels refuse dtypes.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -156,6 +158,21 @@ TEST(KernelDtypes, LoadingAProgramWhoseOpTimesDtypeTheBackendLacksFailsAtLoad) {
       << model.error().message();
   // The same program loads on the CPU backend, whose mul runs every dtype.
   EXPECT_TRUE(Model::load(kCases + "rotary_halves_f16.default/model.pt2").ok());
+}
+
+// compile() refuses an engine its backend would refuse at load, and writes nothing.
+TEST(KernelDtypes, CompilingForABackendThatLacksAnOpTimesDtypeFailsAndWritesNothing) {
+  const std::string engine = ::testing::TempDir() + "kernel_dtypes_refused.splice";
+  std::remove(engine.c_str());
+  LoadOptions options;
+  options.device = kNoHalfMulBackend;
+  auto compiled = Model::compile(kCases + "rotary_halves_f16.default/model.pt2", engine, options);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.error().exit_code(), 2);
+  EXPECT_NE(compiled.error().message().find("has no kernel for aten.mul.Tensor on f16 tensors"),
+            std::string::npos)
+      << compiled.error().message();
+  EXPECT_FALSE(std::filesystem::exists(engine));
 }
 
 }  // namespace
