@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "plan/build.h"
 #include "runtime/executor.h"
 #include "tensor/safetensors.h"
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   detail::ModelImpl models[2];
   detail::SessionState states[2];
   for (int m = 0; m < 2; ++m) {
-    auto program = pt2::load_program(argv[1]);
+    auto program = compiler::load_program(argv[1]);
     if (!program.ok()) return fail("load: " + program.error().message());
     plan::Plan plan =
         plan::build_plan(*program, plan::PlanMode::kPlanned, m == 0 ? cpu->target() : no_groups);

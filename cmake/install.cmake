@@ -8,7 +8,8 @@ include(CMakePackageConfigHelpers)
 
 set(SPLICE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/splice)
 set(SPLICE_INSTALLED_LIBRARIES splice_support splice_tensor splice_ir splice_passes
-    splice_frontend splice_backend_api splice_backend_common splice_cpu splice_plan splice_runtime)
+    splice_frontend splice_compiler splice_backend_api splice_backend_common splice_cpu
+    splice_plan splice_runtime)
 if(SPLICE_CUDA)
   list(APPEND SPLICE_INSTALLED_LIBRARIES splice_cuda)
 endif()

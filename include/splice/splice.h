@@ -186,12 +186,14 @@ class Model {
   // options.cache_dir is set) or an engine file written by compile(). Errors: unreadable file
   // (anything but a regular file included: a FIFO is refused, never waited on), bad archive or
   // engine (corrupt, or from another splice version), unsupported ops (all of them listed at
-  // once), non-tensor user inputs.
+  // once; or an op whose kernel on this backend does not run the node's dtype, naming the op,
+  // the dtype and the backend), non-tensor user inputs.
   static Result<Model> load(const std::string& path, const LoadOptions& options = {});
   // Compiles a .pt2 archive into an engine file that load() accepts, written atomically
   // (docs/files.md: `engine_path` must be a regular file or absent; a replaced file keeps its
   // permissions). An `engine_path` that is the archive itself (any link to it included) is a
-  // kBadUsage error.
+  // kBadUsage error. A program that options.device's backend cannot run (an op, or op × dtype,
+  // its kernel table lacks) is refused as load() would refuse it, and nothing is written.
   static Result<void> compile(const std::string& pt2_path, const std::string& engine_path,
                               const LoadOptions& options = {});
 

@@ -58,13 +58,26 @@ Target Target::from_kernels(std::string name, std::span<const KernelEntry> kerne
   const size_t n = static_cast<size_t>(ir::OpId::kCount);
   t.caps.assign(n, kNoCaps);
   t.kernels.assign(n, false);
+  t.dtypes.assign(n, DTypeSet());
   for (const KernelEntry& e : kernels) {
     const size_t i = static_cast<size_t>(e.op);
     if (i >= n) continue;
     t.caps[i] = e.caps;
     t.kernels[i] = e.fn != nullptr;
+    t.dtypes[i] = e.fn != nullptr ? e.dtypes : DTypeSet();
   }
   return t;
+}
+
+Result<void> Target::check_runs(ir::OpId op, DType dtype) const {
+  if (!supports(op))
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend has no kernel for {}", name,
+                      ir::op_target(op));
+  if (runs(op, dtype)) return ok_result();
+  return make_error(ErrorKind::kUnsupportedOp,
+                    "the {} backend has no kernel for {} on {} tensors (it runs {})", name,
+                    ir::op_target(op), dtype_name(dtype),
+                    dtype_set_string(dtypes[static_cast<size_t>(op)]));
 }
 
 bool Target::runs_pointwise(ir::PointwiseFn fn, DType compute) const {

@@ -10,6 +10,10 @@
 // are resolved once per node at load (kernel()), never per call. Planning never calls a
 // backend: it reads the Target, the backend's capabilities as plain data, so a plan can be made
 // (and an engine compiled) for a backend this machine cannot run.
+//
+// Backend is the core every backend implements; an optional part of a backend is an optional
+// object it hands out (recorder(): CUDA graphs and positions read on the device), not methods
+// every backend must answer with "I cannot".
 
 #include <memory>
 #include <span>
@@ -17,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/call_recorder.h"
 #include "backends/kernel_abi.h"
 #include "backends/target.h"
 #include "ir/pointwise.h"
@@ -43,24 +48,6 @@ class ModelContext {
 class SessionContext {
  public:
   virtual ~SessionContext() = default;
-};
-
-// A call recorded on a session's queue instead of run (a CUDA graph): replaying it queues the
-// same work on the same memory again.
-class RecordedCall {
- public:
-  virtual ~RecordedCall() = default;
-};
-
-// A window of a tensor whose start along `dim` is read on the device when the copy runs
-// (runtime/device_positions.h): entry `slot` of `positions`, an int64 tensor that
-// Backend::bind_positions made. The window tensor itself is the view at position 0.
-struct WindowPosition {
-  const Tensor* positions = nullptr;
-  int64_t slot = 0;
-  int64_t dim = 0;       // the dim the window moves along
-  int64_t dim_size = 0;  // that dim's size in the tensor the window lies in
-  bool in_dst = true;    // the window is the copy's destination (a write), else its source
 };
 
 // What a CallProbe counted over the calls it measured: the device's kernels, memory copies
@@ -123,55 +110,24 @@ class Backend {
                                      std::span<const Tensor> outputs, const Shape& sizes) const {
     return make_error(ErrorKind::kUnsupportedOp, "the {} backend runs no pointwise groups", name());
   }
+  // run_pointwise is core, not an optional object: pointwise ops are every backend's ALU (the
+  // CPU interprets the program, CUDA generates a kernel), and whether a backend runs a
+  // function is already data the planner reads (Target::pointwise_classes), so no caller ever
+  // asks a backend that runs none; a capability object would only repeat that table.
 
   // Waits until the session's queued work is done and reports a failure it recorded.
   virtual Result<void> synchronize(SessionContext& session) const { return ok_result(); }
   // Makes the session's later work wait for what the caller queued so far on `queue` (a CUDA
   // stream), without blocking the host: the caller's device inputs are ready there.
+  // Core too: the default (return at once) is the right answer, not a refusal, for every
+  // backend whose work is done when it is queued (the CPU's), so callers never branch on it.
   virtual Result<void> wait_for(SessionContext& session, void* queue) const { return ok_result(); }
 
-  // Recording calls (docs/cuda.md, "CUDA graphs"). A backend that can record a session's
-  // queued work and replay it says so; the runtime then records a call once its kernels are
-  // warm and replays it for later calls of the same shapes.
-  virtual bool records_calls() const { return false; }
-  // Starts recording `session`'s queue: work queued from now on is recorded, not run. Until
-  // end_recording, every allocation this thread makes on the backend is also appended to
-  // `keep`, so the memory the recording names stays its own (nothing else is handed it while
-  // the caller keeps `keep`). Anything that must wait for the device (a copy to the host, a
-  // buffer that grows) fails while recording, and so does copying from the host.
-  virtual Result<void> begin_recording(SessionContext& session,
-                                       std::vector<std::shared_ptr<Storage>>* keep) const {
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
-  }
-  // Ends the recording begin_recording started (always call it once that succeeded, also when
-  // the call failed): the recorded call, or an Error saying why it cannot be replayed.
-  virtual Result<std::unique_ptr<RecordedCall>> end_recording(SessionContext& session) const {
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
-  }
-  // Queues a recorded call of this session again. False (nothing queued) when it went stale:
-  // memory it names was given up since (a session buffer grew), so it must be recorded again.
-  virtual Result<bool> replay(SessionContext& session, const RecordedCall& call) const {
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend records no calls", name());
-  }
-
-  // Positions read on the device, for calls being recorded (runtime/device_positions.h): a
-  // new int64 device tensor holding value + offsets[i], where value is the one element of
-  // `source` (an integer tensor on this device) read when the work runs. A value outside
-  // `range` fails the call when its results are read, with an error naming `context` (the
-  // .item() node and its symbol); copies at the positions then write nothing.
-  virtual Result<Tensor> bind_positions(SessionContext& session, const Tensor& source,
-                                        std::span<const int64_t> offsets, const SymRange& range,
-                                        std::string_view context) const {
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend reads no positions", name());
-  }
-  // dst = src (src converted and broadcast to dst), where one of them is a window that starts
-  // at a position read on the device (`at`); a position that puts the window outside its
-  // tensor fails the call when its results are read, naming `context`, and writes nothing.
-  virtual Result<void> copy_at_position(SessionContext& session, const Tensor& dst,
-                                        const Tensor& src, const WindowPosition& at,
-                                        std::string_view context) const {
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend reads no positions", name());
-  }
+  // The backend's call recorder (call_recorder.h: CUDA graphs and the positions they read on
+  // the device), or nullptr when it records no calls: the runtime then runs every call step by
+  // step. An optional part is an optional object, so the core above stays what every backend
+  // implements.
+  virtual const CallRecorder* recorder() const { return nullptr; }
 
   // A probe that times `session`'s calls (and counts what its device runs, where the backend
   // can). The default times with the host's clock and counts nothing: a host backend's call is

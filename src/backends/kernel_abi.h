@@ -14,6 +14,7 @@
 
 #include "ir/ops.h"
 #include "support/dtype.h"
+#include "support/dtype_set.h"
 #include "support/error.h"
 #include "tensor/tensor.h"
 
@@ -70,12 +71,29 @@ enum KernelCaps : uint32_t {
   kStoresIntoContiguousDestination = 1u << 2,
 };
 
+// One row of a backend's kernel table: the op, its kernel, what the kernel can do with a
+// KernelCall (caps), and the dtypes it runs (dtypes). A backend's table is what it declares it
+// runs, op × dtype, and load refuses a program that needs a row the table lacks (see
+// Target::check_runs for which dtype of a node is checked).
 struct KernelEntry {
   ir::OpId op = ir::OpId::kCount;
   KernelFn fn = nullptr;
   uint32_t caps = kNoCaps;
+  // The dtypes the kernel runs, by the node's dispatch dtype (Target::check_runs): every dtype
+  // unless the row narrows it with accepting(), which it does only where the kernel itself
+  // refuses the others (PyTorch refuses them too: a float-only softmax, a non-bool matmul).
+  DTypeSet dtypes = DTypeSet::all();
 
   bool has(KernelCaps c) const { return (caps & c) != 0; }
+  // This row running only `accepted` dtypes: `entry<OpId::mm, mm>().accepting(...)`.
+  constexpr KernelEntry accepting(DTypeSet accepted) const {
+    KernelEntry e = *this;
+    e.dtypes = accepted;
+    return e;
+  }
 };
+
+// Every dtype but bool: what the matmul kernels run (PyTorch has no bool matmul either).
+inline constexpr DTypeSet kNonBoolDTypes = DTypeSet::all().without(DType::kBool);
 
 }  // namespace splice::backend

@@ -9,6 +9,8 @@
 
 #include "backends/kernel_abi.h"
 #include "ir/pointwise.h"
+#include "support/dtype_set.h"
+#include "support/error.h"
 
 namespace splice::backend {
 
@@ -17,12 +19,27 @@ struct Target {
   std::string name;            // "cpu", "cuda"
   std::vector<uint32_t> caps;  // KernelCaps by OpId
   std::vector<bool> kernels;   // by OpId: whether the backend has a kernel
+  // By OpId: the dtypes its kernel runs (KernelEntry::dtypes); empty where it has none. A
+  // Target made by hand without this table runs every dtype of the ops it supports.
+  std::vector<DTypeSet> dtypes;
   // By ir::PointwiseFn: the compute classes (ir::PointwiseComputeClass bits) in which
   // Backend::run_pointwise runs the function. Empty: the backend runs no pointwise groups,
   // and the planner forms none for it.
   std::vector<uint8_t> pointwise_classes;
 
   bool supports(ir::OpId op) const { return kernels.at(static_cast<size_t>(op)); }
+  // Whether the backend's kernel for `op` runs `dtype` (false when it has no kernel).
+  bool runs(ir::OpId op, DType dtype) const {
+    const size_t i = static_cast<size_t>(op);
+    return supports(op) && (i >= dtypes.size() || dtypes[i].contains(dtype));
+  }
+  // kUnsupportedOp naming the op (its ATen overload), the dtype, the backend and the dtypes
+  // it does run, when the backend has no kernel for `op` on `dtype` tensors. `dtype` is the
+  // node's dispatch dtype, the one a kernel switches on: its first tensor argument's
+  // (`self`, `input`, `query`, the first tensor of a Tensor[] such as cat's), or, for an op
+  // without tensor arguments (a factory such as zeros or arange), its first output's
+  // (runtime/kernel_check.h finds it).
+  Result<void> check_runs(ir::OpId op, DType dtype) const;
   bool has(ir::OpId op, KernelCaps c) const { return (caps.at(static_cast<size_t>(op)) & c) != 0; }
   // Whether run_pointwise runs `fn` computing in `compute`.
   bool runs_pointwise(ir::PointwiseFn fn, DType compute) const;

@@ -11,11 +11,12 @@
 #include <thread>
 
 #include "backends/backend.h"
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "plan/build.h"
 #include "plan/cache.h"
 #include "plan/engine_file.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_check.h"
 #include "runtime/recorded_calls.h"
 #include "splice/splice.h"
 #include "support/checked_math.h"
@@ -160,7 +161,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
       program = std::move(engine.program);
       planned = std::move(engine.plan);
     } else if (!options.cache_dir.empty()) {
-      SPLICE_ASSIGN_OR_RETURN(ir::Program fresh, pt2::load_program(path));
+      SPLICE_ASSIGN_OR_RETURN(ir::Program fresh, compiler::load_program(path));
       auto build = [mode, &target](const ir::Program& p) -> Result<plan::Plan> {
         return plan::build_plan(p, mode, target);
       };
@@ -177,7 +178,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
         hit = false;
       }
     } else {
-      SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(path));
+      SPLICE_ASSIGN_OR_RETURN(program, compiler::load_program(path));
     }
     runtime::PrepareOptions prepare;
     prepare.device = options.device;
@@ -204,7 +205,10 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
     SPLICE_TRY(check_distinct_files({{"the model", pt2_path}}, {{"the engine file", engine_path}}));
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
                             backend::require_backend(options.device));
-    SPLICE_ASSIGN_OR_RETURN(ir::Program program, pt2::load_program(pt2_path));
+    SPLICE_ASSIGN_OR_RETURN(ir::Program program, compiler::load_program(pt2_path));
+    // An engine its backend would refuse at load is refused now (the Target is plain data, so
+    // this holds for a backend this machine cannot run, too).
+    SPLICE_TRY(runtime::check_kernels(program, backend->target()));
     const plan::Plan plan = plan::build_plan(program, options.plan_mode, backend->target());
     return plan::write_engine_file(program, plan, engine_path);
   });

@@ -4,9 +4,10 @@
 // size starts — the start of a slice, the index of a select, read or written (slice_scatter,
 // select_scatter) — moves data, never a size. Such a position symbol does not key a recording:
 // the recording computes the position on the device from its own copy of the input
-// (Backend::bind_positions, which also checks the symbol's range there) and moves every window
-// at the position with a copy that reads the position when it runs (Backend::copy_at_position).
-// So a decode loop that writes its KV cache at pos.item() replays one recording.
+// (CallRecorder::bind_positions, which also checks the symbol's range there) and moves every window
+// at the position with a copy that reads the position when it runs
+// (CallRecorder::copy_at_position). So a decode loop that writes its KV cache at pos.item() replays
+// one recording.
 //
 // A symbol u is a position symbol when
 //   - it is bound by the .item() of a user input the program does not write, of one element
@@ -77,7 +78,7 @@ Result<std::optional<int64_t>> host_position(const PositionSymbol& symbol, const
 
 // Checks the position symbols whose inputs the caller gave in host memory against their ranges
 // before a replay, with the error running the call step by step gives at the .item(); inputs on
-// the device are checked by the replay itself (Backend::bind_positions).
+// the device are checked by the replay itself (CallRecorder::bind_positions).
 Result<void> check_host_positions(const ir::Program& program, const DevicePositions& positions,
                                   const std::vector<std::pair<const ir::Value*, Tensor>>& inputs);
 

@@ -21,6 +21,7 @@
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
+#include "runtime/kernel_check.h"
 #include "runtime/node_exec.h"
 #include "runtime/recorded_calls.h"
 #include "tensor/convert.h"
@@ -543,10 +544,11 @@ class Call {
     f_.at(node.output(0)) = Scalar{value};
     SPLICE_ASSIGN_OR_RETURN(const Tensor* source, tensor_of(f_, s.source));
     const auto index = static_cast<size_t>(&s - m_.positions.symbols.data());
+    SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(m_));
     SPLICE_ASSIGN_OR_RETURN(
         positions_[index],
-        m_.backend->bind_positions(*session(), *source, s.offsets, s.range,
-                                   fmt::format("{}, symbol {}", node_label(node), s.name)));
+        recorder->bind_positions(*session(), *source, s.offsets, s.range,
+                                 fmt::format("{}, symbol {}", node_label(node), s.name)));
     return ok_result();
   }
 
@@ -604,8 +606,9 @@ class Call {
     }
     const backend::WindowPosition at{&positions_[p.symbol], p.offset, p.dim, whole.size(p.dim),
                                      write};
-    SPLICE_TRY(m_.backend->copy_at_position(*session(), write ? window : other,
-                                            write ? other : window, at, node_label(node)));
+    SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(m_));
+    SPLICE_TRY(recorder->copy_at_position(*session(), write ? window : other,
+                                          write ? other : window, at, node_label(node)));
     record(node, "copy", static_cast<int64_t>(window.nbytes()), write ? target : other);
     SPLICE_TRY(check_output(node, *result, target, f_.symbols));
     bind(result, target);
@@ -833,22 +836,11 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
                                   std::optional<plan::Plan> plan) {
   detail::ModelImpl model;
   SPLICE_ASSIGN_OR_RETURN(model.backend, backend::require_backend(options.device));
-  std::set<std::string> missing;
-  for (const auto& node : program.graph.nodes()) {
-    if (node->op().runs_on_host()) {
-      model.kernels.push_back(nullptr);
-      continue;
-    }
-    const backend::KernelEntry* k = model.backend->kernel(node->op_id());
-    if (k == nullptr) missing.insert(node->target());
-    model.kernels.push_back(k);
-  }
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return make_error(ErrorKind::kUnsupportedOp, "the {} backend has no kernel for {} op(s): {}",
-                      model.backend->name(), missing.size(), list);
-  }
+  // Every op × dtype the program needs, from the backend's table, before anything is loaded.
+  SPLICE_TRY(check_kernels(program, model.backend->target()));
+  for (const auto& node : program.graph.nodes())
+    model.kernels.push_back(node->op().runs_on_host() ? nullptr
+                                                      : model.backend->kernel(node->op_id()));
   const auto& specs = program.signature.inputs;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind == ir::InputKind::kCustomObj || specs[i].kind == ir::InputKind::kToken)
@@ -902,7 +894,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   SPLICE_TRY(resolve_plan(model));
   SPLICE_TRY(resolve_node_exec(model));
   SPLICE_TRY(resolve_groups(model));
-  if (model.backend->records_calls())
+  if (model.backend->recorder() != nullptr)
     model.positions = find_device_positions(model.program, model.plan);
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
@@ -1054,15 +1046,16 @@ Result<std::optional<CallOutputs>> record_call(
     const detail::ModelImpl& model, detail::SessionState& state, Call& call, RecordedEntry& entry,
     std::vector<std::pair<const Value*, Tensor>> inputs) {
   backend::SessionContext& session = *state.backend_session;
+  SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(model));
   std::vector<std::shared_ptr<Storage>> keep;
-  SPLICE_TRY(model.backend->begin_recording(session, &keep));
+  SPLICE_TRY(recorder->begin_recording(session, &keep));
   auto ran = [&]() -> Result<CallOutputs> {
     SPLICE_TRY(call.run_steps());
     SPLICE_ASSIGN_OR_RETURN(CallOutputs outputs, collect_outputs(model.program, call.frame()));
     SPLICE_TRY(keep_buffers_in_place(model, state, outputs));
     return outputs;
   }();
-  auto recorded = model.backend->end_recording(session);
+  auto recorded = recorder->end_recording(session);
   std::string why;
   if (!ran.ok()) {
     why = ran.error().message();
@@ -1088,7 +1081,7 @@ Result<std::optional<CallOutputs>> record_call(
   entry.keep = std::move(keep);
   ++stats.recorded;
   // Recording ran nothing: this call's results come from the first replay.
-  SPLICE_ASSIGN_OR_RETURN(bool replayed, model.backend->replay(session, *entry.call));
+  SPLICE_ASSIGN_OR_RETURN(bool replayed, recorder->replay(session, *entry.call));
   SPLICE_CHECK_OR_RETURN(replayed, ErrorKind::kInternal, "a call went stale as it was recorded");
   ++stats.replayed;
   SPLICE_TRY(model.backend->synchronize(session));

@@ -7,7 +7,7 @@ namespace splice::runtime {
 
 RecordedEntry* recording_for(const detail::ModelImpl& model, detail::SessionState& state,
                              const SymBindings& symbols) {
-  if (!model.record_calls || !model.backend->records_calls()) return nullptr;
+  if (!model.record_calls || model.backend->recorder() == nullptr) return nullptr;
   if (state.recordings == nullptr) state.recordings = std::make_shared<CallRecordings>();
   auto& entries = state.recordings->entries;
   auto it = entries.find(symbols);
@@ -19,6 +19,7 @@ RecordedEntry* recording_for(const detail::ModelImpl& model, detail::SessionStat
 Result<bool> replay_recorded(const detail::ModelImpl& model, detail::SessionState& state,
                              RecordedEntry& entry,
                              const std::vector<std::pair<const ir::Value*, Tensor>>& bound) {
+  SPLICE_ASSIGN_OR_RETURN(const backend::CallRecorder* recorder, recorder_of(model));
   backend::SessionContext& session = *state.backend_session;
   for (auto& [input, device] : entry.inputs) {
     // A plain pointer: clang 14 cannot capture a structured binding in a lambda.
@@ -30,7 +31,7 @@ Result<bool> replay_recorded(const detail::ModelImpl& model, detail::SessionStat
                            value->name());
     SPLICE_TRY(model.backend->copy(device, it->second, &session));
   }
-  SPLICE_ASSIGN_OR_RETURN(bool replayed, model.backend->replay(session, *entry.call));
+  SPLICE_ASSIGN_OR_RETURN(bool replayed, recorder->replay(session, *entry.call));
   if (!replayed) return false;
   ++state.recordings->stats.replayed;
   SPLICE_TRY(model.backend->synchronize(session));
@@ -55,6 +56,14 @@ void keep_session_memory(const detail::SessionState& state,
   for (const auto& storage : state.workspace)
     if (storage) keep.push_back(storage);
   for (const auto& [name, t] : state.buffers) keep.push_back(t.storage());
+}
+
+Result<const backend::CallRecorder*> recorder_of(const detail::ModelImpl& model) {
+  const backend::CallRecorder* recorder = model.backend->recorder();
+  SPLICE_CHECK_OR_RETURN(recorder != nullptr, ErrorKind::kInternal,
+                         "a call is recorded on the {} backend, which records no calls",
+                         model.backend->name());
+  return recorder;
 }
 
 void forget_recordings(detail::SessionState& state) {

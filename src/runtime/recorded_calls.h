@@ -1,14 +1,14 @@
 #pragma once
 // A session's recorded calls (CUDA graphs; docs/cuda.md, "CUDA graphs"), by the values of the
-// program's symbols. For a backend that records calls (Backend::records_calls) and a model
-// loaded with them on, a call whose symbol values the session has seen run once is recorded —
-// the first run compiled its kernels, grew its scratch and chose its library algorithms, none
-// of which a recording may do — and every later call with those values replays the recording:
-// the caller's inputs are copied into the device tensors it reads, the graph is launched, and
-// its outputs are read from the tensors it writes. A write position that arrives as a tensor
-// (cache_position, a 0-d index for index_copy) is read by the kernels on the device and is not
-// part of the key, so a decode loop replays one recording; so is a position read with .item()
-// that only says where windows start (runtime/device_positions.h).
+// program's symbols. For a backend that records calls (Backend::recorder():
+// backends/call_recorder.h) and a model loaded with them on, a call whose symbol values the
+// session has seen run once is recorded — the first run compiled its kernels, grew its
+// scratch and chose its library algorithms, none of which a recording may do — and every later
+// call with those values replays the recording: the caller's inputs are copied into the device
+// tensors it reads, the graph is launched, and its outputs are read from the tensors it writes. A
+// write position that arrives as a tensor (cache_position, a 0-d index for index_copy) is read by
+// the kernels on the device and is not part of the key, so a decode loop replays one recording; so
+// is a position read with .item() that only says where windows start (runtime/device_positions.h).
 //
 // A call is not recorded (it keeps running step by step, and the reason is kept) when it must
 // wait for the device midway (another .item(), a data-dependent size), or when it gives a
@@ -66,6 +66,10 @@ std::string replay_blocker(const detail::ModelImpl& model, const detail::Session
 // between calls, the session's buffers) to `keep`.
 void keep_session_memory(const detail::SessionState& state,
                          std::vector<std::shared_ptr<Storage>>& keep);
+
+// The backend's call recorder (backends/call_recorder.h); kInternal when it has none, which
+// only a runtime bug can reach: nothing is recorded on such a backend (recording_for).
+Result<const backend::CallRecorder*> recorder_of(const detail::ModelImpl& model);
 
 // Drops every recording of the session (its buffers were replaced: set_state, reset_state).
 void forget_recordings(detail::SessionState& state);

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/driver.h"
 #include "frontend/pt2/loader.h"
 #include "frontend/pt2/zip_reader.h"
 #include "ir/ops.h"
@@ -352,7 +353,7 @@ TEST(TextIr, EveryCaseRoundTrips) {
   for (const auto& e : fs::directory_iterator(cases_dir())) {
     fs::path pt2 = e.path() / "model.pt2";
     if (!fs::exists(pt2) || !expected_load_error(e.path()).empty()) continue;
-    auto program = pt2::load_program(pt2.string());
+    auto program = compiler::load_program(pt2.string());
     ASSERT_TRUE(program.ok()) << program.error().message();
     std::string text = ir::print_program(*program);
     auto reparsed = ir::parse_program(text);

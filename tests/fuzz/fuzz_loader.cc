@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = [] {
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (f == nullptr) return 0;
   if (size > 0) std::fwrite(data, 1, size, f);
   std::fclose(f);
-  auto program = splice::pt2::load_program(path);
+  auto program = splice::compiler::load_program(path);
   (void)program.ok();
   return 0;
 }

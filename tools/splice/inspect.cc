@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "backends/backend.h"
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
 #include "plan/build.h"
@@ -27,7 +27,7 @@ std::string describe_passes() {
 
 // The program of a .pt2 archive or of an engine file compiled for `device`.
 Result<ir::Program> load_any(const std::string& path, const std::string& device) {
-  if (!plan::is_engine_file(path)) return pt2::load_program(path);
+  if (!plan::is_engine_file(path)) return compiler::load_program(path);
   SPLICE_ASSIGN_OR_RETURN(const backend::Backend* b, backend::require_backend(device));
   SPLICE_ASSIGN_OR_RETURN(plan::LoadedEngine engine, plan::load_engine_file(path, b->target()));
   return std::move(engine.program);
@@ -48,7 +48,7 @@ Result<void> print_plan(const InspectOptions& options) {
   } else {
     auto mode = plan::parse_plan_mode(options.planning.plan_mode);
     if (!mode) return make_error(ErrorKind::kBadUsage, "--plan-mode must be 'planned' or 'naive'");
-    SPLICE_ASSIGN_OR_RETURN(program, pt2::load_program(options.model));
+    SPLICE_ASSIGN_OR_RETURN(program, compiler::load_program(options.model));
     plan = plan::build_plan(program, *mode, b->target());
   }
   const std::string out = options.json ? plan::plan_report_json(program, plan).dump(2) + "\n"

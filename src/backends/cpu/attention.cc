@@ -376,11 +376,14 @@ Result<Outputs> cudnn(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> attention_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::scaled_dot_product_attention, sdpa>(),
-      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, flash_cpu>(),
-      entry<OpId::_scaled_dot_product_flash_attention, flash_cuda>(),
-      entry<OpId::_scaled_dot_product_efficient_attention, efficient>(),
-      entry<OpId::_scaled_dot_product_cudnn_attention, cudnn>(),
+      entry<OpId::scaled_dot_product_attention, sdpa>().accepting(DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, flash_cpu>().accepting(
+          DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_flash_attention, flash_cuda>().accepting(
+          DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_efficient_attention, efficient>().accepting(
+          DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_cudnn_attention, cudnn>().accepting(DTypeSet::floating()),
   };
   return kEntries;
 }

@@ -105,7 +105,7 @@ Result<Outputs> native_group_norm(std::string_view op, std::span<const KernelArg
 
 std::span<const KernelEntry> composite_math_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::native_group_norm, native_group_norm>(),
+      entry<OpId::native_group_norm, native_group_norm>().accepting(DTypeSet::floating()),
   };
   return kEntries;
 }

@@ -415,11 +415,12 @@ std::span<const KernelEntry> matmul_kernels() {
   static constexpr KernelEntry kEntries[] = {
       // Products store into a planned buffer (batched's output_or_new, before any copy of
       // an operand); a strided slice is refused by batched's contiguity check.
-      entry<OpId::mm, mm>(kStoresIntoContiguousDestination),
-      entry<OpId::bmm, bmm>(kStoresIntoContiguousDestination),
-      entry<OpId::addmm, addmm>(kStoresIntoContiguousDestination),
-      entry<OpId::matmul, matmul>(),
-      entry<OpId::linear, linear>(),
+      entry<OpId::mm, mm>(kStoresIntoContiguousDestination).accepting(backend::kNonBoolDTypes),
+      entry<OpId::bmm, bmm>(kStoresIntoContiguousDestination).accepting(backend::kNonBoolDTypes),
+      entry<OpId::addmm, addmm>(kStoresIntoContiguousDestination)
+          .accepting(backend::kNonBoolDTypes),
+      entry<OpId::matmul, matmul>().accepting(backend::kNonBoolDTypes),
+      entry<OpId::linear, linear>().accepting(backend::kNonBoolDTypes),
   };
   return kEntries;
 }

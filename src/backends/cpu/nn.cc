@@ -330,14 +330,16 @@ Result<Outputs> rms_norm(std::string_view op, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> nn_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::_softmax, softmax<false>>(kStoresIntoContiguousDestination),
-      entry<OpId::_log_softmax, softmax<true>>(kStoresIntoContiguousDestination),
-      entry<OpId::native_layer_norm, layer_norm>(),
+      entry<OpId::_softmax, softmax<false>>(kStoresIntoContiguousDestination)
+          .accepting(DTypeSet::floating()),
+      entry<OpId::_log_softmax, softmax<true>>(kStoresIntoContiguousDestination)
+          .accepting(DTypeSet::floating()),
+      entry<OpId::native_layer_norm, layer_norm>().accepting(DTypeSet::floating()),
       entry<OpId::softmax_int, softmax_dtype<false>>(kStoresIntoContiguousDestination),
       entry<OpId::log_softmax_int, softmax_dtype<true>>(kStoresIntoContiguousDestination),
-      entry<OpId::layer_norm, layer_norm_front>(),
-      entry<OpId::rms_norm, rms_norm<false>>(),
-      entry<OpId::_fused_rms_norm, rms_norm<true>>(),
+      entry<OpId::layer_norm, layer_norm_front>().accepting(DTypeSet::floating()),
+      entry<OpId::rms_norm, rms_norm<false>>().accepting(DTypeSet::floating()),
+      entry<OpId::_fused_rms_norm, rms_norm<true>>().accepting(DTypeSet::floating()),
   };
   return kEntries;
 }

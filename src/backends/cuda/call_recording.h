@@ -1,6 +1,7 @@
 #pragma once
 // Recording a CUDA session's calls as CUDA graphs: the backend's side of
-// Backend::begin_recording / end_recording / replay (docs/cuda.md, "CUDA graphs").
+// CallRecorder::begin_recording / end_recording / replay (backends/call_recorder.h;
+// docs/cuda.md, "CUDA graphs").
 //
 // Capture runs in cudaStreamCaptureModeThreadLocal: only this thread's own capture-unsafe calls
 // (a stream sync, a blocking copy) break it, so another session allocating or uploading on

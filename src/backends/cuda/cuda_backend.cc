@@ -46,6 +46,39 @@ class CudaModel final : public backend::ModelContext {
   int device_;
 };
 
+// CUDA graphs of a session's stream (call_recording.h) and the positions they read on the
+// device (window_positions.h), behind the backend's optional recorder.
+class CudaCallRecorder final : public backend::CallRecorder {
+ public:
+  Result<void> begin_recording(backend::SessionContext& session,
+                               std::vector<std::shared_ptr<Storage>>* keep) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::begin_recording(*s, keep);
+  }
+  Result<std::unique_ptr<backend::RecordedCall>> end_recording(
+      backend::SessionContext& session) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::end_recording(*s);
+  }
+  Result<bool> replay(backend::SessionContext& session,
+                      const backend::RecordedCall& call) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::replay(*s, call);
+  }
+  Result<Tensor> bind_positions(backend::SessionContext& session, const Tensor& source,
+                                std::span<const int64_t> offsets, const SymRange& range,
+                                std::string_view context) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::bind_positions(*s, source, offsets, range, context);
+  }
+  Result<void> copy_at_position(backend::SessionContext& session, const Tensor& dst,
+                                const Tensor& src, const backend::WindowPosition& at,
+                                std::string_view context) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
+    return cuda::copy_at_position(*s, dst, src, at, context);
+  }
+};
+
 class CudaBackend final : public backend::Backend {
  public:
   CudaBackend() {
@@ -118,41 +151,13 @@ class CudaBackend final : public backend::Backend {
     return s->wait_for(static_cast<cudaStream_t>(queue));
   }
 
-  bool records_calls() const override { return true; }
-  Result<void> begin_recording(backend::SessionContext& session,
-                               std::vector<std::shared_ptr<Storage>>* keep) const override {
-    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
-    return cuda::begin_recording(*s, keep);
-  }
-  Result<std::unique_ptr<backend::RecordedCall>> end_recording(
-      backend::SessionContext& session) const override {
-    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
-    return cuda::end_recording(*s);
-  }
-  Result<bool> replay(backend::SessionContext& session,
-                      const backend::RecordedCall& call) const override {
-    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
-    return cuda::replay(*s, call);
-  }
+  const backend::CallRecorder* recorder() const override { return &recorder_; }
 
   Result<void> run_pointwise(backend::SessionContext* session, const ir::PointwiseProgram& program,
                              std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                              const Shape& sizes) const override {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(session));
     return run_pointwise_group(*s, program, inputs, outputs, sizes);
-  }
-
-  Result<Tensor> bind_positions(backend::SessionContext& session, const Tensor& source,
-                                std::span<const int64_t> offsets, const SymRange& range,
-                                std::string_view context) const override {
-    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
-    return cuda::bind_positions(*s, source, offsets, range, context);
-  }
-  Result<void> copy_at_position(backend::SessionContext& session, const Tensor& dst,
-                                const Tensor& src, const backend::WindowPosition& at,
-                                std::string_view context) const override {
-    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
-    return cuda::copy_at_position(*s, dst, src, at, context);
   }
 
   Result<std::unique_ptr<backend::CallProbe>> probe(
@@ -162,6 +167,8 @@ class CudaBackend final : public backend::Backend {
   }
 
  private:
+  CudaCallRecorder recorder_;
+
   // dst = src where at least one side is on the device.
   Result<void> copy_on(const Tensor& dst, const Tensor& src, cudaStream_t stream,
                        CudaSession* s) const {

@@ -446,31 +446,35 @@ Result<Outputs> sdpa_cudnn(Ctx& ctx, std::span<const KernelArg> args) {
 
 std::span<const KernelEntry> nn_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::mm, mm_like<MatmulKind::kMm>>(),
-      entry<OpId::bmm, mm_like<MatmulKind::kBmm>>(),
-      entry<OpId::matmul, mm_like<MatmulKind::kMatmul>>(),
-      entry<OpId::addmm, addmm>(),
-      entry<OpId::linear, linear>(),
-      entry<OpId::_softmax, softmax_kernel<false, false>>(),
-      entry<OpId::_log_softmax, softmax_kernel<true, false>>(),
+      entry<OpId::mm, mm_like<MatmulKind::kMm>>().accepting(backend::kNonBoolDTypes),
+      entry<OpId::bmm, mm_like<MatmulKind::kBmm>>().accepting(backend::kNonBoolDTypes),
+      entry<OpId::matmul, mm_like<MatmulKind::kMatmul>>().accepting(backend::kNonBoolDTypes),
+      entry<OpId::addmm, addmm>().accepting(backend::kNonBoolDTypes),
+      entry<OpId::linear, linear>().accepting(backend::kNonBoolDTypes),
+      entry<OpId::_softmax, softmax_kernel<false, false>>().accepting(DTypeSet::floating()),
+      entry<OpId::_log_softmax, softmax_kernel<true, false>>().accepting(DTypeSet::floating()),
       entry<OpId::softmax_int, softmax_kernel<false, true>>(),
       entry<OpId::log_softmax_int, softmax_kernel<true, true>>(),
-      entry<OpId::native_layer_norm, layer_norm_kernel<true>>(),
-      entry<OpId::layer_norm, layer_norm_kernel<false>>(),
-      entry<OpId::rms_norm, rms_norm_kernel<false>>(),
-      entry<OpId::_fused_rms_norm, rms_norm_kernel<true>>(),
-      entry<OpId::native_group_norm, group_norm_kernel>(),
+      entry<OpId::native_layer_norm, layer_norm_kernel<true>>().accepting(DTypeSet::floating()),
+      entry<OpId::layer_norm, layer_norm_kernel<false>>().accepting(DTypeSet::floating()),
+      entry<OpId::rms_norm, rms_norm_kernel<false>>().accepting(DTypeSet::floating()),
+      entry<OpId::_fused_rms_norm, rms_norm_kernel<true>>().accepting(DTypeSet::floating()),
+      entry<OpId::native_group_norm, group_norm_kernel>().accepting(DTypeSet::floating()),
   };
   return kEntries;
 }
 
 std::span<const KernelEntry> attention_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::scaled_dot_product_attention, sdpa>(),
-      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_for_cpu>(),
-      entry<OpId::_scaled_dot_product_flash_attention, sdpa_flash>(),
-      entry<OpId::_scaled_dot_product_efficient_attention, sdpa_efficient>(),
-      entry<OpId::_scaled_dot_product_cudnn_attention, sdpa_cudnn>(),
+      entry<OpId::scaled_dot_product_attention, sdpa>().accepting(DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_for_cpu>().accepting(
+          DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_flash_attention, sdpa_flash>().accepting(
+          DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_efficient_attention, sdpa_efficient>().accepting(
+          DTypeSet::floating()),
+      entry<OpId::_scaled_dot_product_cudnn_attention, sdpa_cudnn>().accepting(
+          DTypeSet::floating()),
   };
   return kEntries;
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The kernel behind CudaBackend::bind_positions (runtime/device_positions.h): one thread reads
-// a position symbol's value from its input (an integer of 1 to 8 bytes), checks it against the
-// symbol's range (a failure goes to the error word, DeviceCheck::kSymbolOutOfRange) and stores
+// The kernel behind CudaCallRecorder::bind_positions (runtime/device_positions.h): one thread
+// reads a position symbol's value from its input (an integer of 1 to 8 bytes), checks it against
+// the symbol's range (a failure goes to the error word, DeviceCheck::kSymbolOutOfRange) and stores
 // value + offsets[i] for every offset, which the copies at that position read when they run.
 // Plain declarations: the kernel lives in position_kernel.cu (nvcc), the checks in the .cc.
 

@@ -1,6 +1,6 @@
 #pragma once
-// The CUDA backend's positions read on the device (Backend::bind_positions and
-// Backend::copy_at_position; runtime/device_positions.h): a tiny kernel turns a position
+// The CUDA backend's positions read on the device (CallRecorder::bind_positions and
+// CallRecorder::copy_at_position; runtime/device_positions.h): a tiny kernel turns a position
 // symbol's input into its positions (position_kernel.h), and the generated copy kernel moves a
 // window that starts at one of them (copy_ops.h's copy_at_position). Both are checked launches:
 // while a call is being recorded their failures are read when it ends, named by `context`;

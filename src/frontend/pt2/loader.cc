@@ -1,17 +1,13 @@
 // The .pt2 loader: finds the archive's root folder, reads models/<name>.json into schema
 // structs, imports them into the IR, attaches weights and constants as views of the archive
-// (zero-copy where the zip entry is stored and 64-byte aligned), checks every node's recorded
-// types against its op's shape rule (keeping the undecided conditions as run-time checks), runs
-// the passes and the verifier.
+// (zero-copy where the zip entry is stored and 64-byte aligned). It only reads: checking the
+// recorded types and the passes are the compiler driver's (compiler/driver.h).
 #include "frontend/pt2/loader.h"
 
 #include "frontend/pt2/importer.h"
 #include "frontend/pt2/inline_subgraphs.h"
 #include "frontend/pt2/schema.h"
 #include "frontend/pt2/zip_reader.h"
-#include "ir/type_check.h"
-#include "ir/verifier.h"
-#include "passes/pipeline.h"
 #include "support/checked_math.h"
 
 namespace splice::pt2 {
@@ -168,22 +164,6 @@ Result<ir::Program> load_recorded_program(const std::string& path) {
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, import_program(*ep));
     SPLICE_TRY(WeightLoader(*zip, prefix).load(program));
     return program;
-  }();
-  if (!result.ok()) return result.error().with_context(path);
-  return result;
-}
-
-Result<ir::Program> load_program(const std::string& path) {
-  SPLICE_ASSIGN_OR_RETURN(ir::Program program, load_recorded_program(path));
-  auto result = [&]() -> Result<ir::Program> {
-    // Every node's recorded types against its op's shape rule (the verifier errs on a provable
-    // disagreement); what the symbol ranges cannot decide is checked when the symbols are bound.
-    SPLICE_TRY(ir::verify(program));
-    SPLICE_ASSIGN_OR_RETURN(program.shape_checks, ir::check_types(program));
-    // Canonical writes (src/passes): later stages only ever see the passes' output.
-    SPLICE_TRY(passes::run_pipeline(program));
-    SPLICE_TRY(ir::verify(program));
-    return std::move(program);
   }();
   if (!result.ok()) return result.error().with_context(path);
   return result;

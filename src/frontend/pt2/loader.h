@@ -8,14 +8,10 @@
 
 namespace splice::pt2 {
 
-// Reads, imports and verifies the archive at `path`: every node's recorded types checked
-// against its op's shape rule (conditions the ranges cannot decide become the program's shape
-// checks), then the passes. Errors name the entry, node, op or value; every unsupported op of
-// the archive is listed in one error.
-Result<ir::Program> load_program(const std::string& path);
-
 // The program exactly as the archive records it, weights attached: imported, not verified, no
-// passes (for tests and tools that examine the recording itself).
+// passes. compiler::load_program (compiler/driver.h) checks it and runs the passes; tests and
+// tools that examine the recording itself use it as it is. Errors name the entry, node, op or
+// value, prefixed with `path`; every unsupported op of the archive is listed in one error.
 Result<ir::Program> load_recorded_program(const std::string& path);
 
 }  // namespace splice::pt2

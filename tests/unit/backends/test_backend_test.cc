@@ -11,7 +11,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/registry.h"
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "plan/build.h"
 #include "splice/splice.h"
 #include "tensor/safetensors.h"
@@ -69,7 +69,7 @@ TEST(TestBackend, IsRegisteredBesideTheCpuBackend) {
 }
 
 TEST(TestBackend, TheRotaryChainIsPlannedForTheBackendsCapabilities) {
-  auto program = pt2::load_program(kCases + "rotary_halves_f16.default/model.pt2");
+  auto program = compiler::load_program(kCases + "rotary_halves_f16.default/model.pt2");
   ASSERT_TRUE(program.ok()) << program.error().message();
   const plan::Plan on_cpu =
       plan::build_plan(*program, plan::PlanMode::kPlanned, backend::find_backend("cpu")->target());

@@ -39,6 +39,15 @@ TEST(CudaBackend, RegistersAsCudaWithItsDevice) {
   EXPECT_EQ(names, (std::vector<std::string>{"cpu", "cuda"}));
 }
 
+// Recording calls is an optional part of a backend (backends/call_recorder.h): the CUDA
+// backend hands out a recorder, the CPU backend none, so the runtime never records on it.
+TEST(CudaBackend, RecordsCallsThroughItsRecorderAndTheCpuBackendHasNone) {
+  EXPECT_NE(cuda_backend().recorder(), nullptr);
+  const backend::Backend* cpu = backend::find_backend("cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->recorder(), nullptr);
+}
+
 // Every op that reaches a backend has a CUDA kernel: the CPU backend has a kernel for exactly
 // those (decompositions_test checks that side), so the two tables must cover the same ops.
 TEST(CudaBackend, HasAKernelForEveryOpThatReachesABackend) {

@@ -1,6 +1,7 @@
-// The loader on real archives exported by PyTorch: tied weights share one storage, weights are
-// read-only views of the archive, and buffers and symbols come through.
-#include "frontend/pt2/loader.h"
+// The loader on real archives exported by PyTorch, read through the compiler driver: tied
+// weights share one storage, weights are read-only views of the archive, and buffers and
+// symbols come through.
+#include "compiler/driver.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@ std::string case_model(const std::string& name) {
 }
 
 TEST(Loader, TiedWeightsShareOneStorage) {
-  auto program = load_program(case_model("tied_weights.default"));
+  auto program = compiler::load_program(case_model("tied_weights.default"));
   ASSERT_TRUE(program.ok()) << program.error().message();
   const auto& w = program->weights;
   ASSERT_TRUE(w.count("emb.weight"));
@@ -29,7 +30,7 @@ TEST(Loader, TiedWeightsShareOneStorage) {
 
 TEST(Loader, WeightsOfAnAlignedArchiveAreViewsOfTheFile) {
   // torch.export.save aligns stored entries to 64 bytes, so weights are used in place.
-  auto program = load_program(case_model("llama_block_2layer.default"));
+  auto program = compiler::load_program(case_model("llama_block_2layer.default"));
   ASSERT_TRUE(program.ok()) << program.error().message();
   ASSERT_FALSE(program->weights.empty());
   for (const auto& [name, t] : program->weights) {
@@ -39,7 +40,7 @@ TEST(Loader, WeightsOfAnAlignedArchiveAreViewsOfTheFile) {
 }
 
 TEST(Loader, BuffersAndSymbolsComeThrough) {
-  auto program = load_program(case_model("kv_cache_item_slice.default"));
+  auto program = compiler::load_program(case_model("kv_cache_item_slice.default"));
   ASSERT_TRUE(program.ok()) << program.error().message();
   EXPECT_TRUE(program->weights.count("k_cache"));
   ASSERT_TRUE(program->ranges.count("u0"));
@@ -48,7 +49,7 @@ TEST(Loader, BuffersAndSymbolsComeThrough) {
 }
 
 TEST(Loader, MissingFileIsAnIoError) {
-  auto program = load_program("/nonexistent/model.pt2");
+  auto program = compiler::load_program("/nonexistent/model.pt2");
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.error().exit_code(), 2);
   EXPECT_NE(program.error().message().find("/nonexistent/model.pt2"), std::string::npos);

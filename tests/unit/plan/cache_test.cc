@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "plan/build.h"
@@ -36,7 +36,7 @@ constexpr const char* kKvCache = "/tests/cases/kv_cache_reads_old_state.default/
 constexpr const char* kDynamic = "/tests/cases/dyn_batch_mlp.default/model.pt2";
 
 ir::Program load(const char* rel) {
-  auto p = pt2::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
+  auto p = compiler::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
   EXPECT_TRUE(p.ok()) << p.error().message();
   return std::move(*p);
 }

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "plan/build.h"
@@ -35,7 +35,7 @@ constexpr const char* kTied = "/tests/cases/tied_weights.default/model.pt2";
 constexpr const char* kDynamic = "/tests/cases/dyn_batch_mlp.default/model.pt2";
 
 ir::Program load(const char* rel) {
-  auto p = pt2::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
+  auto p = compiler::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
   EXPECT_TRUE(p.ok()) << p.error().message();
   return std::move(*p);
 }

@@ -8,7 +8,7 @@
 
 #include <random>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "ir/parser.h"
 #include "plan/build.h"
 #include "plan/fusion.h"
@@ -147,8 +147,9 @@ TEST(Fusion, GroupStoresIntoAWriteDestination) {
 }
 
 TEST(Fusion, RotaryHalvesAreOneGroupStoringBothHalves) {
-  auto loaded = pt2::load_program(std::string(SPLICE_SOURCE_DIR) +
-                                  "/tests/cases/rotary_halves_into_empty_like.default/model.pt2");
+  auto loaded =
+      compiler::load_program(std::string(SPLICE_SOURCE_DIR) +
+                             "/tests/cases/rotary_halves_into_empty_like.default/model.pt2");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   Plan plan = build_plan(*loaded, PlanMode::kPlanned, cpu_target());
   ASSERT_EQ(plan.groups.size(), 1u);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "plan/build.h"
 #include "tests/test_backends.h"
 
@@ -31,7 +31,7 @@ struct Summary {
 
 Summary summarize(const fs::path& pt2) {
   Summary s;
-  auto program = pt2::load_program(pt2.string());
+  auto program = compiler::load_program(pt2.string());
   EXPECT_TRUE(program.ok()) << pt2 << ": " << program.error().message();
   if (!program.ok()) return s;
   const Plan plan = build_plan(*program, PlanMode::kPlanned, cpu_target());

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "ir/parser.h"
 #include "plan/build.h"
 #include "runtime/executor.h"
@@ -25,7 +25,7 @@ using runtime::CallStats;
 const std::string kCases = std::string(SPLICE_SOURCE_DIR) + "/tests/cases/";
 
 ir::Program load(const std::string& name) {
-  auto p = pt2::load_program(kCases + name + "/model.pt2");
+  auto p = compiler::load_program(kCases + name + "/model.pt2");
   EXPECT_TRUE(p.ok()) << p.error().message();
   return std::move(*p);
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontend/pt2/loader.h"
+#include "compiler/driver.h"
 #include "ir/parser.h"
 #include "plan/build.h"
 #include "runtime/device_positions.h"
@@ -170,14 +170,14 @@ TEST(DevicePositions, RecordedCases) {
   for (const std::string name : {"kv_cache_item_slice.default", "kv_cache_item_slice.train",
                                  "w_kv_item_slice_3_7_0_bf16.default"}) {
     SCOPED_TRACE(name);
-    auto program = pt2::load_program((cases / name / "model.pt2").string());
+    auto program = compiler::load_program((cases / name / "model.pt2").string());
     ASSERT_TRUE(program.ok()) << program.error().message();
     const DevicePositions p = positions_of(*program);
     ASSERT_EQ(p.symbols.size(), 1u) << p.not_positions;
     EXPECT_FALSE(p.nodes.empty());
   }
   auto program =
-      pt2::load_program((cases / "f_kv_slice_item_sdpa_mask.default/model.pt2").string());
+      compiler::load_program((cases / "f_kv_slice_item_sdpa_mask.default/model.pt2").string());
   ASSERT_TRUE(program.ok()) << program.error().message();
   const DevicePositions p = positions_of(*program);
   EXPECT_TRUE(p.symbols.empty());
