@@ -1,5 +1,5 @@
 // The shape-rule table: every family's rules (shape_rules_<family>.cc) merged once, sorted by
-// export target, and looked up by binary search. Keyed by target string, like the op table.
+// OpId, and looked up by binary search.
 // An in-place op of the training IR has its functional twin's rule, then eager's in-place
 // checks (the result fits self's shape and casts to self's dtype) and self's type.
 #include "ir/shape_rules.h"

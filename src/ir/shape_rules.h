@@ -10,7 +10,7 @@
 //
 // Uses: the load-time type check compares every recorded output with its rule (type_check.h);
 // passes type the nodes they create with infer_outputs (passes/pass_util.h). The rules live in
-// shape_rules_<family>.cc, merged into one table keyed by export target (shape_rules.cc).
+// shape_rules_<family>.cc, merged into one table keyed by OpId (shape_rules.cc).
 
 #include <optional>
 #include <string_view>
