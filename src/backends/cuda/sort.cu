@@ -134,15 +134,23 @@ struct ScratchLayout {
   size_t total = 0;
 };
 
+// Whether the lanes are sorted one DeviceRadixSort each (one lane, or a few long ones: a batch
+// of vocabulary rows) rather than by one segmented sort, which gives each lane one block.
+bool sorts_lane_by_lane(int64_t lanes, int64_t length) {
+  constexpr int64_t kMaxLanes = 64, kMinLength = 16384;
+  return lanes == 1 || (lanes <= kMaxLanes && length >= kMinLength);
+}
+
 // CUB's temporary storage for this sort (a host-side size query: nothing is launched).
 template <typename K>
 Result<size_t> cub_temp_bytes(int64_t lanes, int64_t length, int end_bit) {
   size_t bytes = 0;
   const int items = static_cast<int>(lanes * length);
-  if (lanes == 1) {
+  if (sorts_lane_by_lane(lanes, length)) {
     SPLICE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
         nullptr, bytes, static_cast<const K*>(nullptr), static_cast<K*>(nullptr),
-        static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), items, 0, end_bit));
+        static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
+        static_cast<int>(length), 0, end_bit));
   } else {
     SPLICE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
         nullptr, bytes, static_cast<const K*>(nullptr), static_cast<K*>(nullptr),
@@ -266,15 +274,20 @@ Result<void> sort_lanes(const DeviceTensor& self, int64_t dim, bool descending, 
     SPLICE_CUDA_CHECK(cudaGetLastError());
     size_t cub_bytes = layout.cub_bytes;
     void* cub_temp = base + layout.cub;
-    if (lanes == 1) {
-      if (descending) {
-        SPLICE_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
-            cub_temp, cub_bytes, keys_in, keys_out, positions_in, positions_out, items, 0, end_bit,
-            stream));
-      } else {
-        SPLICE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys_in, keys_out,
-                                                          positions_in, positions_out, items, 0,
-                                                          end_bit, stream));
+    if (sorts_lane_by_lane(lanes, length)) {
+      // One sort per lane, in stream order, each reusing CUB's storage.
+      const int n = static_cast<int>(length);
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        const int64_t at = lane * length;
+        if (descending) {
+          SPLICE_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+              cub_temp, cub_bytes, keys_in + at, keys_out + at, positions_in + at,
+              positions_out + at, n, 0, end_bit, stream));
+        } else {
+          SPLICE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+              cub_temp, cub_bytes, keys_in + at, keys_out + at, positions_in + at,
+              positions_out + at, n, 0, end_bit, stream));
+        }
       }
     } else {
       segment_offsets_kernel<<<grid_blocks(lanes + 1, kThreads, device), kThreads, 0, stream>>>(

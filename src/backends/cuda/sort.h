@@ -1,7 +1,8 @@
 #pragma once
 // sort / sort.stable / topk along one dim on the GPU: every lane is sorted stably by CUB's radix
-// sort of (key, position) pairs (one DeviceRadixSort for a single lane, a segmented sort for
-// many), then the first k positions of each lane are written out with the elements they name.
+// sort of (key, position) pairs (a DeviceRadixSort per lane for one lane or up to 64 lanes of at
+// least 16384 elements, as a batch of vocabulary rows; one segmented sort for other shapes),
+// then the first k positions of each lane are written out with the elements they name.
 // O(n log n)-class work (radix passes over the key bits) and O(n) scratch.
 //
 // The order is PyTorch's CPU comparator made a radix key: every NaN sorts above +inf and ties

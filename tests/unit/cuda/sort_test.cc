@@ -1,9 +1,10 @@
 // sort / topk on the GPU against the CPU backend (suite GpuSort): both sort stably with
 // PyTorch's comparator, so values and indices must be identical — every dtype, inputs full of
 // ties, NaNs and -0.0 beside 0.0, lanes along the last dim and along a strided dim, strided
-// outputs, one lane (DeviceRadixSort) and many (the segmented sort), and a 128k-element row
-// (a Llama-3 vocabulary of logits). topk is checked against the stable sort's first k (the
-// CPU topk orders ties as eager's heap select does; sort.h says why the GPU keeps index order).
+// outputs, one lane and two long ones (a DeviceRadixSort each) and many short ones (the
+// segmented sort), and a 128k-element row (a Llama-3 vocabulary of logits). topk is checked
+// against the stable sort's first k (the CPU topk orders ties as eager's heap select does;
+// sort.h says why the GPU keeps index order).
 #include <gtest/gtest.h>
 
 #include <cmath>
