@@ -2,11 +2,12 @@
 // tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convolution and
 // the conv1d/2d/3d forms the training IR keeps, "valid"/"same" string padding included), as
 // ATen's conv_output_size computes them; and the routing ops of mixture-of-experts layers —
-// sort and topk (values keep the input's dtype, indices are int64), histc ([bins] in the
+// sort, argsort and topk (values keep the input's dtype, indices are int64), histc ([bins] in the
 // input's dtype) and transformers' grouped_mm_fallback custom op ([S, N] for input [S, K] and
 // weight [E, K, N]); and the CNN ops (batch norm in its export spellings, max_pool2d with and
 // without indices, adaptive_avg_pool2d) as torch/_meta_registrations.py computes them.
-// passes/decompose_composites rewrites all of them into primitive ops.
+// passes/decompose_composites rewrites all of them but sort and topk (kernels on every backend)
+// into primitive ops.
 #include "ir/shape_rules_util.h"
 
 namespace splice::ir::rules {
@@ -90,6 +91,14 @@ Result<Outputs> sort(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
   SPLICE_TRY(wrap_dim(a, dim, self->rank()));
   return Outputs{tensor_out(self->dtype, self->sizes), tensor_out(DType::kInt64, self->sizes)};
+}
+
+// argsort(self, dim, descending) and argsort.stable: int64 indices of self's shape.
+Result<Outputs> argsort(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  SPLICE_TRY(wrap_dim(a, dim, self->rank()));
+  return one(DType::kInt64, self->sizes);
 }
 
 // topk(self, k, dim): self's shape with size k at dim.
@@ -441,6 +450,8 @@ constexpr RuleEntry kEntries[] = {
     {OpId::conv2d_padding, convolution},
     {OpId::sort, sort},
     {OpId::sort_stable, sort},
+    {OpId::argsort, argsort},
+    {OpId::argsort_stable, argsort},
     {OpId::topk, topk},
     {OpId::histc, histc},
     {OpId::transformers_grouped_mm_fallback, grouped_mm_fallback},

@@ -1,7 +1,7 @@
 // decompose_composites: the CompositeImplicit ops that the training IR and run_decompositions({})
 // keep (einsum, group_norm, pad in every mode, the `to` conversions, narrow/chunk/flatten and
 // the other view helpers, the vector norms, std_mean, baddbmm, outer, zero, min/max.other, square,
-// diff) and the ops no backend has a kernel for (convolution, sort, topk, histc, transformers'
+// diff, argsort) and the ops no backend has a kernel for (convolution, histc, transformers'
 // grouped_mm_fallback; decompose_model_ops.cc; eval-mode batch norm and max_pool2d with and
 // without indices; decompose_cnn_ops.cc; the upsample ops, decompose_interpolation.cc; linspace
 // and bucketize, decompose_range_ops.cc) are
@@ -198,8 +198,8 @@ class DecomposeComposites final : public Pass {
            "or -2 the multiplies, "
            "sqrt, rsqrt or reciprocal ATen's pow kernels compute instead, diff "
            "a cat and slice differences, convolutions an im2col matmul "
-           "(strided slices, a stack, one matmul per group), sort ranks from an [n, n] "
-           "comparison and scatters, topk a sort and a slice, histc an index_put of ones, "
+           "(strided slices, a stack, one matmul per group), argsort a sort's indices (sort "
+           "and topk have kernels), histc an index_put of ones, "
            "transformers' grouped_mm_fallback every expert's matmul and a per-row pick, "
            "eval-mode batch norm (and batch norm without running stats) a per-channel x * alpha "
            "+ beta, adaptive_avg_pool1d a 2-d pool of an unsqueezed plane, avg_pool2d window sums "

@@ -6,12 +6,8 @@
 //     embedding (stride = kernel) reads each input element once; k offsets cost k copies.
 //     Spatial sizes may be symbolic (LFM2's causal conv1d over the sequence): the output
 //     sizes and slice ends are SymInts computed from sym_size.
-//   sort (stable, NaN largest as eager): each element's rank is the number of elements that
-//     precede it (smaller, or equal and earlier; larger for descending), from an [.., n, n]
-//     comparison and a sum; values and indices are scattered to their ranks. O(n^2) memory and
-//     work along the sorted dim: meant for the router sorts (tokens x top-k expert ids), not
-//     for sorting a vocabulary.
-//   topk: a sort (descending when largest) and a slice of the first k.
+//   argsort (and argsort.stable): sort's (sort.stable's) indices output. sort and topk are
+//     not decomposed: every backend has kernels for them (O(n log n), O(n) memory).
 //   histc (constant min < max): eager's bin ((x - min) * bins / (max - min), truncated, the
 //     top edge in the last bin, out-of-range and NaN elements not counted) accumulated with
 //     index_put into zeros.
@@ -172,89 +168,26 @@ Result<bool> convolution(Rewriter& rw, Node* node) {
   return true;
 }
 
-// ---- sort, topk ----
+// ---- argsort ----
 
-Result<bool> sort(Rewriter& rw, Node* node) {
+// argsort (CompositeImplicit, so the training IR keeps it) is sort's indices output: a
+// sort.default, or a sort.stable with the same stable flag. sort and topk themselves have
+// kernels on every backend (O(n log n) time, O(n) memory along the dim).
+Result<bool> argsort(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   if (self == nullptr) return false;
   Builder b{rw, node};
-  const int64_t rank = self->type().rank();
-  if (rank == 0) return unsupported(*node, "sorting a 0-d tensor is not supported");
-  auto dim_arg = constant_int(node->arg("dim"));
-  auto dim = dim_arg ? wrap_dim(*dim_arg, rank) : std::nullopt;
-  if (!dim) return unsupported(*node, "the dim must be a constant within the rank");
-  const bool descending = node->arg("descending").is<bool>() && node->arg("descending").as<bool>();
-  Value* x = self;
-  const bool moved = *dim != rank - 1;
-  if (moved) {
-    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::transpose_int, {Arg{x}, Arg{*dim}, Arg{rank - 1}}));
+  Node* sorted = nullptr;
+  if (node->op().id == OpId::argsort_stable) {
+    SPLICE_ASSIGN_OR_RETURN(sorted, b.op_node(OpId::sort_stable, {Arg{self}},
+                                              {{"stable", node->arg("stable")},
+                                               {"dim", node->arg("dim")},
+                                               {"descending", node->arg("descending")}}));
+  } else {
+    SPLICE_ASSIGN_OR_RETURN(
+        sorted, b.op_node(OpId::sort, {Arg{self}, node->arg("dim"), node->arg("descending")}));
   }
-  SPLICE_ASSIGN_OR_RETURN(Value * mine, b.op(OpId::unsqueeze, {Arg{x}, Arg{int64_t{-1}}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * other, b.op(OpId::unsqueeze, {Arg{x}, Arg{int64_t{-2}}}));
-  // before[.., i, j]: element j precedes element i.
-  SPLICE_ASSIGN_OR_RETURN(Value * before, b.op(descending ? OpId::gt_Tensor : OpId::lt_Tensor,
-                                               {Arg{other}, Arg{mine}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * tie, b.op(OpId::eq_Tensor, {Arg{other}, Arg{mine}}));
-  if (is_floating(self->type().dtype)) {
-    // NaN sorts above everything and ties with NaN, as eager's comparator.
-    SPLICE_ASSIGN_OR_RETURN(Value * nan_mine, b.op(OpId::isnan, {Arg{mine}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * nan_other, b.op(OpId::isnan, {Arg{other}}));
-    Value* larger_nan = descending ? nan_other : nan_mine;
-    Value* smaller = descending ? nan_mine : nan_other;
-    SPLICE_ASSIGN_OR_RETURN(Value * not_smaller, b.op(OpId::logical_not, {Arg{smaller}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * by_nan,
-                            b.op(OpId::logical_and, {Arg{larger_nan}, Arg{not_smaller}}));
-    SPLICE_ASSIGN_OR_RETURN(before, b.op(OpId::logical_or, {Arg{before}, Arg{by_nan}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * both_nan,
-                            b.op(OpId::logical_and, {Arg{nan_mine}, Arg{nan_other}}));
-    SPLICE_ASSIGN_OR_RETURN(tie, b.op(OpId::logical_or, {Arg{tie}, Arg{both_nan}}));
-  }
-  SizeBuilder sb(rw, node);
-  SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(x, rank - 1));
-  SPLICE_ASSIGN_OR_RETURN(Value * iota,
-                          b.op(OpId::arange, {to_arg(n)}, {{"dtype", Arg{DType::kInt64}}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * iota_i, b.op(OpId::unsqueeze, {Arg{iota}, Arg{int64_t{-1}}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * iota_j, b.op(OpId::unsqueeze, {Arg{iota}, Arg{int64_t{0}}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * earlier, b.op(OpId::lt_Tensor, {Arg{iota_j}, Arg{iota_i}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * tie_before, b.op(OpId::logical_and, {Arg{tie}, Arg{earlier}}));
-  SPLICE_ASSIGN_OR_RETURN(before, b.op(OpId::logical_or, {Arg{before}, Arg{tie_before}}));
-  SPLICE_ASSIGN_OR_RETURN(
-      Value * ranks, b.op(OpId::sum_dim_IntList,
-                          {Arg{before}, Arg{std::vector<ir::SymIntArg>{int64_t{-1}}}, Arg{false}},
-                          {{"dtype", Arg{DType::kInt64}}}));
-  SPLICE_ASSIGN_OR_RETURN(Value * values,
-                          b.op(OpId::scatter_src, {Arg{x}, Arg{int64_t{-1}}, Arg{ranks}, Arg{x}}));
-  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> xs, sb.dims(x));
-  SPLICE_ASSIGN_OR_RETURN(Value * positions, b.op(OpId::expand, {Arg{iota}, Arg{to_list(xs)}}));
-  SPLICE_ASSIGN_OR_RETURN(
-      Value * indices,
-      b.op(OpId::scatter_src, {Arg{positions}, Arg{int64_t{-1}}, Arg{ranks}, Arg{positions}}));
-  if (moved) {
-    SPLICE_ASSIGN_OR_RETURN(values,
-                            b.op(OpId::transpose_int, {Arg{values}, Arg{*dim}, Arg{rank - 1}}));
-    SPLICE_ASSIGN_OR_RETURN(indices,
-                            b.op(OpId::transpose_int, {Arg{indices}, Arg{*dim}, Arg{rank - 1}}));
-  }
-  SPLICE_TRY(replace_outputs(rw, node, {values, indices}));
-  return true;
-}
-
-Result<bool> topk(Rewriter& rw, Node* node) {
-  Value* self = tensor_arg(*node, "self");
-  if (self == nullptr) return false;
-  Builder b{rw, node};
-  const bool largest = !node->arg("largest").is<bool>() || node->arg("largest").as<bool>();
-  if (self->type().rank() == 0) return unsupported(*node, "topk of a 0-d tensor");
-  SPLICE_ASSIGN_OR_RETURN(Node * sorted,
-                          b.op_node(OpId::sort, {Arg{self}, node->arg("dim"), Arg{largest}}));
-  std::vector<Value*> out;
-  for (Value* v : sorted->outputs()) {
-    SPLICE_ASSIGN_OR_RETURN(Value * first,
-                            b.op(OpId::slice_Tensor, {Arg{v}, node->arg("dim"), Arg{int64_t{0}},
-                                                      node->arg("k"), Arg{int64_t{1}}}));
-    out.push_back(first);
-  }
-  SPLICE_TRY(replace_outputs(rw, node, out));
+  SPLICE_TRY(replace_outputs(rw, node, {sorted->outputs()[1]}));
   return true;
 }
 
@@ -363,9 +296,8 @@ constexpr Entry kEntries[] = {
     {OpId::conv3d, convolution},
     {OpId::conv1d_padding, convolution},
     {OpId::conv2d_padding, convolution},
-    {OpId::sort, sort},
-    {OpId::sort_stable, sort},
-    {OpId::topk, topk},
+    {OpId::argsort, argsort},
+    {OpId::argsort_stable, argsort},
     {OpId::histc, histc},
     {OpId::transformers_grouped_mm_fallback, grouped_mm_fallback},
     {OpId::_grouped_mm, grouped_mm_fallback},

@@ -89,7 +89,7 @@ struct Entry {
 std::span<const Entry> shape_decompositions();
 // einsum, baddbmm, outer, the vector norms, std_mean, group_norm.
 std::span<const Entry> math_decompositions();
-// convolution and conv1d/2d/3d, sort, topk, histc, transformers::grouped_mm_fallback and
+// convolution and conv1d/2d/3d, argsort, histc, transformers::grouped_mm_fallback and
 // aten._grouped_mm.
 std::span<const Entry> model_decompositions();
 // batch norm (batch_norm, _native_batch_norm_legit_no_training, _native_batch_norm_legit.no_stats;

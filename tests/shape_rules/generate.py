@@ -517,6 +517,15 @@ for d in [f32, i32, b]:
     case("square.default", T(d, (2, 3)))
 for op in ["hardswish.default", "hardsigmoid.default"]:
     case(op, T(bf16, (2, 3)))
+# sort and topk (kernels on every backend), argsort (decomposed to a sort's indices): values
+# keep the dtype, indices are int64; topk's size k at dim.
+for d in [f32, bf16, i64, b]:
+    case("sort.default", T(d, (2, 5)), 0, True)
+case("sort.stable", T(f16, (3, 4)), kw={"stable": True, "dim": -1, "descending": False})
+case("argsort.default", T(i32, (2, 5)), 1, True)
+case("argsort.stable", T(f32, (4,)), kw={"stable": True, "dim": 0})
+case("topk.default", T(f32, (2, 7)), 3)
+case("topk.default", T(i64, (5, 3)), 2, 0, False, False)
 for d in [f16, bf16]:
     q, k, v = T(d, (2, 4, 5, 8)), T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8))
     case("_scaled_dot_product_flash_attention.default", q, k, v, device="cuda")

@@ -94,5 +94,6 @@ std::span<const KernelEntry> repeat_kernels();
 std::span<const KernelEntry> composite_math_kernels();
 std::span<const KernelEntry> pointwise_more_kernels();
 std::span<const KernelEntry> shape_op_kernels();
+std::span<const KernelEntry> sort_kernels();  // sort.cc: sort, sort.stable, topk
 
 }  // namespace splice::cpu

@@ -22,6 +22,8 @@ std::span<const KernelEntry> kernels() {
     // native_group_norm (composite_math.cc); the CompositeImplicit ops that file used to run
     // are decomposed before any backend (decompose_composites).
     for (auto table : {composite_math_kernels()}) v.insert(v.end(), table.begin(), table.end());
+    const auto sorts = sort_kernels();  // sort, sort.stable, topk (sort.cc)
+    v.insert(v.end(), sorts.begin(), sorts.end());
     std::sort(v.begin(), v.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
     return v;

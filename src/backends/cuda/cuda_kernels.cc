@@ -89,7 +89,7 @@ std::span<const backend::KernelEntry> cuda_kernels() {
     std::vector<backend::KernelEntry> v;
     for (auto table : {glue::view_kernels(), glue::pointwise_kernels(), glue::data_kernels(),
                        glue::shape_kernels(), glue::reduce_kernels(), glue::nn_kernels(),
-                       glue::attention_kernels()})
+                       glue::attention_kernels(), glue::sort_kernels()})
       v.insert(v.end(), table.begin(), table.end());
     std::sort(v.begin(), v.end(), [](const backend::KernelEntry& a, const backend::KernelEntry& b) {
       return a.op < b.op;

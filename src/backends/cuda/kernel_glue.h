@@ -91,5 +91,6 @@ std::span<const KernelEntry> shape_kernels();      // cuda_kernels_data.cc: flip
 std::span<const KernelEntry> reduce_kernels();     // cuda_kernels_reduce.cc
 std::span<const KernelEntry> nn_kernels();         // cuda_kernels_nn.cc: matmul, softmax, norms
 std::span<const KernelEntry> attention_kernels();  // cuda_kernels_nn.cc
+std::span<const KernelEntry> sort_kernels();       // cuda_kernels_sort.cc: sort, topk
 
 }  // namespace splice::cuda::glue

@@ -1,11 +1,13 @@
 """Cases for the ops that transformers models beyond the decoder family bring (found by
 tests/cases/sweep_hf.py): the convolutions of vision and audio front ends (convolution in the
 default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in keep and train),
-the routing ops of mixture-of-experts layers (sort, sort.stable, topk, histc, _grouped_mm),
+the routing ops of mixture-of-experts layers (sort, sort.stable, argsort, topk, histc,
+_grouped_mm),
 max.other (XGLM), square (squared-ReLU MLPs), and the CNN ops (eval batch norm in every export
 spelling, max_pool2d with and without indices, adaptive_avg_pool2d and 1d, avg_pool2d, hardswish
-and hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of them (passes/decompose_model_ops.cc,
-decompose_math.cc). Every case name starts with m_."""
+and hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of
+them but sort and topk, which have kernels (passes/decompose_model_ops.cc, decompose_math.cc).
+Every case name starts with m_."""
 
 import torch
 import torch.nn.functional as F
@@ -65,6 +67,115 @@ def _():
         t1, j1 = torch.topk(x, 2, dim=0, largest=False)
         return s0, i0, s1, i1, s2, i2, s3, i3, t0, j0, t1, j1
     return module(forward), same(1, randn(4, 6), randint(0, 4, 2, 12)), None
+
+
+# ---- sort, argsort, topk: kernels on every backend (backends/cpu/sort.cc, cuda/sort.cu) -------
+
+
+def _ties_nan_zeros(rows, cols, dtype=torch.float32):
+    """Halves in [-1, 1] (so every row has ties), a NaN in two rows (two in one), -0.0 beside
+    0.0, inf and -inf: every case of PyTorch's sort comparator."""
+    x = torch.randint(-2, 3, (rows, cols)).float() * 0.5
+    x[0, 1] = x[rows - 1, 2] = x[rows - 1, cols - 1] = float("nan")
+    x[1, 2], x[1, cols - 2] = -0.0, 0.0
+    x[0, cols - 1], x[rows - 1, 0] = float("inf"), float("-inf")
+    return x.to(dtype)
+
+
+@case("m_sort_stable_orders", calls=2, notes="sort.stable (ties keep the lower index first in "
+      "both directions) on float32 with ties, NaNs (largest, tied with each other), -0.0 beside "
+      "0.0 and infinities, along the last dim and dim 0, descending; float64, float16, bfloat16, "
+      "int32, int16, int8, uint8 and bool; an unstable sort and argsort of distinct values "
+      "(PyTorch leaves the order of ties unspecified there); argsort.stable and argsort "
+      "(CompositeImplicit: kept by the training IR, decomposed to a sort's indices)")
+def _():
+    def forward(self, x, h, b, ints, small, flags, u):
+        return (*torch.sort(x, stable=True),
+                *torch.sort(x, dim=0, descending=True, stable=True),
+                *torch.sort(x.double(), descending=True, stable=True),
+                *torch.sort(h, dim=1, stable=True),
+                *torch.sort(b, descending=True, stable=True),
+                *torch.sort(ints, descending=True, stable=True),
+                *torch.sort(ints.to(torch.int16), dim=0, stable=True),
+                *torch.sort(small, stable=True),
+                *torch.sort(small.to(torch.uint8), descending=True, stable=True),
+                *torch.sort(flags, stable=True),
+                *torch.sort(flags, dim=0, descending=True, stable=True),
+                *torch.sort(u),
+                *torch.sort(u, dim=0, descending=True),
+                torch.argsort(x, descending=True, stable=True),
+                torch.argsort(ints, dim=0, stable=True),
+                torch.argsort(u),
+                torch.argsort(u, dim=0, descending=True))
+
+    def inputs():
+        return (_ties_nan_zeros(4, 9), _ties_nan_zeros(3, 10, torch.float16),
+                _ties_nan_zeros(3, 10, torch.bfloat16),
+                randint(-4, 4, 3, 12, dtype=torch.int32), randint(-100, 100, 5, 20, dtype=torch.int8),
+                randbool(4, 17), randn(3, 40))
+    return module(forward), [inputs(), inputs()], None
+
+
+def _topk_without_eager_ties(x, k, dim=-1, largest=True, sorted=True):
+    """x itself, after checking that eager's topk gives the stable sort's first k: splice's CPU
+    kernel repeats eager's tie order exactly (heap select; tests/unit/cpu/sort_test.cc), the
+    CUDA one keeps ties in index order, so a conformance case has ties only where both agree."""
+    got = torch.topk(x, k, dim=dim, largest=largest, sorted=sorted).indices
+    want = torch.sort(x, dim=dim, descending=largest, stable=True).indices.narrow(dim, 0, k)
+    if not torch.equal(got, want):
+        raise ValueError(f"eager's topk orders ties of this input otherwise: {x}")
+    return x
+
+
+@case("m_topk_orders", calls=2, notes="topk largest and smallest, k = 1, k = n, NaN (the "
+      "largest), ties below the top k (a block of 0.0 and -0.0; integers), along the last dim, "
+      "dim 0 and a transposed view, float16 and bfloat16, sorted=False where eager's partial "
+      "sort (k * 64 <= n) returns sorted values")
+def _():
+    def forward(self, x, d, ints, h, b, wide):
+        return (*torch.topk(x, 3), *torch.topk(x, 2, largest=False), *torch.topk(x, 1),
+                *torch.topk(d, d.shape[-1]), *torch.topk(d, 2, dim=0),
+                *torch.topk(d, 1, dim=0, largest=False), *torch.topk(d.t(), 2),
+                *torch.topk(ints, 2), *torch.topk(h, 4), *torch.topk(b, 2, largest=False),
+                *torch.topk(wide, 3, sorted=False),
+                *torch.topk(wide, 2, largest=False, sorted=False))
+
+    def inputs():
+        # Rows of distinct values with a block of zeros (and -0.0) tied in the middle, a NaN.
+        x = torch.cat([torch.rand(4, 4) + 1, torch.zeros(4, 3), -1 - torch.rand(4, 2)], dim=1)
+        x[1, 5] = -0.0
+        x[2, 1] = float("nan")
+        d = randn(5, 6)
+        # Integers in pairs of ties, the largest two of each row distinct.
+        ints = torch.stack([torch.randperm(12) for _ in range(3)]) // 2
+        ints[:, :2] = torch.tensor([20, 21])
+        h, b = randn(3, 8, dtype=torch.float16), randn(2, 9, dtype=torch.bfloat16)
+        wide = randn(2, 256)
+        for t, k, dim, largest, srt in [(x, 3, -1, True, True), (x, 2, -1, False, True),
+                                        (x, 1, -1, True, True), (d, 6, -1, True, True),
+                                        (d, 2, 0, True, True), (d, 1, 0, False, True),
+                                        (d.t(), 2, -1, True, True), (ints, 2, -1, True, True),
+                                        (h, 4, -1, True, True), (b, 2, -1, False, True),
+                                        (wide, 3, -1, True, False), (wide, 2, -1, False, False)]:
+            _topk_without_eager_ties(t, k, dim, largest, srt)
+        return x, d, ints, h, b, wide
+    return module(forward), [inputs(), inputs()], None
+
+
+@case("m_topk_vocab", notes="topk over a Llama-3 vocabulary of logits ([1, 128256] float32, "
+      "k = 50: O(n log k) on the CPU, a radix sort on the GPU; the O(n^2) decomposition it "
+      "replaced could not run it), and the first 64 of a descending sort of them (top-p "
+      "sampling's sort). Written in the default form only (generate.py --forms default): topk "
+      "and sort are the same ops in every form, and the input is 512 KB")
+def _():
+    def forward(self, logits):
+        values, indices = torch.topk(logits, 50)
+        top_values, top_indices = torch.sort(logits, descending=True)
+        return values, indices, top_values[:, :64], top_indices[:, :64]
+    logits = randn(1, 128256) * 4
+    _topk_without_eager_ties(logits, 50)
+    _topk_without_eager_ties(logits, 64)  # the sort's first 64 are distinct too
+    return module(forward), [(logits,)], None
 
 
 @case("m_histc", notes="histc with elements below, inside, on the top edge and above the range, "
