@@ -129,13 +129,13 @@ class DimResizer {
   }
 
   // ATen's guard_index_and_lambda: index = min(floor(real), in - 1) as int64, and
-  // t = clamp(real - index, 0, 1) in the compute dtype.
+  // t = clamp(real - index, 0, 1) in the compute dtype (the int64 index promoted by the sub,
+  // as torch/_decomp's upsample computes it).
   Result<std::pair<Value*, Value*>> guard(Value* real, const Resize& r) {
     SPLICE_ASSIGN_OR_RETURN(Value * floored, b_.op(OpId::floor, {Arg{real}}));
     SPLICE_ASSIGN_OR_RETURN(Value * index, b_.cast(floored, DType::kInt64));
     SPLICE_ASSIGN_OR_RETURN(index, b_.op(OpId::clamp_max, {Arg{index}, Arg{r.in - 1}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * start, b_.cast(index, compute_));
-    SPLICE_ASSIGN_OR_RETURN(Value * t, b_.op(OpId::sub_Tensor, {Arg{real}, Arg{start}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * t, b_.op(OpId::sub_Tensor, {Arg{real}, Arg{index}}));
     SPLICE_ASSIGN_OR_RETURN(t, b_.op(OpId::clamp, {Arg{t}, Arg{0.0}, Arg{1.0}}));
     return std::make_pair(index, t);
   }

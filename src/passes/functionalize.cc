@@ -182,6 +182,14 @@ class Functionalizer {
       if (Value* out = node->output(0)) aliases_[out] = aliases_.at(self);
       return ok_result();
     }
+    // Eval-mode dropout_ (nn.Dropout(inplace=True) after model.eval()) leaves self as it is:
+    // PyTorch's functionalization records no write for it (run_decompositions({}) drops it),
+    // and neither does this. Training mode stays a dropout, which decompose_composites refuses.
+    if (functional == OpId::dropout && node->arg("train").is<bool>() &&
+        !node->arg("train").as<bool>()) {
+      if (Value* out = node->output(0)) aliases_[out] = aliases_.at(self);
+      return ok_result();
+    }
     std::string name = node->name();
     while (!name.empty() && name.back() == '_') name.pop_back();
     SPLICE_ASSIGN_OR_RETURN(Node * f, rw_.insert(node, functional, node->args(), {}, name));

@@ -3,6 +3,7 @@
 // destination or new device memory, the keys and CUB's storage in the session's scratch.
 #include "backends/cuda/kernel_glue.h"
 #include "backends/cuda/sort.h"
+#include "tensor/indexing.h"
 
 namespace splice::cuda::glue {
 
