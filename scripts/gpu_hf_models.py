@@ -13,7 +13,10 @@ between calls); splice runs each call with `splice run --device cuda`, the state
 call to call through --state-in/--state-out, and every output must match within the GPU
 conformance bounds (docs/cuda.md).
 
-  python3 scripts/gpu_hf_models.py --splice BIN [--device cuda] [--only 'hf_llama*'] --out DIR
+  python3 scripts/gpu_hf_models.py --splice BIN [--device cuda] [--only 'hf_llama*,v_*'] --out DIR
+
+--only takes comma-separated globs over every case with a train form (default hf_*), so the
+cases of other plain modules can be exported on CUDA the same way.
 
 Prints one line per model and form, and exits 1 when any fails. --device cpu runs the same
 pipeline on the CPU backend (to check the script where there is no GPU).
@@ -44,9 +47,10 @@ class Skipped(Exception):
     """A model this script cannot build the CUDA programs of (not a splice failure)."""
 
 
-def hf_cases(pattern):
-    names = sorted({d.split(".")[0] for d in os.listdir(CASES) if d.startswith("hf_")})
-    return [n for n in names if fnmatch.fnmatch(n, pattern)
+def hf_cases(patterns):
+    """The cases with a training-IR form matching any of the comma-separated globs."""
+    names = sorted({d.split(".")[0] for d in os.listdir(CASES)})
+    return [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns.split(",") if p)
             and os.path.exists(os.path.join(CASES, f"{n}.train", "model.pt2"))]
 
 
