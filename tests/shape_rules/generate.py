@@ -526,6 +526,28 @@ case("argsort.default", T(i32, (2, 5)), 1, True)
 case("argsort.stable", T(f32, (4,)), kw={"stable": True, "dim": 0})
 case("topk.default", T(f32, (2, 7)), 3)
 case("topk.default", T(i64, (5, 3)), 2, 0, False, False)
+# The ops of issue 33 (decomposed by decompose_composites): bucketize (int64, or int32 with
+# out_int32; a number's result is 0-d), linspace (the default float32, or dtype), the upsample
+# ops by size and by scale factor (floor(size * scale)), meshgrid (ij, xy), tensor_split
+# (sections, uneven, and indices clamped as slices), as_strided and _unsafe_index.
+case("bucketize.Tensor", T(f32, (2, 3)), T(f32, (5,)))
+case("bucketize.Tensor", T(i64, (4,)), T(i64, (3,)), kw={"out_int32": True, "right": True})
+case("bucketize.Scalar", 0.5, T(f32, (4,)))
+case("linspace.default", -1.0, 2.0, 5)
+case("linspace.default", 0, 10, 4, kw={"dtype": i64})
+case("linspace.default", 0.0, 1.0, 6, kw={"dtype": f16})
+case("upsample_nearest2d.default", T(f32, (2, 3, 5, 6)), [7, 4])
+case("upsample_nearest2d.vec", T(bf16, (1, 2, 5, 6)), None, [1.5, 2.0])
+case("upsample_bilinear2d.default", T(f32, (2, 3, 5, 6)), [8, 9], False, 1.5, None)
+case("upsample_bilinear2d.vec", T(f16, (1, 2, 5, 6)), None, True, [0.5, 0.7])
+case("upsample_bicubic2d.default", T(f32, (2, 3, 5, 6)), [9, 11], True)
+case("upsample_bicubic2d.vec", T(f32, (1, 2, 5, 6)), [4, 4], False, None)
+case("meshgrid.indexing", [T(f32, (3,)), T(f32, (4,)), T(f32, ())], kw={"indexing": "xy"})
+case("meshgrid.default", [T(i64, (2,)), T(i64, (5,))])
+case("tensor_split.sections", T(f32, (3, 7)), 3, 1)
+case("tensor_split.indices", T(f32, (3, 7)), [5, 2, -1], -1)
+case("as_strided.default", T(f32, (4, 4)), [3, 4], [2, 1], 1)
+case("_unsafe_index.Tensor", T(f32, (4, 5)), [None, T(i64, (2, 3))])
 for d in [f16, bf16]:
     q, k, v = T(d, (2, 4, 5, 8)), T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8))
     case("_scaled_dot_product_flash_attention.default", q, k, v, device="cuda")
