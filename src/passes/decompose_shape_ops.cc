@@ -646,11 +646,11 @@ Result<bool> as_strided(Rewriter& rw, Node* node) {
     last += ((*size)[d] - 1) * (*stride)[d];
   }
   if (count > 0 && (*offset < 0 || last >= numel))
-    return make_error(ErrorKind::kOutOfRange,
-                      "{}: as_strided: sizes {}, strides {} and storage offset {} reach element "
-                      "{}, out of bounds for a storage of {} elements",
-                      node_label(*node), fmt::join(*size, ", "), fmt::join(*stride, ", "), *offset,
-                      last, numel);
+    return make_error(
+        ErrorKind::kOutOfRange,
+        "{}: as_strided: sizes [{}], strides [{}] and storage offset {} reach element "
+        "{}, out of bounds for a storage of {} elements",
+        node_label(*node), fmt::join(*size, ", "), fmt::join(*stride, ", "), *offset, last, numel);
   const func::Strides eager = StrideOracle(rw.env()).of(self);
   std::vector<int64_t> layout;
   for (int64_t d = 0; eager && d < t.rank(); ++d) {
