@@ -298,7 +298,7 @@ def main():
     print(f"smolvla_{args.size}: {params / 1e6:.1f}M parameters, output "
           f"{list(expected.shape)}, |output| max {expected.abs().max().item():.4g}", flush=True)
     info_extra = {
-        "lerobot_version": lerobot.__version__ if hasattr(lerobot, "__version__") else "0.4.4",
+        "lerobot_version": lerobot.__version__,
         "transformers_version": transformers.__version__,
         "parameters": params,
         "smolvla_config": {k: v for k, v in dataclasses.asdict(config).items()
