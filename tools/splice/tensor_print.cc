@@ -54,11 +54,28 @@ std::string format_comparison(const std::map<std::string, Tensor>& actual,
     }
     const Tensor& x = *xr;
     const Tensor& y = *yr;
+    // A NaN on one side only is a difference no number measures (fabs of it is NaN, which
+    // max() would skip): counted and reported as nan. NaN on both sides is equal, as in the
+    // conformance suite's comparison.
     double worst = 0;
-    for (int64_t i = 0; i < x.numel(); ++i)
-      worst = std::max(worst, std::fabs(x.data<double>()[i] - y.data<double>()[i]));
-    s += fmt::format("  max |splice - PyTorch| = {:.3g}{}\n", worst,
-                     e.dtype() == a.dtype() ? "" : " (dtypes differ)");
+    int64_t nan_on_one_side = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double xv = x.data<double>()[i], yv = y.data<double>()[i];
+      if (std::isnan(xv) || std::isnan(yv)) {
+        nan_on_one_side += std::isnan(xv) != std::isnan(yv);
+        continue;
+      }
+      worst = std::max(worst, std::fabs(xv - yv));
+    }
+    const char* dtypes = e.dtype() == a.dtype() ? "" : " (dtypes differ)";
+    if (nan_on_one_side > 0) {
+      s += fmt::format(
+          "  max |splice - PyTorch| = nan (NaN on one side only at {} of {} "
+          "positions){}\n",
+          nan_on_one_side, x.numel(), dtypes);
+    } else {
+      s += fmt::format("  max |splice - PyTorch| = {:.3g}{}\n", worst, dtypes);
+    }
   }
   return s;
 }

@@ -4,7 +4,10 @@
 // bad input, state or command line.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
+#include <limits>
 
 #include "tests/unit/tools/cli_test_util.h"
 
@@ -117,6 +120,35 @@ TEST(SpliceRun, PrintsOutputsWithoutAnOutputsFile) {
   ASSERT_EQ(o.exit_code, 0) << describe(o);
   EXPECT_NE(o.out.find("output.0 = i32["), std::string::npos) << describe(o);
   EXPECT_NE(o.out.find("output.2 = i32["), std::string::npos) << describe(o);
+}
+
+// --compare reads nan, with the count, where one side has a NaN the other has not (a NaN
+// difference used to vanish in the maximum and read 0); NaN on both sides is equal.
+TEST(SpliceRun, CompareCountsNaNOnOneSide) {
+  TempDir tmp;
+  const std::string c = "kv_cache_index_copy.default";
+  auto expected = read_tensors(case_file(c, "call0.outputs.safetensors"));
+  ASSERT_TRUE(expected.count("output.0"));
+  Tensor changed = expected.at("output.0").contiguous_copy().value();
+  ASSERT_EQ(changed.dtype(), DType::kFloat32);
+  ASSERT_GE(changed.numel(), 3);
+  changed.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+  changed.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
+  auto with_nan = expected;
+  with_nan["output.0"] = changed;
+  write_tensors(tmp.file("nan.safetensors"), with_nan);
+  auto run = [&](const std::string& compare) {
+    return run_splice({"run", case_file(c, "model.pt2"), "--inputs",
+                       case_file(c, "call0.inputs.safetensors"), "--compare", compare});
+  };
+  Outcome o = run(tmp.file("nan.safetensors"));
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  const std::string want = fmt::format(
+      "max |splice - PyTorch| = nan (NaN on one side only at 2 of {} positions)", changed.numel());
+  EXPECT_NE(o.out.find(want), std::string::npos) << describe(o);
+  Outcome same = run(case_file(c, "call0.outputs.safetensors"));
+  ASSERT_EQ(same.exit_code, 0) << describe(same);
+  EXPECT_NE(same.out.find("max |splice - PyTorch| = 0\n"), std::string::npos) << describe(same);
 }
 
 // Bad inputs, on kv_cache_index_copy: k f32[1, 2, 1, 4], pos i64[1], buffer cache f32[1, 2, 8, 4].
