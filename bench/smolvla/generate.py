@@ -23,12 +23,18 @@ inputs are image [1,3,S,S] (float, in [-1, 1] as prepare_images leaves it), img_
 lang_tokens [1,48] int64, lang_masks [1,48] bool (40 tokens then 8 padding), state [1,32]
 float (padded to max_state_dim), noise [1,50,32] float; 10 flow-matching steps; float32.
 
+--layout bf16 casts the VLM to bfloat16 (lerobot's layout with real weights; the expert stays
+float32); the case is named <name>_bf16.
+
 Models (--size):
   full     the real architecture: SmolVLM2-500M-Video-Instruct's config written by hand (text
            960 hidden, 2560 MLP, 32 layers of which SmolVLA keeps 16, 15 heads / 5 KV heads of
            64, vocab 49280; vision 768 hidden, 3072 MLP, 12 layers, 12 heads, 512x512 images,
            patch 16; connector scale factor 4: 1024 patches -> 64 image tokens). About 0.45B
            parameters (1.8 GB in float32 per form): for the GPU host, never committed.
+  tiny     every structure at tiny widths (text 32 hidden, GQA 4/2 heads of 8, 2 layers;
+           vision 32 hidden, 1 layer, 32x32 images, patch 8, scale factor 2; vocab 256): the
+           committed cases tests/cases/smolvla_tiny*, written with --calls 2 --deflate-json.
   reduced  the same widths, vocabulary and loop (10 steps) with 1 vision layer on 128x128
            images (8x8 patches; scale factor 4 divides 8, giving 4 image tokens, so the
            connector's pixel shuffle is a real permutation, not the 1-token reshape a 64x64
@@ -69,6 +75,7 @@ import os
 import shutil
 import sys
 import types
+import zipfile
 from dataclasses import dataclass, field
 
 import torch
@@ -149,25 +156,44 @@ def install_lerobot_stubs():
 FAKE_IMAGE_TOKEN_ID = 49189
 GLOBAL_IMAGE_TOKEN_ID = 49152
 IMAGE_TOKEN_ID = 49190
+TINY_VOCAB = 256
 
 
 def smolvlm_config(size):
     from transformers import LlamaConfig, SmolVLMConfig
     from transformers.models.smolvlm.configuration_smolvlm import SmolVLMVisionConfig
-    reduced = size == "reduced"
-    text = LlamaConfig(
-        vocab_size=49280, hidden_size=960, intermediate_size=2560,
-        num_hidden_layers=2 if reduced else 32,  # SmolVLA keeps the first num_vlm_layers
-        num_attention_heads=15, num_key_value_heads=5, head_dim=64, hidden_act="silu",
-        rms_norm_eps=1e-5, max_position_embeddings=8192,
-        rope_parameters={"rope_theta": 100000.0, "rope_type": "default"},
-        pad_token_id=2, tie_word_embeddings=False)
-    vision = SmolVLMVisionConfig(
-        hidden_size=768, intermediate_size=3072, num_hidden_layers=1 if reduced else 12,
-        num_attention_heads=12, num_channels=3, image_size=128 if reduced else 512,
-        patch_size=16, hidden_act="gelu_pytorch_tanh", layer_norm_eps=1e-6)
-    config = SmolVLMConfig(text_config=text, vision_config=vision, scale_factor=4,
-                           image_token_id=IMAGE_TOKEN_ID, tie_word_embeddings=False)
+    if size == "tiny":
+        # Every structure of the full model at widths that keep the committed cases small
+        # (tests/cases, issue 36: all four under 2 MiB): GQA (4 heads over 2 KV heads), a
+        # pixel shuffle that permutes (4x4 patches, scale factor 2: 4 image tokens), a
+        # 256-token vocabulary whose last id is the image token.
+        text = LlamaConfig(
+            vocab_size=TINY_VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, head_dim=8, hidden_act="silu",
+            rms_norm_eps=1e-5, max_position_embeddings=8192,
+            rope_parameters={"rope_theta": 100000.0, "rope_type": "default"},
+            pad_token_id=2, tie_word_embeddings=False)
+        vision = SmolVLMVisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            num_channels=3, image_size=32, patch_size=8, hidden_act="gelu_pytorch_tanh",
+            layer_norm_eps=1e-6)
+        scale_factor, image_token_id = 2, TINY_VOCAB - 1
+    else:
+        reduced = size == "reduced"
+        text = LlamaConfig(
+            vocab_size=49280, hidden_size=960, intermediate_size=2560,
+            num_hidden_layers=2 if reduced else 32,  # SmolVLA keeps the first num_vlm_layers
+            num_attention_heads=15, num_key_value_heads=5, head_dim=64, hidden_act="silu",
+            rms_norm_eps=1e-5, max_position_embeddings=8192,
+            rope_parameters={"rope_theta": 100000.0, "rope_type": "default"},
+            pad_token_id=2, tie_word_embeddings=False)
+        vision = SmolVLMVisionConfig(
+            hidden_size=768, intermediate_size=3072, num_hidden_layers=1 if reduced else 12,
+            num_attention_heads=12, num_channels=3, image_size=128 if reduced else 512,
+            patch_size=16, hidden_act="gelu_pytorch_tanh", layer_norm_eps=1e-6)
+        scale_factor, image_token_id = 4, IMAGE_TOKEN_ID
+    config = SmolVLMConfig(text_config=text, vision_config=vision, scale_factor=scale_factor,
+                           image_token_id=image_token_id, tie_word_embeddings=False)
     patches_per_side = vision.image_size // vision.patch_size
     if patches_per_side % config.scale_factor:
         raise ValueError(f"{patches_per_side} patches per side are not divisible by the "
@@ -206,7 +232,7 @@ class SampleActions(nn.Module):
                                         noise)
 
 
-def build(size):
+def build(size, layout):
     install_lerobot_stubs()
     from lerobot.policies.smolvla import smolvlm_with_expert
     from lerobot.policies.smolvla.configuration_smolvla import SmolVLAConfig
@@ -216,47 +242,86 @@ def build(size):
     # lerobot's defaults (num_vlm_layers 16, cross_attn, self_attn_every_n_layers 2, expert
     # width 0.75, chunk 50, 10 steps, max state/action dim 32), load_vlm_weights False.
     config = SmolVLAConfig(device="cpu")
-    if size == "reduced":
+    if size in ("reduced", "tiny"):
         config.num_vlm_layers = 2  # the expert follows (num_expert_layers -1: as many)
     torch.manual_seed(SEED)
     flow = VLAFlowMatching(config).to(torch.float32).eval()
+    if layout == "bf16":
+        # What lerobot runs with real weights: load_vlm_weights loads the VLM in bfloat16
+        # (from_pretrained(torch_dtype="bfloat16")); the action expert and the projections
+        # around it stay float32, and the code casts at each boundary.
+        flow.vlm_with_expert.vlm.to(torch.bfloat16)
     return SampleActions(flow).eval(), config, vlm_config
 
 
-def make_inputs(vlm_config, config):
+def make_inputs(vlm_config, config, call=0):
+    """Call 0's inputs; a later call draws its float inputs (image, state, noise) again and
+    repeats call 0's tokens and masks, as tests/cases/README.md asks of the training-IR forms."""
     g = torch.Generator().manual_seed(SEED + 1)
     side = vlm_config.vision_config.image_size
     image = torch.rand(1, 3, side, side, generator=g) * 2 - 1  # prepare_images' [-1, 1]
     img_mask = torch.ones(1, dtype=torch.bool)
-    lang_tokens = torch.randint(0, IMAGE_TOKEN_ID - 100, (1, LANG_TOKENS), generator=g)
+    vocab = vlm_config.text_config.vocab_size
+    # Ordinary text tokens: below the special tokens (the tiny vocabulary's last id is its
+    # image token).
+    top = IMAGE_TOKEN_ID - 100 if vocab > IMAGE_TOKEN_ID else vocab - 1
+    lang_tokens = torch.randint(0, top, (1, LANG_TOKENS), generator=g)
     lang_masks = torch.arange(LANG_TOKENS)[None, :] < LANG_REAL
     lang_tokens = torch.where(lang_masks, lang_tokens, 2)  # padding token id
     state = torch.zeros(1, config.max_state_dim)
     state[:, :6] = torch.randn(1, 6, generator=g)  # a 6-joint arm, padded to 32 (pad_vector)
     noise = torch.randn(1, config.chunk_size, config.max_action_dim, generator=g)
+    if call:
+        g = torch.Generator().manual_seed(SEED + 1 + call)
+        image = torch.rand(image.shape, generator=g) * 2 - 1
+        state = torch.zeros_like(state)
+        state[:, :6] = torch.randn(1, 6, generator=g)
+        noise = torch.randn(noise.shape, generator=g)
     return (image, img_mask, lang_tokens, lang_masks, state, noise)
 
 
-def write_form(helpers, name, mod, inputs, expected, form, device, out_dir, info_extra):
+def deflate_json_members(path):
+    """Rewrites the archive with its JSON members deflated (weights stay stored, as
+    torch.export.save leaves them): the tiny model's model.json is 2-3 MB of text that
+    deflates about 15x, and the committed cases have a size budget. Both PyTorch's reader and
+    splice's read deflated members; the program is byte for byte the same."""
+    tmp = path + ".deflated"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            info.compress_type = (zipfile.ZIP_DEFLATED if info.filename.endswith(".json")
+                                  else zipfile.ZIP_STORED)
+            dst.writestr(info, data, compresslevel=9)
+    os.replace(tmp, path)
+
+
+def write_form(helpers, name, mod, calls, form, device, out_dir, info_extra,
+               deflate_json=False):
+    """calls: [(inputs, expected output)], one per recorded call; the first is exported."""
+    inputs = calls[0][0]
     final_dir = os.path.join(out_dir, f"{name}.{form}" + ("" if device == "cpu" else f".{device}"))
     tmp_dir = final_dir + ".tmp"
     shutil.rmtree(tmp_dir, ignore_errors=True)
     os.makedirs(tmp_dir)
     ep, note = helpers.export_and_save(mod, inputs, None, device, form,
                                        os.path.join(tmp_dir, "model.pt2"))
+    if deflate_json:
+        deflate_json_members(os.path.join(tmp_dir, "model.pt2"))
+        note = "; ".join(n for n in (note, "JSON members deflated (size budget)") if n)
     sig = ep.graph_signature
     input_names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
     num_outputs = sum(1 for s in sig.output_specs if s.kind == OutputKind.USER_OUTPUT)
     if len(input_names) != len(inputs) or num_outputs != 1:
         raise RuntimeError(f"program inputs {input_names}, {num_outputs} outputs")
-    save_file({n: helpers.as_saved(t) for n, t in zip(input_names, inputs)},
-              os.path.join(tmp_dir, "call0.inputs.safetensors"))
-    save_file({"output.0": expected}, os.path.join(tmp_dir, "call0.outputs.safetensors"))
     buffers = {n: helpers.as_saved(b) for n, b in mod.named_buffers()}
-    save_file(buffers, os.path.join(tmp_dir, "call0.state.safetensors"))
+    for k, (call_inputs, expected) in enumerate(calls):
+        save_file({n: helpers.as_saved(t) for n, t in zip(input_names, call_inputs)},
+                  os.path.join(tmp_dir, f"call{k}.inputs.safetensors"))
+        save_file({"output.0": expected}, os.path.join(tmp_dir, f"call{k}.outputs.safetensors"))
+        save_file(buffers, os.path.join(tmp_dir, f"call{k}.state.safetensors"))
     ops = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})
     info = {
-        "case": name, "calls": 1, "form": form, "export_device": device,
+        "case": name, "calls": len(calls), "form": form, "export_device": device,
         "torch_version": torch.__version__, "dynamic": False, "inputs": input_names,
         "outputs": 1, "mutated_inputs": [], "buffers": list(buffers),
         "output_dtypes": {"output.0": "float32"},
@@ -278,24 +343,35 @@ def write_form(helpers, name, mod, inputs, expected, form, device, out_dir, info
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True, help="folder for <name>.<form>/ (not the repo)")
-    parser.add_argument("--size", choices=("reduced", "full"), default="reduced")
+    parser.add_argument("--size", choices=("tiny", "reduced", "full"), default="reduced")
+    parser.add_argument("--layout", choices=("fp32", "bf16"), default="fp32",
+                        help="bf16: the VLM in bfloat16, the expert in float32 (lerobot's "
+                             "layout with real weights)")
     parser.add_argument("--forms", default=",".join(FORMS), help="comma-separated: train,default")
     parser.add_argument("--device", default="cpu", help="export device (eager reference: CPU)")
+    parser.add_argument("--calls", type=int, default=1,
+                        help="calls recorded (the committed cases: 2, as training-IR cases have)")
+    parser.add_argument("--deflate-json", action="store_true",
+                        help="deflate the archive's JSON members (the committed tiny cases)")
     args = parser.parse_args()
     forms = args.forms.split(",")
     for form in forms:
         if form not in FORMS:
             parser.error(f"unknown form {form!r}; forms are {', '.join(FORMS)}")
 
+    name = f"smolvla_{args.size}" + ("_bf16" if args.layout == "bf16" else "")
     helpers = load_case_helpers()
     import lerobot
     import transformers
-    mod, config, vlm_config = build(args.size)
-    inputs = make_inputs(vlm_config, config)
-    with torch.no_grad():
-        expected = helpers.as_saved(mod(*(t.clone() for t in inputs)))
+    mod, config, vlm_config = build(args.size, args.layout)
+    calls = []
+    for call in range(args.calls):
+        inputs = make_inputs(vlm_config, config, call)
+        with torch.no_grad():
+            calls.append((inputs, helpers.as_saved(mod(*(t.clone() for t in inputs)))))
+    expected = calls[0][1]
     params = sum(p.numel() for p in mod.parameters())
-    print(f"smolvla_{args.size}: {params / 1e6:.1f}M parameters, output "
+    print(f"{name}: {params / 1e6:.1f}M parameters, output "
           f"{list(expected.shape)}, |output| max {expected.abs().max().item():.4g}", flush=True)
     info_extra = {
         "lerobot_version": lerobot.__version__,
@@ -308,11 +384,16 @@ def main():
             "patch_size")},
         "text_layers_kept": config.num_vlm_layers,
         "scale_factor": vlm_config.scale_factor,
+        "layout": args.layout,
     }
+    if args.layout == "bf16":
+        # The action chunk is float32, computed from a bfloat16 VLM's keys and values: the
+        # conformance suite compares it with bfloat16's tolerance (tests/cases/README.md).
+        info_extra["compute_dtype"] = "bf16"
     os.makedirs(args.out, exist_ok=True)
     for form in forms:
-        write_form(helpers, f"smolvla_{args.size}", mod, inputs, expected, form, args.device,
-                   args.out, info_extra)
+        write_form(helpers, name, mod, calls, form, args.device,
+                   args.out, info_extra, args.deflate_json)
     return 0
 
 

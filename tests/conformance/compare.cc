@@ -1,6 +1,7 @@
 // Tensor comparison for the conformance suite (see compare.h).
 #include "tests/conformance/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -38,7 +39,8 @@ Tolerance tolerance_for(DType dtype, std::string_view device) {
   }
 }
 
-std::string compare_tensors(const Tensor& expected, const Tensor& actual, std::string_view device) {
+std::string compare_tensors(const Tensor& expected, const Tensor& actual, std::string_view device,
+                            std::optional<DType> compute) {
   if (expected.dtype() != actual.dtype())
     return fmt::format("dtype {} but PyTorch gives {}", dtype_name(actual.dtype()),
                        dtype_name(expected.dtype()));
@@ -61,6 +63,10 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual, std::s
                        first, a.data<int64_t>()[first], e.data<int64_t>()[first]);
   }
   Tolerance tol = tolerance_for(expected.dtype(), device);
+  if (compute) {
+    const Tolerance low = tolerance_for(*compute, device);
+    tol = {std::max(tol.rtol, low.rtol), std::max(tol.atol, low.atol)};
+  }
   Tensor e = convert(expected, DType::kFloat64).value();
   Tensor a = convert(actual, DType::kFloat64).value();
   int64_t bad = 0, first = -1;

@@ -90,6 +90,18 @@ std::string expected_load_error(const fs::path& dir) {
   return j.value("expect_load_error", "");
 }
 
+// A case whose float outputs come from a lower precision records {"compute_dtype": "bfloat16"}
+// (tests/cases/README.md): its outputs get that dtype's tolerance too.
+std::optional<DType> compute_dtype(const fs::path& dir) {
+  std::ifstream in(dir / "case.json");
+  if (!in) return std::nullopt;
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("compute_dtype")) return std::nullopt;
+  auto dtype = dtype_from_name(j.value("compute_dtype", ""));
+  EXPECT_TRUE(dtype.has_value()) << dir << ": unknown compute_dtype";
+  return dtype;
+}
+
 // How a case's program reaches the runtime: every case runs each way.
 enum class Route {
   kPlanned,  // the .pt2 planned in memory
@@ -180,6 +192,7 @@ void run_case(const fs::path& dir, Route route) {
     return;
   }
   const ExpectedError expect_error = expected_error(dir);
+  const std::optional<DType> compute = compute_dtype(dir);
   auto model = load_model(dir, route);
   ASSERT_TRUE(model.ok()) << model.error().message();
   Session session = model->open_session().value();
@@ -239,7 +252,7 @@ void run_case(const fs::path& dir, Route route) {
         ADD_FAILURE() << key << " is missing from splice's outputs";
         continue;
       }
-      std::string diff = compare_tensors(e, it->second, test_device());
+      std::string diff = compare_tensors(e, it->second, test_device(), compute);
       EXPECT_TRUE(diff.empty()) << key << ": " << diff;
     }
     for (const auto& [key, a] : actual)

@@ -1,0 +1,59 @@
+// SmolVLA's rotary embeddings, as splice plans them (issue 36): lerobot's apply_rope writes each
+// half of the rotated q and k into an empty_like buffer (copy_ into slices; slice_scatter after
+// run_decompositions()), 544 writes in the full model, the scatters of the TensorRT result splice
+// starts from. Every one of them must be planned without a scatter and without a copy: its
+// producer stores straight into its slice of a buffer nobody else reads. Checked on the tiny
+// model the cases commit (bench/smolvla/generate.py --size tiny: every structure of the full
+// model, 2 VLM and 2 expert layers, the 10 flow-matching steps), both forms and both dtype
+// layouts, with a plan that needs no GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "compiler/driver.h"
+#include "plan/build.h"
+#include "tests/test_backends.h"
+
+namespace splice::plan {
+namespace {
+
+namespace fs = std::filesystem;
+using splice::testing::cpu_target;
+
+const fs::path kCases = fs::path(SPLICE_SOURCE_DIR) / "tests/cases";
+
+class SmolVlaPlan : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SmolVlaPlan, EveryRotaryHalfWriteIsStoredByItsProducerWithoutACopy) {
+  const fs::path pt2 = kCases / GetParam() / "model.pt2";
+  auto program = compiler::load_program(pt2.string());
+  ASSERT_TRUE(program.ok()) << pt2 << ": " << program.error().message();
+  const Plan plan = build_plan(*program, PlanMode::kPlanned, cpu_target());
+  const auto& nodes = program->graph.nodes();
+  // Every write of this program is a rotary half (2 VLM layers' q and k once, the expert's
+  // in each of the 10 steps): 68 in the tiny model.
+  EXPECT_EQ(plan.writes.size(), 68u);
+  for (const WriteDecision& w : plan.writes) {
+    SCOPED_TRACE(nodes[w.node]->name());
+    EXPECT_EQ(nodes[w.node]->target(), "aten.slice_scatter.default");
+    EXPECT_EQ(w.strategy, WriteStrategy::kReuseBase);
+    EXPECT_EQ(w.src, SrcMode::kProducerWrites);
+    EXPECT_GE(w.producer, 0);
+    EXPECT_EQ(w.bytes, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModel, SmolVlaPlan,
+                         ::testing::Values("smolvla_tiny.train", "smolvla_tiny.default",
+                                           "smolvla_tiny_bf16.train",
+                                           "smolvla_tiny_bf16.default"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (c == '.') c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace splice::plan
