@@ -75,7 +75,6 @@ import os
 import shutil
 import sys
 import types
-import zipfile
 from dataclasses import dataclass, field
 
 import torch
@@ -280,21 +279,6 @@ def make_inputs(vlm_config, config, call=0):
     return (image, img_mask, lang_tokens, lang_masks, state, noise)
 
 
-def deflate_json_members(path):
-    """Rewrites the archive with its JSON members deflated (weights stay stored, as
-    torch.export.save leaves them): the tiny model's model.json is 2-3 MB of text that
-    deflates about 15x, and the committed cases have a size budget. Both PyTorch's reader and
-    splice's read deflated members; the program is byte for byte the same."""
-    tmp = path + ".deflated"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            info.compress_type = (zipfile.ZIP_DEFLATED if info.filename.endswith(".json")
-                                  else zipfile.ZIP_STORED)
-            dst.writestr(info, data, compresslevel=9)
-    os.replace(tmp, path)
-
-
 def write_form(helpers, name, mod, calls, form, device, out_dir, info_extra,
                deflate_json=False):
     """calls: [(inputs, expected output)], one per recorded call; the first is exported."""
@@ -303,11 +287,10 @@ def write_form(helpers, name, mod, calls, form, device, out_dir, info_extra,
     tmp_dir = final_dir + ".tmp"
     shutil.rmtree(tmp_dir, ignore_errors=True)
     os.makedirs(tmp_dir)
+    # The big models keep torch.export.save's layout (what a user's archive is); the committed
+    # tiny cases deflate their JSON as every case does (tests/cases/generate.py).
     ep, note = helpers.export_and_save(mod, inputs, None, device, form,
-                                       os.path.join(tmp_dir, "model.pt2"))
-    if deflate_json:
-        deflate_json_members(os.path.join(tmp_dir, "model.pt2"))
-        note = "; ".join(n for n in (note, "JSON members deflated (size budget)") if n)
+                                       os.path.join(tmp_dir, "model.pt2"), deflate_json)
     sig = ep.graph_signature
     input_names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
     num_outputs = sum(1 for s in sig.output_specs if s.kind == OutputKind.USER_OUTPUT)

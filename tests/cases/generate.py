@@ -7,7 +7,9 @@ For each registered case (tests/cases/defs/*.py) and each export form it writes
                               ep.run_decompositions() (form "default") or
                               ep.run_decompositions({}) (form "keep"), or the training IR as
                               torch.export.export returns it, non-strict (form "train") or
-                              strict=True (form "strict", only cases registered strict=True)
+                              strict=True (form "strict", only cases registered strict=True);
+                              its JSON members deflated (deflate_json_members: the same bytes,
+                              a tenth of the size; weights stay stored and 64-byte aligned)
   call{k}.inputs.safetensors  the user inputs of call k, keyed by the program's input names
   call{k}.outputs.safetensors output.N for user output N (None outputs omitted; ints, floats
                               and bools as 0-d int64/float64/bool), and mutated.NAME for each
@@ -20,17 +22,21 @@ form, so buffers persist across its calls exactly as a KV cache does), never fro
 exported program. Needs torch (2.11), safetensors and numpy; splice's build and tests do not.
 
   python3 tests/cases/generate.py --out tests/cases [--only 'kv_*'] [--device cuda]
+  python3 tests/cases/generate.py --deflate-json-of tests/cases   # repack existing archives
 """
 
 import argparse
 import copy
 import fnmatch
+import glob
 import json
 import os
 import shutil
+import struct
 import sys
 import traceback
 import warnings
+import zipfile
 import zlib
 
 import torch
@@ -104,25 +110,54 @@ def inplace_ops(ep):
     return sorted(found)
 
 
-def export_and_save(mod, args, dynamic_shapes, device, form, path):
+def deflate_json_members(path):
+    """Rewrites a .pt2 with its JSON members deflated. torch.export.save stores every member
+    uncompressed; the program's JSON is most of a small case's bytes (18 of the committed
+    cases' 32 MB) and deflates about 10x, and the tracked tree travels to the GPU host under a
+    size limit. Both PyTorch's reader and splice's read deflated members (splice inflates them
+    with CRC checks). Weights stay stored, their data 64-byte aligned as PyTorch writes them
+    (padding in the local header's extra field, id "FB" like PyTorch's), so splice still maps
+    them in place. Idempotent."""
+    tmp = path + ".repack"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
+        for old in src.infolist():
+            data = src.read(old)
+            info = zipfile.ZipInfo(old.filename, date_time=old.date_time)
+            info.external_attr = old.external_attr
+            if old.filename.endswith(".json"):
+                info.compress_type = zipfile.ZIP_DEFLATED
+            else:
+                info.compress_type = zipfile.ZIP_STORED
+                # Local header: 30 bytes, the name, then the extra field (4-byte header + pad).
+                start = dst.fp.tell() + 30 + len(old.filename.encode()) + 4
+                pad = -start % 64
+                info.extra = struct.pack("<2sH", b"FB", pad) + bytes(pad)
+            dst.writestr(info, data, compresslevel=9)
+    os.replace(tmp, path)
+
+
+def export_and_save(mod, args, dynamic_shapes, device, form, path, deflate_json=True):
     """Exports and saves the program; returns (ep, note). torch 2.11 cannot serialize a
     _scaled_dot_product_cudnn_attention node (CUDA, f16/bf16 with a mask): such a program is
     exported again with cuDNN attention disabled (flash, efficient or math instead)."""
     ep = export_program(mod, args, dynamic_shapes, device, form)
     drop_debug_metadata(ep)
+    note = ""
     try:
         torch.export.save(ep, path)
-        return ep, ""
     except Exception as e:
         if device != "cuda" or "cudnn" not in str(e):
             raise
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
-                      SDPBackend.MATH]):
-        ep = export_program(mod, args, dynamic_shapes, device, form)
-    drop_debug_metadata(ep)
-    torch.export.save(ep, path)
-    return ep, "exported with cuDNN attention disabled (torch cannot serialize it)"
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
+                          SDPBackend.MATH]):
+            ep = export_program(mod, args, dynamic_shapes, device, form)
+        drop_debug_metadata(ep)
+        torch.export.save(ep, path)
+        note = "exported with cuDNN attention disabled (torch cannot serialize it)"
+    if deflate_json:
+        deflate_json_members(path)
+    return ep, note
 
 
 def as_saved(t):
@@ -332,9 +367,15 @@ def main():
                         help="comma-separated export forms: default, keep, train, strict (strict: "
                              "only the cases registered strict=True)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--deflate-json-of", metavar="DIR",
+                        help="repack every DIR/*/model.pt2 with its JSON deflated, and exit")
     parser.add_argument("--any-torch", action="store_true",
                         help=f"allow a torch other than the pinned {PINNED_TORCH}")
     args = parser.parse_args()
+    if args.deflate_json_of:
+        for path in sorted(glob.glob(os.path.join(args.deflate_json_of, "*", "model.pt2"))):
+            deflate_json_members(path)
+        return 0
     if not torch.__version__.startswith(PINNED_TORCH) and not args.any_torch:
         parser.error(f"the cases are pinned to torch=={PINNED_TORCH} (found {torch.__version__}); "
                      "pass --any-torch to generate with another version anyway")
