@@ -64,6 +64,15 @@ struct ShapeCheck {
   bool operator==(const ShapeCheck&) const = default;
 };
 
+// A computation the pass share_identical_computations found repeated: the node kept and the
+// nodes it replaced (by name), for the plan report.
+struct SharedComputation {
+  std::string node;
+  std::string target;  // "aten.linear.default"
+  std::vector<std::string> duplicates;
+  bool operator==(const SharedComputation&) const = default;
+};
+
 struct Program {
   Graph graph;
   Signature signature;
@@ -73,6 +82,8 @@ struct Program {
   std::map<std::string, Tensor, std::less<>> weights;  // by FQN
   // Set by the loader (ir::check_types); printed in the text IR's `checks { ... }` block.
   std::vector<ShapeCheck> shape_checks;
+  // Set by share_identical_computations; not part of the text IR (the plan carries it).
+  std::vector<SharedComputation> shared;
 };
 
 }  // namespace splice::ir

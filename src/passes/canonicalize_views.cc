@@ -34,23 +34,6 @@ bool is_plain_view(const ir::OpSchema& op) {
   return true;
 }
 
-// Whether `a` computes exactly what `b` computes: the same op on the same arguments (tensors
-// and symbols by identity), with outputs of the same types.
-bool same_view(const Node& a, const Node& b) {
-  if (a.op_id() != b.op_id() || a.outputs().size() != b.outputs().size()) return false;
-  if (a.args().size() != b.args().size()) return false;
-  for (size_t i = 0; i < a.args().size(); ++i)
-    if (!(a.args()[i].data == b.args()[i].data)) return false;
-  for (size_t i = 0; i < a.outputs().size(); ++i) {
-    const Value* x = a.outputs()[i];
-    const Value* y = b.outputs()[i];
-    if ((x == nullptr) != (y == nullptr)) return false;
-    if (x != nullptr && x->is_tensor() != y->is_tensor()) return false;
-    if (x != nullptr && x->is_tensor() && !(x->type() == y->type())) return false;
-  }
-  return true;
-}
-
 // Replaces every view node equal to an earlier one by the earlier one, views of merged views
 // included (their base is the same value once the first merge is made).
 bool merge_equal_views(ir::Graph& graph) {
@@ -62,7 +45,7 @@ bool merge_equal_views(ir::Graph& graph) {
     std::vector<Node*>& same_base = kept[node->args()[0].as<Value*>()];
     Node* earlier = nullptr;
     for (Node* k : same_base)
-      if (same_view(*k, *node)) earlier = k;
+      if (same_computation(*k, *node)) earlier = k;
     if (earlier == nullptr) {
       same_base.push_back(node);
       continue;

@@ -3,6 +3,8 @@
 #include "passes/pass_util.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <set>
 
 #include "ir/ops.h"
@@ -251,6 +253,41 @@ void erase_dead_producers(Graph& graph, const Value* v) {
     graph.erase_node(node);
     work.insert(work.end(), operands.begin(), operands.end());
   }
+}
+
+namespace {
+
+// Doubles compare by their bits: 0.0 and -0.0 are different arguments (x * -0.0 is -0.0 where
+// x * 0.0 is 0.0), and a NaN argument equals the same NaN.
+bool same_bits(double a, double b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
+
+bool same_arg(const ir::Arg& a, const ir::Arg& b) {
+  if (a.is<double>() && b.is<double>()) return same_bits(a.as<double>(), b.as<double>());
+  if (a.is<std::vector<double>>() && b.is<std::vector<double>>()) {
+    const auto& x = a.as<std::vector<double>>();
+    const auto& y = b.as<std::vector<double>>();
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), same_bits);
+  }
+  return a.data == b.data;
+}
+
+}  // namespace
+
+bool same_computation(const Node& a, const Node& b) {
+  if (a.op_id() != b.op_id() || a.outputs().size() != b.outputs().size()) return false;
+  if (a.args().size() != b.args().size()) return false;
+  for (size_t i = 0; i < a.args().size(); ++i)
+    if (!same_arg(a.args()[i], b.args()[i])) return false;
+  for (size_t i = 0; i < a.outputs().size(); ++i) {
+    const Value* x = a.outputs()[i];
+    const Value* y = b.outputs()[i];
+    if ((x == nullptr) != (y == nullptr)) return false;
+    if (x != nullptr && x->is_tensor() != y->is_tensor()) return false;
+    if (x != nullptr && x->is_tensor() && !(x->type() == y->type())) return false;
+  }
+  return true;
 }
 
 std::vector<Node*> node_snapshot(const Graph& graph) {

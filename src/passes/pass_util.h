@@ -113,6 +113,11 @@ class Rewriter {
 // their users, so a pass walking a node_snapshot has already visited every node erased here.
 void erase_dead_producers(ir::Graph& graph, const ir::Value* v);
 
+// Whether `a` computes exactly what `b` computes: the same op on the same arguments (tensors
+// and symbols by identity, numbers by value), with outputs of the same types. In a functional
+// program that makes their values equal, if the op is deterministic.
+bool same_computation(const ir::Node& a, const ir::Node& b);
+
 // The nodes in program order, as a snapshot that survives insertions and erasures.
 std::vector<ir::Node*> node_snapshot(const ir::Graph& graph);
 

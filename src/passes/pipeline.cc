@@ -24,6 +24,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   // After every pass that makes views (decompositions, normalized bounds, the expands of
   // folded copies), so each view it places is final.
   passes.push_back(make_canonicalize_views());
+  // After every rewrite that matches patterns (a shared value has more readers, which some of
+  // them refuse) and after views are canonical, so equal views are one value already.
+  passes.push_back(make_share_identical_computations());
   // Last: every slice_scatter exists by now (its src's shape checked by its shape rule).
   passes.push_back(make_insert_write_casts());
   return passes;

@@ -410,6 +410,9 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
       json::parse(as_text(sections[kPlanSection]), nullptr, /*allow_exceptions=*/false);
   if (plan_json.is_discarded()) return bad("engine plan: the plan section is not valid JSON");
   SPLICE_ASSIGN_OR_RETURN(engine.plan, plan_from_json(plan_json, engine.program.graph));
+  // What the passes shared is history the stored program no longer shows (the duplicates are
+  // gone); the plan carries it for the report, and the program gets it back from there.
+  engine.program.shared = engine.plan.shared;
   // The plan decides which storage the runtime writes in place; one that passes the checksum
   // but was edited (or made by a planner with other rules under the same version) could write
   // where it must not. Planning is deterministic and fast, so the stored plan must be exactly

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/program.h"
 #include "ir/sym.h"
 #include "splice/plan_mode.h"
 
@@ -28,7 +29,8 @@ namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
 // 4: a group may name identity views among its members (plan/fusion.h).
-inline constexpr uint32_t kPlanFormatVersion = 4;
+// 5: the plan lists the computations share_identical_computations shared ("shared").
+inline constexpr uint32_t kPlanFormatVersion = 5;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -143,6 +145,9 @@ struct Plan {
   std::vector<Group> groups;
   std::vector<Step> steps;
   Totals totals;
+  // What the passes computed once instead of several times (from ir::Program::shared), for
+  // the report: an engine file keeps it with the plan.
+  std::vector<ir::SharedComputation> shared;
   bool operator==(const Plan&) const = default;
 };
 

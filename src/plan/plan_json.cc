@@ -283,7 +283,11 @@ json plan_to_json(const Plan& plan) {
   json steps = json::array();
   for (const Step& s : plan.steps)
     steps.push_back({{"kind", step_kind_name(s.kind)}, {"index", s.index}});
+  json shared = json::array();
+  for (const ir::SharedComputation& c : plan.shared)
+    shared.push_back({{"node", c.node}, {"target", c.target}, {"duplicates", c.duplicates}});
   return {{"mode", plan_mode_name(plan.mode)},
+          {"shared", std::move(shared)},
           {"backend", plan.backend},
           {"writes", std::move(writes)},
           {"buffers", std::move(buffers)},
@@ -383,6 +387,24 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
   SPLICE_ASSIGN_OR_RETURN(plan.totals.kernels, get_int(*totals, "kernels", "totals"));
   SPLICE_ASSIGN_OR_RETURN(plan.totals.copy_bytes, get_int(*totals, "copy_bytes", "totals"));
   SPLICE_ASSIGN_OR_RETURN(plan.totals.peak_bytes, get_int(*totals, "peak_bytes", "totals"));
+
+  // Names only, for the report: nothing runs from them.
+  SPLICE_ASSIGN_OR_RETURN(const json* shared, get_array(j, "shared"));
+  for (size_t i = 0; i < shared->size(); ++i) {
+    const json& entry = (*shared)[i];
+    const std::string where = fmt::format("shared[{}]", i);
+    SPLICE_TRY(expect_object(entry, where));
+    ir::SharedComputation c;
+    SPLICE_ASSIGN_OR_RETURN(c.node, get_string(entry, "node", where));
+    SPLICE_ASSIGN_OR_RETURN(c.target, get_string(entry, "target", where));
+    SPLICE_ASSIGN_OR_RETURN(const json* duplicates, get_array(entry, "duplicates"));
+    for (size_t d = 0; d < duplicates->size(); ++d) {
+      if (!(*duplicates)[d].is_string())
+        return plan_error("{}.duplicates[{}] is not a string", where, d);
+      c.duplicates.push_back((*duplicates)[d].get<std::string>());
+    }
+    plan.shared.push_back(std::move(c));
+  }
   return plan;
 }
 

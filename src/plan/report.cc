@@ -2,6 +2,12 @@
 #include "plan/report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace splice::plan {
 
@@ -25,15 +31,23 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
     for (int32_t n : g.nodes) members.push_back(nodes[n]->name());
     groups.push_back({{"nodes", std::move(members)}, {"outputs", g.outputs}});
   }
+  nlohmann::json shared = nlohmann::json::array();
+  int64_t shared_nodes = 0;
+  for (const ir::SharedComputation& c : plan.shared) {
+    shared.push_back({{"node", c.node}, {"target", c.target}, {"duplicates", c.duplicates}});
+    shared_nodes += static_cast<int64_t>(c.duplicates.size());
+  }
   return {{"mode", plan_mode_name(plan.mode)},
           {"backend", plan.backend},
           {"writes", std::move(writes)},
           {"groups", std::move(groups)},
+          {"shared", std::move(shared)},
           {"totals",
            {{"steps", plan.totals.steps},
             {"kernels", plan.totals.kernels},
             {"copy_bytes", plan.totals.copy_bytes},
-            {"peak_bytes", plan.totals.peak_bytes}}}};
+            {"peak_bytes", plan.totals.peak_bytes},
+            {"shared_nodes", shared_nodes}}}};
 }
 
 std::string plan_report_text(const ir::Program& program, const Plan& plan) {
@@ -59,6 +73,23 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
     for (const std::string& o : g.outputs) outputs += (outputs.empty() ? "" : ", ") + o;
     out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
                        g.nodes.size(), outputs, members);
+  }
+  if (!plan.shared.empty()) {
+    // By op: "aten.linear.default: 160 computed once (kept 'linear_12', ...)".
+    std::map<std::string, std::pair<int64_t, std::vector<std::string>>> by_target;
+    for (const ir::SharedComputation& c : plan.shared) {
+      auto& [count, kept] = by_target[c.target];
+      count += static_cast<int64_t>(c.duplicates.size());
+      kept.push_back(c.node);
+    }
+    out += "shared (identical computations done once; share_identical_computations):\n";
+    for (const auto& [target, entry] : by_target) {
+      const auto& [count, kept] = entry;
+      out += fmt::format(
+          "  {}: {} repeat(s) dropped, {} node(s) kept: {}{}\n", target, count, kept.size(),
+          fmt::join(kept.begin(), kept.begin() + std::min<size_t>(kept.size(), 4), ", "),
+          kept.size() > 4 ? ", ..." : "");
+    }
   }
   int64_t pooled = 0, per_call = 0;
   for (const Buffer& b : plan.buffers) (b.per_call ? per_call : pooled) += 1;

@@ -5,7 +5,8 @@
 // producer stores straight into its slice of a buffer nobody else reads. Checked on the tiny
 // model the cases commit (bench/smolvla/generate.py --size tiny: every structure of the full
 // model, 2 VLM and 2 expert layers, the 10 flow-matching steps), both forms and both dtype
-// layouts, with a plan that needs no GPU.
+// layouts, with a plan that needs no GPU. Also: the prefix keys and values each step
+// re-projects are projected once (issue 36 item 4).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -44,10 +45,28 @@ TEST_P(SmolVlaPlan, EveryRotaryHalfWriteIsStoredByItsProducerWithoutACopy) {
   }
 }
 
+// The expert's cross-attention layer projects the VLM's prefix keys and values through its own
+// k_proj and v_proj in each of the 10 steps, the same inputs every time:
+// share_identical_computations keeps one projection of each (2 matmuls) and drops the other
+// 9 x 2.
+TEST_P(SmolVlaPlan, PrefixKeysAndValuesAreProjectedOnce) {
+  const fs::path pt2 = kCases / GetParam() / "model.pt2";
+  auto program = compiler::load_program(pt2.string());
+  ASSERT_TRUE(program.ok()) << pt2 << ": " << program.error().message();
+  const Plan plan = build_plan(*program, PlanMode::kPlanned, cpu_target());
+  size_t kept = 0, dropped = 0;
+  for (const ir::SharedComputation& c : plan.shared) {
+    if (c.target != "aten.mm.default" && c.target != "aten.linear.default") continue;
+    ++kept;
+    dropped += c.duplicates.size();
+  }
+  EXPECT_EQ(kept, 2u);
+  EXPECT_EQ(dropped, 18u);
+}
+
 INSTANTIATE_TEST_SUITE_P(TinyModel, SmolVlaPlan,
                          ::testing::Values("smolvla_tiny.train", "smolvla_tiny.default",
-                                           "smolvla_tiny_bf16.train",
-                                           "smolvla_tiny_bf16.default"),
+                                           "smolvla_tiny_bf16.train", "smolvla_tiny_bf16.default"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)

@@ -1,7 +1,7 @@
 // Plan equivalence of the training IR: for every training-IR case (`.train`, `.strict`) with a
 // `run_decompositions({})` twin (`.keep`), the functionalised program plans its writes exactly
 // as the twin's: per write the same op, strategy, producer op and bytes (value names ignored,
-// the writes compared as multisets), and the same copied bytes in total. So `cache.index_copy_`
+// the writes compared as multisets), and no more copied bytes in total. So `cache.index_copy_`
 // or `res[..., :h] = y` as torch.export.export returns them cost what their functional forms
 // cost. Where export recorded a reshape as clone + _unsafe_view in the twin, splice decides it
 // again from its own layouts (decompose_composites), as it decides the training IR's reshape.
@@ -75,7 +75,10 @@ TEST(TrainingIrPlan, EveryTrainingIrCasePlansLikeItsFunctionalTwin) {
     ++compared;
     EXPECT_EQ(train.writes, keep.writes)
         << "training IR:" << join(train.writes) << "\n  twin:" << join(keep.writes);
-    EXPECT_EQ(train.copy_bytes, keep.copy_bytes);
+    // No more copied bytes than the twin. Fewer is possible: where the two forms decompose an
+    // op differently (upsample_* against its twin's _unsafe_index), share_identical_computations
+    // can find more repeated casts in one of them.
+    EXPECT_LE(train.copy_bytes, keep.copy_bytes);
   }
   EXPECT_GT(compared, 100);
 }

@@ -109,7 +109,19 @@ void expect_well_formed(const json& report, const std::string& what) {
   ASSERT_TRUE(report.is_object()) << what;
   std::set<std::string> top;
   for (const auto& [k, v] : report.items()) top.insert(k);
-  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "totals"})) << what;
+  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "shared", "totals"}))
+      << what;
+  // share_identical_computations' record: a kept node and the names of those it replaced.
+  ASSERT_TRUE(report["shared"].is_array()) << what;
+  int64_t shared_nodes = 0;
+  for (const auto& c : report["shared"]) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : c.items()) keys.insert(k);
+    EXPECT_EQ(keys, (std::set<std::string>{"node", "target", "duplicates"})) << what;
+    EXPECT_TRUE(c["node"].is_string() && c["target"].is_string()) << what << ": " << c.dump();
+    ASSERT_TRUE(c["duplicates"].is_array() && !c["duplicates"].empty()) << what << ": " << c.dump();
+    shared_nodes += static_cast<int64_t>(c["duplicates"].size());
+  }
   ASSERT_TRUE(report["groups"].is_array()) << what;
   for (const auto& g : report["groups"]) {
     std::set<std::string> keys;
@@ -156,8 +168,10 @@ void expect_well_formed(const json& report, const std::string& what) {
     totals.insert(k);
     EXPECT_TRUE(v.is_number_integer() && v >= 0) << what << ": totals." << k;
   }
-  EXPECT_EQ(totals, (std::set<std::string>{"steps", "kernels", "copy_bytes", "peak_bytes"}))
+  EXPECT_EQ(totals,
+            (std::set<std::string>{"steps", "kernels", "copy_bytes", "peak_bytes", "shared_nodes"}))
       << what;
+  EXPECT_EQ(report["totals"]["shared_nodes"], shared_nodes) << what;
   EXPECT_LE(report["totals"]["kernels"], report["totals"]["steps"]) << what;
 }
 

@@ -1,0 +1,169 @@
+// share_identical_computations: common-subexpression elimination. An exported program repeats
+// work that Python recomputed: SmolVLA's flow-matching loop projects the same prefix keys and
+// values through the same expert weights in each of its 10 steps and rebuilds the same rope
+// tables from the same positions; a decoder computes the same mask or cast once per layer. In
+// a functional program (functionalize has run) a deterministic op applied to the same
+// arguments gives the same value, so the later node is dropped and its readers read the
+// earlier one. What was shared is recorded in Program::shared for the plan report.
+//
+// Not shared:
+//   - ops whose value is not a function of their arguments: empty* (undefined contents, and
+//     each buffer is written on its own), dropout with p > 0, host nodes (asserts, .item(), the
+//     symbolic scalars: they bind and check symbols where they stand);
+//   - ops that write (in-place forms) and the functional writes the write planner plans: two
+//     equal writes are rare and each is a planning decision of its own;
+//   - a value the program returns (outputs and state mutations keep their own tensors);
+//   - a tensor that a write uses as its base, directly or through views: the planner writes
+//     into a base nobody reads afterwards in place, and sharing it would make every such write
+//     copy the base first.
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+
+namespace splice::passes {
+
+namespace {
+
+using ir::Node;
+using ir::Value;
+
+bool is_deterministic(const Node& node) {
+  const ir::OpSchema& op = node.op();
+  if (op.is_empty_factory() || op.runs_on_host() || op.id == ir::OpId::dropout) return false;
+  if (auto p = op.find_arg("dropout_p")) {
+    const ir::Arg& arg = node.args()[*p];
+    if (!arg.is<double>() || arg.as<double>() != 0.0) return false;
+  }
+  return true;
+}
+
+bool may_share(const Node& node) {
+  const ir::OpSchema& op = node.op();
+  if (op.is_write() || op.aliasing == ir::Aliasing::kMutates ||
+      op.op_class == ir::OpClass::kAutogradOnly)
+    return false;
+  for (const ir::ArgSchema& a : op.args)
+    if (a.alias_writes) return false;
+  if (node.outputs().empty()) return false;
+  for (const Value* out : node.outputs())
+    if (out != nullptr && !out->is_tensor()) return false;
+  return is_deterministic(node);
+}
+
+// The tensors a write uses as its base, directly or through a chain of views of them. Walked
+// backwards, so a view's output is decided before the tensor it views. Sharing never adds a
+// write base: a node whose values are write bases is not merged.
+std::set<const Value*> write_bases(const ir::Graph& graph) {
+  std::set<const Value*> bases;
+  const auto& nodes = graph.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node& user = **it;
+    if (user.args().empty() || !user.args()[0].is<Value*>()) continue;
+    const Value* base = user.args()[0].as<Value*>();
+    if (user.op().is_write()) bases.insert(base);
+    if (!user.op().may_view()) continue;
+    for (const Value* out : user.outputs())
+      if (out != nullptr && bases.count(out)) bases.insert(base);
+  }
+  return bases;
+}
+
+// Whether `node`'s values must stay tensors of their own: returned, or written into.
+bool keeps_own_tensors(const Node& node, const std::set<const Value*>& returned,
+                       const std::set<const Value*>& bases) {
+  for (const Value* out : node.outputs())
+    if (out != nullptr && (returned.count(out) || bases.count(out))) return true;
+  return false;
+}
+
+// Reads through `alias` and `detach` nodes (what `x.to(x.dtype)` and `.detach()` become) read
+// their input instead: the same storage and the same values, so two computations on two
+// aliases of one tensor compare equal. SmolVLA re-aliases the prefix keys in every step
+// (`key_states = key_states.to(dtype)`), which hid the repeated projections. An alias that is
+// returned or written into stays, with its readers.
+bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
+                     const std::set<const Value*>& bases) {
+  bool changed = false;
+  for (Node* node : node_snapshot(graph)) {
+    if (node->op_id() != ir::OpId::alias && node->op_id() != ir::OpId::detach) continue;
+    Value* out = node->output();
+    if (node->args().empty() || !node->args()[0].is<Value*>() || out == nullptr) continue;
+    if (returned.count(out) || bases.count(out)) continue;
+    graph.replace_all_uses(out, node->args()[0].as<Value*>());
+    out->set_producer(nullptr);
+    graph.erase_node(node);
+    changed = true;
+  }
+  return changed;
+}
+
+// Every output `dup` has, `kept` has too (an unused output is nullptr).
+bool covers_outputs(const Node& kept, const Node& dup) {
+  for (size_t i = 0; i < dup.outputs().size(); ++i)
+    if (dup.outputs()[i] != nullptr && kept.outputs()[i] == nullptr) return false;
+  return true;
+}
+
+class ShareIdenticalComputations final : public Pass {
+ public:
+  std::string_view name() const override { return "share_identical_computations"; }
+  std::string_view description() const override {
+    return "Common-subexpression elimination: reads through alias and detach nodes read their "
+           "input, then a deterministic op applied to the same arguments as an earlier node "
+           "(tensors and symbols by identity, numbers by value) is dropped and "
+           "its readers read the earlier node's values. Empty buffers, random ops, host nodes, "
+           "writes, returned values and the bases of writes are never shared. What was shared "
+           "is listed by `inspect --plan`.";
+  }
+
+  Result<bool> run(ir::Program& program) override {
+    ir::Graph& graph = program.graph;
+    const std::set<const Value*> bases = write_bases(graph);
+    std::set<const Value*> returned;
+    for (const ir::GraphOutput& out : graph.outputs())
+      if (out.is<Value*>()) returned.insert(out.as<Value*>());
+    // Candidates by op and first operand: equal computations share both.
+    std::map<std::pair<ir::OpId, const Value*>, std::vector<Node*>> earlier;
+    std::map<const Node*, size_t> record;  // kept node -> its entry in program.shared
+    bool changed = forward_aliases(graph, returned, bases);
+    for (Node* node : node_snapshot(graph)) {
+      if (!may_share(*node)) continue;
+      const std::vector<Value*> operands = node->operands();
+      const Value* first = operands.empty() ? nullptr : operands.front();
+      std::vector<Node*>& same_key = earlier[{node->op_id(), first}];
+      Node* kept = nullptr;
+      for (Node* k : same_key)
+        if (same_computation(*k, *node) && covers_outputs(*k, *node)) kept = k;
+      if (kept == nullptr) {
+        same_key.push_back(node);
+        continue;
+      }
+      if (keeps_own_tensors(*node, returned, bases) || keeps_own_tensors(*kept, returned, bases))
+        continue;
+      auto [it, added] = record.try_emplace(kept, program.shared.size());
+      if (added) program.shared.push_back({kept->name(), kept->target(), {}});
+      program.shared[it->second].duplicates.push_back(node->name());
+      for (size_t i = 0; i < node->outputs().size(); ++i) {
+        Value* out = node->outputs()[i];
+        if (out == nullptr) continue;
+        graph.replace_all_uses(out, kept->outputs()[i]);
+        out->set_producer(nullptr);
+      }
+      graph.erase_node(node);
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_share_identical_computations() {
+  return std::make_unique<ShareIdenticalComputations>();
+}
+
+}  // namespace splice::passes
