@@ -285,6 +285,32 @@ Result<void> verify_graph(const Graph& graph, const SymRanges& ranges) {
   return ok_result();
 }
 
+namespace {
+
+// A mutation output's value becomes its target's next value (the buffer a session keeps, the
+// caller's input written in place), so it must be a tensor of the target's dtype and sizes: a
+// value of another shape was run and written into a state file that --state-in then refused.
+// Sizes are compared where both are constants or the same expression; two different symbolic
+// expressions may still be equal at run time, which the verifier cannot decide.
+Result<void> check_mutation_fits(const std::string& what, const Value& value, const Value& target) {
+  if (!target.is_tensor()) return ok_result();
+  const TensorType& got = value.type();
+  const TensorType& want = target.type();
+  bool fits = got.dtype == want.dtype && got.rank() == want.rank();
+  for (size_t d = 0; fits && d < got.sizes.size(); ++d) {
+    const SymExpr& a = got.sizes[d];
+    const SymExpr& b = want.sizes[d];
+    if (a.is_constant() && b.is_constant()) fits = *a.constant() == *b.constant();
+  }
+  if (!fits)
+    return fail(fmt::format("{}: its value {} is {}, but the input it mutates, {}, is {}", what,
+                            format_value_name(value.name()), got.to_string(),
+                            format_value_name(target.name()), want.to_string()));
+  return ok_result();
+}
+
+}  // namespace
+
 Result<void> verify(const Program& program) {
   const Graph& graph = program.graph;
   SPLICE_TRY(verify_graph(graph, program.ranges));
@@ -325,17 +351,19 @@ Result<void> verify(const Program& program) {
     if (!wanted) continue;
     std::string what =
         fmt::format("signature output {} ({} \"{}\")", i, output_kind_name(out.kind), out.target);
-    bool found = false;
+    const Value* target = nullptr;
     for (const InputSpec& in : sig.inputs) {
       if (in.kind != *wanted) continue;
-      found |= in.target == out.target ||
-               (in.kind == InputKind::kUserInput && in.value && in.value->name() == out.target);
+      if (in.target == out.target ||
+          (in.kind == InputKind::kUserInput && in.value && in.value->name() == out.target))
+        target = in.value;
     }
-    if (!found)
+    if (target == nullptr)
       return fail(fmt::format("{}: no {} input of that name", what, input_kind_name(*wanted)));
     const Arg& g = graph.outputs()[i];
     if (!g.is<Value*>() || !is_kind(g.as<Value*>(), ValueKind::kTensor))
       return fail(fmt::format("{}: graph output is {}, not a tensor", what, describe_arg(g)));
+    SPLICE_TRY(check_mutation_fits(what, *g.as<Value*>(), *target));
   }
   for (const auto& [name, range] : program.ranges) {
     if (range.max && *range.max < range.min)
