@@ -259,6 +259,8 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
     // this holds for a backend this machine cannot run, too).
     SPLICE_TRY(runtime::check_kernels(program, backend->target()));
     const plan::Plan plan = plan::build_plan(program, options.plan_mode, backend->target());
+    if (auto peak = plan::check_static_peak(program, plan); !peak.ok())
+      return peak.error().with_context(pt2_path);
     return plan::write_engine_file(program, plan, engine_path);
   });
 }

@@ -867,6 +867,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
                       plan->backend, model.backend->name());
   model.plan =
       plan ? std::move(*plan) : plan::build_plan(program, options.mode, model.backend->target());
+  SPLICE_TRY(plan::check_static_peak(program, model.plan));
   model.program = std::move(program);
   // Steps must run every node once, in an order the plan chose; check before trusting it.
   std::vector<int> seen(model.program.graph.nodes().size(), 0);
