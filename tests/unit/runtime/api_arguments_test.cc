@@ -5,6 +5,9 @@
 // the machine's hardware threads is clamped, with a warning.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -146,6 +149,37 @@ TEST(ApiArguments, AnUnknownStartStateNameIsRefusedWithoutBuffersToo) {
   ASSERT_FALSE(r.ok());
   expect_error(r.error(), ErrorKind::kBadInput,
                "start state 'nope': the program has no buffer 'nope'");
+}
+
+// The memory check before a call (runtime/memory_check.h) through the API: hf_llama (a
+// transformers Llama with a dynamic sequence length) at 100,000 tokens under a 1 GB
+// address-space limit, set in a child process (the limit is the process's own), is refused
+// with a kBackend error naming the bytes and RLIMIT_AS, in well under a second.
+// The child's side: exits 0 when the call is refused with a kBackend error (printed).
+[[noreturn]] void run_100k_tokens_under_1_gb() {
+  rlimit limit{int64_t{1} << 30, int64_t{1} << 30};
+  if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(3);
+  auto model = Model::load(model_path("hf_llama.default"));
+  if (!model.ok()) std::_Exit(4);
+  Session s = model->open_session().value();
+  const int64_t tokens = 100000;
+  std::vector<int64_t> ids(2 * tokens, 1), mask(2 * tokens, 1);
+  std::map<std::string, TensorArg> args;
+  args.emplace("input_ids", TensorArg{ids.data(), DType::kInt64, {2, tokens}});
+  args.emplace("attention_mask", TensorArg{mask.data(), DType::kInt64, {2, tokens}});
+  auto r = s.run(args);
+  if (r.ok()) std::_Exit(5);
+  std::fprintf(stderr, "%s\n", r.error().message().c_str());
+  std::_Exit(r.error().kind() == ErrorKind::kBackend && r.error().exit_code() == 2 ? 0 : 6);
+}
+
+TEST(ApiArguments, ACallThatCannotFitIsRefusedBeforeAllocating) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_100k_tokens_under_1_gb(), ::testing::ExitedWithCode(0),
+              "out of memory: this call needs at least [0-9]+ bytes \\([0-9.]+ GiB\\) with "
+              "s53 = 100000 \\(.* in planned buffers, .* in intermediates at their peak\\), "
+              "but RLIMIT_AS \\(ulimit -v: 1073741824 bytes\\) less the [0-9]+ bytes of "
+              "address space in use leaves .*; refused before allocating any");
 }
 
 }  // namespace
