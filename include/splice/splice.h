@@ -44,7 +44,7 @@ struct SessionState;
 // written.
 struct TensorArg {
   void* data = nullptr;
-  DType dtype = DType::kFloat32;
+  DType dtype = DType::kFloat32;  // a value outside DType's enumerators is a kBadUsage error
   std::vector<int64_t> shape;
   // Where `data` lives: host memory (the default), or the GPU of a model loaded with device
   // "cuda", where `data` is a device address that the call reads (and, for a mutated input,
@@ -153,8 +153,11 @@ struct InputInfo {
 struct LoadOptions {
   // The backend to run on: "cpu" (always there) or "cuda" (in a CUDA build).
   std::string device = "cpu";
-  // Host threads for this model's kernels (each model has its own pool); 0 = all cores.
+  // Host threads for this model's kernels (each model has its own pool); 0 = all cores. More
+  // than the machine's hardware threads is clamped to those (Model::warnings() says so); a
+  // negative count is a kBadUsage error.
   int threads = 0;
+  // A value outside PlanMode's enumerators is a kBadUsage error.
   PlanMode plan_mode = PlanMode::kPlanned;
   // Record each session's calls as CUDA graphs and replay them (docs/cuda.md, "CUDA graphs");
   // only the cuda backend records. A call is recorded the second time a session runs it with
@@ -202,6 +205,9 @@ class Model {
   // Why load() could not use the engine cache it was given (empty when it could); the model
   // was then planned in memory and runs the same.
   const std::string& cache_note() const { return cache_note_; }
+  // What load() changed in the options it was given, one sentence each (a thread count
+  // clamped to the machine's hardware threads); empty when it used them as they were.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   std::vector<InputInfo> inputs() const;
   // Fully qualified names of the program's buffers (its mutable state).
@@ -218,9 +224,13 @@ class Model {
   std::shared_ptr<const detail::ModelImpl> impl_;
   bool from_cache_ = false;
   std::string cache_note_;
+  std::vector<std::string> warnings_;
   friend class Session;
 };
 
+// A Session moved from (into another Session) is empty: its calls return a kBadUsage error
+// (graph_stats() all zero) instead of touching state it no longer has. The same holds for a
+// moved-from Model's open_session().
 class Session {
  public:
   // Runs one call with the program's user inputs by name. Buffers the program mutates keep

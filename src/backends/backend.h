@@ -27,6 +27,7 @@
 #include "ir/pointwise.h"
 #include "ir/sym.h"
 #include "splice/device.h"
+#include "support/host_memory.h"
 
 namespace splice::backend {
 
@@ -114,6 +115,13 @@ class Backend {
   // CPU interprets the program, CUDA generates a kernel), and whether a backend runs a
   // function is already data the planner reads (Target::pointwise_classes), so no caller ever
   // asks a backend that runs none; a capability object would only repeat that table.
+
+  // What a call may still allocate on the backend's device, and which limit that is, or
+  // nullopt when it cannot be known. The runtime refuses a call whose planned memory is more,
+  // before allocating any (runtime/memory_check.h). The default is the host's
+  // (support/host_memory.h): a host backend's memory is the process's. Core, not optional: the
+  // default is the right answer for every host backend.
+  virtual std::optional<MemoryLimit> available_memory() const { return host_memory_limit(); }
 
   // Waits until the session's queued work is done and reports a failure it recorded.
   virtual Result<void> synchronize(SessionContext& session) const { return ok_result(); }

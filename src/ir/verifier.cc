@@ -10,6 +10,8 @@
 #include "ir/ops.h"
 #include "ir/printer.h"
 #include "ir/type_check.h"
+#include "support/checked_math.h"
+#include "support/dtype.h"
 
 namespace splice::ir {
 
@@ -164,6 +166,34 @@ bool output_fits(const Value& v, ArgType type) {
 
 Error fail(std::string message) { return Error(ErrorKind::kBadArchive, std::move(message)); }
 
+// The most bytes one tensor with constant sizes may span: 16 TiB, far beyond any real model's
+// tensor and any machine's memory, and far below int64's end, so a size that passes can be
+// multiplied and summed without overflow. A value beyond it (`expand` to [2^62, 3, 4], a static
+// `repeat` to 48 TiB) would only fail at run time, after every check the loader makes.
+constexpr int64_t kMaxStaticTensorBytes = int64_t{1} << 44;
+
+// A value whose sizes are all constants: its element count times its dtype's size must fit
+// int64 and kMaxStaticTensorBytes. Sizes with a symbol are evaluated, and checked, when a call
+// binds them.
+Result<void> check_static_size(const Value& v) {
+  if (!v.is_tensor()) return ok_result();
+  const TensorType& type = v.type();
+  std::optional<int64_t> bytes = dtype_size(type.dtype);
+  for (const SymExpr& d : type.sizes) {
+    if (!d.is_constant()) return ok_result();
+    if (bytes) bytes = checked_mul(*bytes, std::max<int64_t>(*d.constant(), 0));
+  }
+  if (!bytes)
+    return fail(fmt::format("value {} is {}: its size in bytes overflows int64",
+                            format_value_name(v.name()), type.to_string()));
+  if (*bytes > kMaxStaticTensorBytes)
+    return fail(
+        fmt::format("value {} is {}: {} bytes, more than splice's limit of 2^44 bytes "
+                    "(16 TiB) for one tensor",
+                    format_value_name(v.name()), type.to_string(), *bytes));
+  return ok_result();
+}
+
 Result<void> check_outputs(const Node& node, std::set<const Value*>& defined) {
   const auto& returns = node.op().returns;
   const auto& outputs = node.outputs();
@@ -240,6 +270,7 @@ Result<void> verify_graph(const Graph& graph, const SymRanges& ranges) {
       return fail(fmt::format("graph input {} records node '{}' as its producer",
                               format_value_name(v->name()), v->producer()->name()));
     }
+    SPLICE_TRY(check_static_size(*v));
   }
 
   for (const auto& owned : graph.nodes()) {
@@ -266,6 +297,8 @@ Result<void> verify_graph(const Graph& graph, const SymRanges& ranges) {
       }
     }
     SPLICE_TRY(check_outputs(node, defined));
+    for (const Value* v : node.outputs())
+      if (v != nullptr) SPLICE_TRY(check_static_size(*v));
     SPLICE_TRY(types.check(node));
   }
 
@@ -284,6 +317,55 @@ Result<void> verify_graph(const Graph& graph, const SymRanges& ranges) {
   }
   return ok_result();
 }
+
+namespace {
+
+// A mutation output's value becomes its target's next value (the buffer a session keeps, the
+// caller's input written in place), so it must be a tensor of the target's dtype and sizes: a
+// value of another shape was run and written into a state file that --state-in then refused.
+// Sizes are compared where both are constants or the same expression; two different symbolic
+// expressions may still be equal at run time, which the verifier cannot decide.
+Result<void> check_mutation_fits(const std::string& what, const Value& value, const Value& target) {
+  if (!target.is_tensor()) return ok_result();
+  const TensorType& got = value.type();
+  const TensorType& want = target.type();
+  bool fits = got.dtype == want.dtype && got.rank() == want.rank();
+  for (size_t d = 0; fits && d < got.sizes.size(); ++d) {
+    const SymExpr& a = got.sizes[d];
+    const SymExpr& b = want.sizes[d];
+    if (a.is_constant() && b.is_constant()) fits = *a.constant() == *b.constant();
+  }
+  if (!fits)
+    return fail(fmt::format("{}: its value {} is {}, but the input it mutates, {}, is {}", what,
+                            format_value_name(value.name()), got.to_string(),
+                            format_value_name(target.name()), want.to_string()));
+  return ok_result();
+}
+
+// A symbol that is a tensor's size (a dim that is the symbol alone) takes values >= 0: one
+// whose range lies entirely below 0 has no value any call could bind, so every call would be
+// refused (or, without a check, run with a negative size).
+Result<void> check_size_symbols(const Program& program) {
+  auto check = [&](const Value* v) -> Result<void> {
+    if (v == nullptr || !v->is_tensor()) return ok_result();
+    for (const SymExpr& d : v->type().sizes) {
+      if (d.op() != SymOp::kSymbol) continue;
+      auto it = program.ranges.find(d.symbol_name());
+      if (it == program.ranges.end() || !it->second.max || *it->second.max >= 0) continue;
+      return fail(
+          fmt::format("symbol {} is a size of {} but its range {} holds no size (every "
+                      "value is negative)",
+                      d.symbol_name(), format_value_name(v->name()), it->second.to_string()));
+    }
+    return ok_result();
+  };
+  for (const Value* v : program.graph.inputs()) SPLICE_TRY(check(v));
+  for (const auto& node : program.graph.nodes())
+    for (const Value* v : node->outputs()) SPLICE_TRY(check(v));
+  return ok_result();
+}
+
+}  // namespace
 
 Result<void> verify(const Program& program) {
   const Graph& graph = program.graph;
@@ -325,22 +407,25 @@ Result<void> verify(const Program& program) {
     if (!wanted) continue;
     std::string what =
         fmt::format("signature output {} ({} \"{}\")", i, output_kind_name(out.kind), out.target);
-    bool found = false;
+    const Value* target = nullptr;
     for (const InputSpec& in : sig.inputs) {
       if (in.kind != *wanted) continue;
-      found |= in.target == out.target ||
-               (in.kind == InputKind::kUserInput && in.value && in.value->name() == out.target);
+      if (in.target == out.target ||
+          (in.kind == InputKind::kUserInput && in.value && in.value->name() == out.target))
+        target = in.value;
     }
-    if (!found)
+    if (target == nullptr)
       return fail(fmt::format("{}: no {} input of that name", what, input_kind_name(*wanted)));
     const Arg& g = graph.outputs()[i];
     if (!g.is<Value*>() || !is_kind(g.as<Value*>(), ValueKind::kTensor))
       return fail(fmt::format("{}: graph output is {}, not a tensor", what, describe_arg(g)));
+    SPLICE_TRY(check_mutation_fits(what, *g.as<Value*>(), *target));
   }
   for (const auto& [name, range] : program.ranges) {
     if (range.max && *range.max < range.min)
       return fail(fmt::format("symbol {} has an empty range {}", name, range.to_string()));
   }
+  SPLICE_TRY(check_size_symbols(program));
   return ok_result();
 }
 

@@ -51,7 +51,32 @@ DataFlow with_group_reads(const DataFlow& df, const ir::Program& program,
   return out;
 }
 
+bool all_sizes_constant(const ir::Program& program) {
+  auto constant = [](const ir::Value* v) {
+    if (v == nullptr || !v->is_tensor()) return true;
+    for (const SymExpr& d : v->type().sizes)
+      if (!d.is_constant()) return false;
+    return true;
+  };
+  for (const ir::Value* v : program.graph.inputs())
+    if (!constant(v)) return false;
+  for (const auto& node : program.graph.nodes())
+    for (const ir::Value* v : node->outputs())
+      if (!constant(v)) return false;
+  return true;
+}
+
 }  // namespace
+
+Result<void> check_static_peak(const ir::Program& program, const Plan& plan) {
+  constexpr int64_t kMaxStaticPeakBytes = int64_t{1} << 44;
+  if (plan.totals.peak_bytes <= kMaxStaticPeakBytes || !all_sizes_constant(program))
+    return ok_result();
+  return make_error(ErrorKind::kBadArchive,
+                    "the plan holds {} bytes of intermediates at once, more than splice's limit "
+                    "of 2^44 bytes (16 TiB)",
+                    plan.totals.peak_bytes);
+}
 
 Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target& target) {
   const DataFlow df = analyse(program, target);

@@ -39,21 +39,23 @@ std::vector<RootLife> root_lives(const DataFlow& df, const WritePlanResult& wp) 
   return lives;
 }
 
-// Peak of the sum of live intervals (positions are node indices; end inclusive).
+// Peak of the sum of live intervals (positions are node indices; end inclusive). Summed in 128
+// bits and clamped: only constant sizes are held below 2^44 by the verifier, and absurd
+// example sizes must read as a huge peak (which check_static_peak refuses), never wrap.
 int64_t peak_of(const std::vector<Interval>& intervals, int end) {
-  std::vector<int64_t> delta(static_cast<size_t>(end) + 2, 0);
+  std::vector<__int128> delta(static_cast<size_t>(end) + 2, 0);
   for (const Interval& i : intervals) {
     const int s = std::clamp(i.start, 0, end);
     const int e = std::clamp(i.end, s, end);
     delta[s] += i.bytes;
     delta[e + 1] -= i.bytes;
   }
-  int64_t live = 0, peak = 0;
-  for (int64_t d : delta) {
+  __int128 live = 0, peak = 0;
+  for (__int128 d : delta) {
     live += d;
     peak = std::max(peak, live);
   }
-  return peak;
+  return static_cast<int64_t>(std::min<__int128>(peak, INT64_MAX));
 }
 
 class MemoryPlanner {

@@ -58,6 +58,17 @@ Result<HostTensor> to_host(const detail::ModelImpl& model, detail::SessionState&
   SPLICE_TRY(model.backend->synchronize(*state.backend_session));
   return h;
 }
+// A DType value the caller made by casting an integer outside the enum: refused before any table
+// is indexed by it (dtype_size and dtype_name read one entry per enumerator).
+Result<void> check_dtype(const std::string& what, DType dtype) {
+  const auto raw = static_cast<unsigned>(dtype);
+  if (raw > static_cast<unsigned>(DType::kBFloat16))
+    return make_error(ErrorKind::kBadUsage,
+                      "{} has dtype value {}, which is not a splice::DType (0 to {})", what, raw,
+                      static_cast<unsigned>(DType::kBFloat16));
+  return ok_result();
+}
+
 // A Tensor that views the caller's memory without copying it, for the length of a call. It is
 // writable only when the program mutates that input in place (`writable`); every other input
 // is read-only, so no plan can write into memory the program only reads.
@@ -69,6 +80,7 @@ Result<Tensor> borrow(const std::string& name, const TensorArg& arg, bool writab
         ErrorKind::kBadInput, "input '{}' is in {} memory, but the model runs on {}", name,
         device_name(arg.device),
         backend == nullptr ? std::string("the host") : device_name(backend->device()));
+  SPLICE_TRY(check_dtype(fmt::format("input '{}'", name), arg.dtype));
   auto numel = checked_numel(arg.shape);
   if (!numel)
     return make_error(ErrorKind::kBadInput, "input '{}' has an invalid shape {}", name,
@@ -138,16 +150,51 @@ std::string default_cache_dir() { return plan::default_cache_dir(); }
 
 namespace {
 
-int thread_count(const LoadOptions& options) {
-  // 0 means every core the machine has.
-  return options.threads > 0 ? options.threads
-                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+// The thread count a model runs with: 0 means every hardware thread; more than the machine has
+// is clamped to that with a warning (threads beyond the cores only contend: 4096 of them made a
+// call about 1,000x slower), a negative count is refused.
+Result<int> thread_count(const LoadOptions& options, std::vector<std::string>& warnings) {
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (options.threads < 0)
+    return make_error(ErrorKind::kBadUsage,
+                      "threads must be 0 (every hardware thread) or a positive count, got {}",
+                      options.threads);
+  if (options.threads == 0) return hardware;
+  if (options.threads > hardware) {
+    warnings.push_back(
+        fmt::format("{} threads asked for, but this machine has {} hardware "
+                    "threads; using {}",
+                    options.threads, hardware, hardware));
+    return hardware;
+  }
+  return options.threads;
+}
+
+// A PlanMode value outside the enum (a cast integer) would be planned as neither mode and
+// written into an engine that splice then refuses.
+Result<void> check_plan_mode(PlanMode mode) {
+  if (mode != PlanMode::kPlanned && mode != PlanMode::kNaive)
+    return make_error(ErrorKind::kBadUsage,
+                      "plan_mode value {} is not a splice::PlanMode (kPlanned = 0, kNaive = 1)",
+                      static_cast<int>(mode));
+  return ok_result();
+}
+
+// Session calls on a Session whose contents were moved to another one.
+Result<void> check_not_moved(const detail::SessionState* state) {
+  if (state == nullptr)
+    return make_error(ErrorKind::kBadUsage,
+                      "this Session was moved from; use the Session it was moved to");
+  return ok_result();
 }
 
 }  // namespace
 
 Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
   return no_throw("loading a model", [&]() -> Result<Model> {
+    SPLICE_TRY(check_plan_mode(options.plan_mode));
+    std::vector<std::string> warnings;
+    SPLICE_ASSIGN_OR_RETURN(const int threads, thread_count(options, warnings));
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
                             backend::require_backend(options.device));
     const backend::Target& target = backend->target();
@@ -182,13 +229,14 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
     }
     runtime::PrepareOptions prepare;
     prepare.device = options.device;
-    prepare.threads = thread_count(options);
+    prepare.threads = threads;
     prepare.mode = mode;
     SPLICE_ASSIGN_OR_RETURN(detail::ModelImpl impl,
                             runtime::prepare(std::move(program), prepare, std::move(planned)));
     impl.record_calls = options.cuda_graphs;
     Model model(std::make_shared<const detail::ModelImpl>(std::move(impl)), hit);
     model.cache_note_ = std::move(cache_note);
+    model.warnings_ = std::move(warnings);
     return model;
   });
 }
@@ -201,6 +249,7 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
                         "'{}' is already an engine file; `splice compile` takes a .pt2 archive "
                         "(run the engine with `splice run`)",
                         pt2_path);
+    SPLICE_TRY(check_plan_mode(options.plan_mode));
     // Writing the engine over the archive would replace the user's model with it.
     SPLICE_TRY(check_distinct_files({{"the model", pt2_path}}, {{"the engine file", engine_path}}));
     SPLICE_ASSIGN_OR_RETURN(const backend::Backend* backend,
@@ -210,12 +259,15 @@ Result<void> Model::compile(const std::string& pt2_path, const std::string& engi
     // this holds for a backend this machine cannot run, too).
     SPLICE_TRY(runtime::check_kernels(program, backend->target()));
     const plan::Plan plan = plan::build_plan(program, options.plan_mode, backend->target());
+    if (auto peak = plan::check_static_peak(program, plan); !peak.ok())
+      return peak.error().with_context(pt2_path);
     return plan::write_engine_file(program, plan, engine_path);
   });
 }
 
 std::vector<InputInfo> Model::inputs() const {
   std::vector<InputInfo> result;
+  if (impl_ == nullptr) return result;  // a moved-from Model has no program
   for (size_t i : impl_->user_inputs) {
     const ir::Value* v = impl_->program.signature.inputs[i].value;
     InputInfo info;
@@ -229,17 +281,23 @@ std::vector<InputInfo> Model::inputs() const {
 
 std::vector<std::string> Model::state_names() const {
   std::vector<std::string> names;
+  if (impl_ == nullptr) return names;
   for (const auto& spec : impl_->program.signature.inputs)
     if (spec.kind == ir::InputKind::kBuffer) names.push_back(spec.target);
   return names;
 }
 
-std::string Model::device() const { return std::string(impl_->backend->name()); }
+std::string Model::device() const {
+  return impl_ == nullptr ? std::string() : std::string(impl_->backend->name());
+}
 
-int Model::threads() const { return impl_->backend_model->threads(); }
+int Model::threads() const { return impl_ == nullptr ? 0 : impl_->backend_model->threads(); }
 
 Result<Session> Model::open_session() const {
   return no_throw("opening a session", [&]() -> Result<Session> {
+    if (impl_ == nullptr)
+      return make_error(ErrorKind::kBadUsage,
+                        "this Model was moved from; use the Model it was moved to");
     SPLICE_ASSIGN_OR_RETURN(detail::SessionState state, runtime::open_session_state(*impl_));
     return Session(impl_, std::make_unique<detail::SessionState>(std::move(state)));
   });
@@ -253,16 +311,20 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
 Result<void> Session::reset_state() {
-  return no_throw("resetting state",
-                  [&]() -> Result<void> { return runtime::reset_session_state(*model_, *state_); });
+  return no_throw("resetting state", [&]() -> Result<void> {
+    SPLICE_TRY(check_not_moved(state_.get()));
+    return runtime::reset_session_state(*model_, *state_);
+  });
 }
 
 GraphStats Session::graph_stats() const {
-  return state_->recordings != nullptr ? state_->recordings->stats : GraphStats{};
+  return state_ != nullptr && state_->recordings != nullptr ? state_->recordings->stats
+                                                            : GraphStats{};
 }
 
 Result<HostTensor> Session::state(const std::string& name) const {
   return no_throw("reading state", [&]() -> Result<HostTensor> {
+    SPLICE_TRY(check_not_moved(state_.get()));
     auto it = state_->buffers.find(name);
     if (it == state_->buffers.end())
       return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
@@ -272,9 +334,11 @@ Result<HostTensor> Session::state(const std::string& name) const {
 
 Result<void> Session::set_state(const std::string& name, const TensorArg& value) {
   return no_throw("setting state", [&]() -> Result<void> {
+    SPLICE_TRY(check_not_moved(state_.get()));
     auto it = state_->buffers.find(name);
     if (it == state_->buffers.end())
       return make_error(ErrorKind::kBadInput, "the program has no buffer '{}'", name);
+    SPLICE_TRY(check_dtype(fmt::format("state '{}'", name), value.dtype));
     if (value.dtype != it->second.dtype() || value.shape != it->second.sizes())
       return make_error(ErrorKind::kBadInput, "state '{}' is {}{}, the buffer is {}{}", name,
                         dtype_name(value.dtype), shape_string(value.shape),
@@ -305,6 +369,7 @@ Result<void> Session::set_state(const std::string& name, const TensorArg& value)
 Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
                                const RunOptions& options) {
   return no_throw("running a call", [&]() -> Result<RunResult> {
+    SPLICE_TRY(check_not_moved(state_.get()));
     const backend::Backend& b = *model_->backend;
     runtime::TensorMap bound;
     bool on_device = false;
@@ -380,6 +445,13 @@ Result<CallTimes> Session::measure(const std::map<std::string, TensorArg>& input
       return make_error(ErrorKind::kBadUsage,
                         "measure needs warmup >= 0 and iters >= 1 (got warmup {}, iters {})",
                         options.warmup, options.iters);
+    SPLICE_TRY(check_not_moved(state_.get()));
+    // Every name is checked before any call, also for a program without buffers, which
+    // restores nothing and would otherwise never look at them.
+    for (const auto& [name, value] : options.start_state)
+      if (!state_->buffers.count(name))
+        return make_error(ErrorKind::kBadInput, "start state '{}': the program has no buffer '{}'",
+                          name, name);
     const bool has_state = !state_->buffers.empty();
     // Untimed, before every call: the same starting state each time.
     const auto restore = [&]() -> Result<void> {

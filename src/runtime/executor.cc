@@ -22,6 +22,7 @@
 #include "runtime/host_nodes.h"
 #include "runtime/input_binding.h"
 #include "runtime/kernel_check.h"
+#include "runtime/memory_check.h"
 #include "runtime/node_exec.h"
 #include "runtime/recorded_calls.h"
 #include "tensor/convert.h"
@@ -867,6 +868,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
                       plan->backend, model.backend->name());
   model.plan =
       plan ? std::move(*plan) : plan::build_plan(program, options.mode, model.backend->target());
+  SPLICE_TRY(plan::check_static_peak(program, model.plan));
   model.program = std::move(program);
   // Steps must run every node once, in an order the plan chose; check before trusting it.
   std::vector<int> seen(model.program.graph.nodes().size(), 0);
@@ -894,6 +896,7 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   SPLICE_TRY(resolve_plan(model));
   SPLICE_TRY(resolve_node_exec(model));
   SPLICE_TRY(resolve_groups(model));
+  model.allocated_values = find_allocated_values(model);
   if (model.backend->recorder() != nullptr)
     model.positions = find_device_positions(model.program, model.plan);
   backend::ModelOptions backend_options;
@@ -1102,6 +1105,8 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
                                       model.load_checked_weights));
   // The archive's recorded sizes that only the bound symbols can confirm, before any kernel.
   SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
+  // A call that cannot fit is refused now, before any of its memory is allocated.
+  SPLICE_TRY(check_call_memory(model, state, f.symbols));
   // A call whose steps are recorded (stats want every step, so those calls run them).
   RecordedEntry* entry = stats == nullptr ? recording_for(model, state, f.symbols) : nullptr;
   if (entry != nullptr && entry->call != nullptr) {

@@ -88,6 +88,15 @@ struct GroupExec {
   std::string label;                               // "group 0 (mul .. add)", for errors
 };
 
+// A tensor its kernel allocates during a call (runtime/memory_check.h): the value's slot, the
+// plan step that makes it and the last step it is alive in (the last step when it leaves the
+// call).
+struct AllocatedValue {
+  int32_t slot = -1;
+  int32_t first_step = 0;
+  int32_t last_step = 0;
+};
+
 struct ModelImpl {
   ir::Program program;
   plan::Plan plan;
@@ -141,6 +150,8 @@ struct ModelImpl {
   // The .item() symbols that only say where windows start, which recorded calls read on the
   // device (runtime/device_positions.h).
   runtime::DevicePositions positions;
+  // The tensors kernels allocate, for the memory check before a call.
+  std::vector<AllocatedValue> allocated_values;
 };
 
 // The mutable state of one session.
@@ -165,6 +176,9 @@ struct SessionState {
   std::vector<ViewMemo> views;
   // Sizes of dynamic-shape values and buffers under the symbols of the session's last call.
   BoundShapes shapes;
+  // The symbols of the last call whose memory was checked (runtime/memory_check.h): a call
+  // with the same binding is not checked again.
+  std::optional<SymBindings> memory_checked;
 };
 
 }  // namespace splice::detail

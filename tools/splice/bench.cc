@@ -123,6 +123,8 @@ Result<void> run_bench(const BenchOptions& options) {
                           to_load_options(options.planning, options.threads));
   load_options.cuda_graphs = !options.no_graphs;
   SPLICE_ASSIGN_OR_RETURN(Model model, Model::load(options.model, load_options));
+  for (const std::string& w : model.warnings())
+    std::fprintf(stderr, "splice: warning: %s\n", w.c_str());
   SPLICE_ASSIGN_OR_RETURN(Session session, model.open_session());
   std::map<std::string, Tensor> inputs, state;
   if (!options.inputs.empty()) {

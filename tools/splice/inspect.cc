@@ -51,6 +51,7 @@ Result<void> print_plan(const InspectOptions& options) {
     SPLICE_ASSIGN_OR_RETURN(program, compiler::load_program(options.model));
     plan = plan::build_plan(program, *mode, b->target());
   }
+  SPLICE_TRY(plan::check_static_peak(program, plan));
   const std::string out = options.json ? plan::plan_report_json(program, plan).dump(2) + "\n"
                                        : plan::plan_report_text(program, plan);
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -48,6 +48,8 @@ Result<void> run_run(const RunOptions& options) {
   if (!model.cache_note().empty())
     std::fprintf(stderr, "splice: warning: engine cache not used (%s); planned in memory\n",
                  model.cache_note().c_str());
+  for (const std::string& w : model.warnings())
+    std::fprintf(stderr, "splice: warning: %s\n", w.c_str());
   SPLICE_ASSIGN_OR_RETURN(Session session, model.open_session());
 
   std::map<std::string, Tensor> input_tensors;

@@ -4,6 +4,7 @@
 #include "backends/cpu/args.h"
 
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
@@ -37,9 +38,17 @@ class ScopedSet {
   T saved_;
 };
 
+// The error of the last allocation of this thread's kernel that failed ("out of memory: cannot
+// allocate N bytes of host memory"), so run_kernel reports the byte count that bad_alloc
+// cannot carry.
+thread_local std::optional<Error> t_failed_allocation;
+
 // Unwraps an allocation result for code inside a kernel (see empty() in args.h).
 Tensor or_throw(Result<Tensor> r) {
-  if (!r.ok()) throw std::bad_alloc();
+  if (!r.ok()) {
+    t_failed_allocation = r.error();
+    throw std::bad_alloc();
+  }
   return std::move(r).value();
 }
 }  // namespace
@@ -68,10 +77,15 @@ Result<Outputs> run_kernel(const KernelCall& call, std::string_view op,
   // Outside a session (kernels calling kernels, tests) the thread's current pool stays.
   ThreadPool* pool = call.session != nullptr ? session_pool(*call.session) : current_pool();
   ScopedPool scoped_pool(pool);
+  t_failed_allocation.reset();
   try {
     return impl(op, args);
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorKind::kBackend, "{}: out of memory", op);
+    if (t_failed_allocation) return t_failed_allocation->with_context(std::string(op));
+    // A container inside the kernel: the size it asked for is not known here.
+    return make_error(ErrorKind::kBackend,
+                      "{}: out of memory (a buffer inside the kernel, of a size not known here)",
+                      op);
   } catch (const std::length_error&) {
     return make_error(ErrorKind::kBackend, "{}: out of memory (a size too large to allocate)", op);
   }

@@ -72,7 +72,11 @@ class CpuBackend final : public backend::Backend {
     try {
       return run_pointwise_program(program, inputs, outputs, sizes);
     } catch (const std::bad_alloc&) {
-      return make_error(ErrorKind::kBackend, "out of memory running a pointwise group");
+      // Only the group's per-thread tile buffers are allocated here (its outputs exist).
+      return make_error(ErrorKind::kBackend,
+                        "out of memory running a pointwise group over {}: its per-thread tile "
+                        "buffers could not be allocated",
+                        shape_string(sizes));
     }
   }
 

@@ -136,4 +136,12 @@ size_t cached_block_count() {
   return n;
 }
 
+size_t cached_bytes() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  size_t n = 0;
+  for (const auto& [key, list] : c.free) n += key.second * list.size();
+  return n;
+}
+
 }  // namespace splice::cuda

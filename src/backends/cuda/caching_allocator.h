@@ -45,5 +45,8 @@ void release_stream(cudaStream_t stream);
 
 // Blocks held in free lists right now (for tests).
 size_t cached_block_count();
+// Bytes those blocks hold: memory an allocation gets back (from its stream's list, or after
+// the allocator frees the cache and retries), though cudaMemGetInfo counts it as used.
+size_t cached_bytes();
 
 }  // namespace splice::cuda

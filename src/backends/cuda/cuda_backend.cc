@@ -94,6 +94,21 @@ class CudaBackend final : public backend::Backend {
     return allocate_device_storage(nbytes, kCudaDevice);
   }
 
+  // The GPU's free memory (cudaMemGetInfo) plus what the caching allocator holds free: a call's
+  // tensors live there, not in host memory. Unknown when the query fails (no device).
+  std::optional<MemoryLimit> available_memory() const override {
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky: clear it so the next CUDA call does not see it
+      return std::nullopt;
+    }
+    const size_t cached = cached_bytes();
+    return MemoryLimit{static_cast<int64_t>(free + cached),
+                       fmt::format("the GPU's free memory (cudaMemGetInfo: {} of {} bytes free, "
+                                   "and {} bytes cached by splice)",
+                                   free, total, cached)};
+  }
+
   Result<void> copy(const Tensor& dst, const Tensor& src,
                     backend::SessionContext* session) const override {
     SPLICE_CHECK_OR_RETURN(dst.sizes() == src.sizes() && dst.dtype() == src.dtype(),
