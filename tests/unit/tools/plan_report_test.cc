@@ -109,12 +109,17 @@ void expect_well_formed(const json& report, const std::string& what) {
   ASSERT_TRUE(report.is_object()) << what;
   std::set<std::string> top;
   for (const auto& [k, v] : report.items()) top.insert(k);
-  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "totals"})) << what;
+  EXPECT_EQ(
+      top, (std::set<std::string>{"mode", "backend", "writes", "groups", "fusion_notes", "totals"}))
+      << what;
+  ASSERT_TRUE(report["fusion_notes"].is_array()) << what;
   ASSERT_TRUE(report["groups"].is_array()) << what;
   for (const auto& g : report["groups"]) {
     std::set<std::string> keys;
     for (const auto& [k, v] : g.items()) keys.insert(k);
-    EXPECT_EQ(keys, (std::set<std::string>{"nodes", "outputs"})) << what << ": " << g.dump();
+    EXPECT_EQ(keys, (std::set<std::string>{"nodes", "outputs", "kind"}))
+        << what << ": " << g.dump();
+    EXPECT_TRUE(g["kind"] == "pointwise" || g["kind"] == "rms_norm") << what << ": " << g.dump();
     // A group fuses at least two ops and stores at least one value.
     EXPECT_TRUE(g["nodes"].is_array() && g["nodes"].size() >= 2) << what << ": " << g.dump();
     EXPECT_TRUE(g["outputs"].is_array() && !g["outputs"].empty()) << what << ": " << g.dump();
