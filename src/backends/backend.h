@@ -16,6 +16,7 @@
 // every backend must answer with "I cannot".
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -76,6 +77,24 @@ class CallProbe {
   virtual Result<LaunchCounts> counts() = 0;
 };
 
+// One RMSNorm group's call (plan/norm_fusion.h): over the last dim of every tensor (H
+// elements, the same sizes for x, residual, sum and out; weight is [H]),
+//   a = residual ? round(x + residual) : x        (in x's dtype; stored into sum when given)
+//   r = rsqrt(sum_j a_j^2 / H + eps)              (each step rounded to stat, as the chain's
+//   y = round_to(cast, a * r)                      values are; cast: the dtype of y's cast)
+//   out = weight ? round(float(y) * float(weight)) : y   (in out's dtype)
+// x, residual and out are float16, bfloat16 or float32; cast and weight's dtype the same set.
+struct RmsNormCall {
+  Tensor x;
+  std::optional<Tensor> residual;
+  std::optional<Tensor> weight;
+  std::optional<Tensor> sum;  // the residual sum, when something else reads it
+  Tensor out;
+  DType stat = DType::kFloat32;
+  DType cast = DType::kFloat32;
+  double eps = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -110,6 +129,10 @@ class Backend {
                                      std::span<const Tensor> inputs,
                                      std::span<const Tensor> outputs, const Shape& sizes) const {
     return make_error(ErrorKind::kUnsupportedOp, "the {} backend runs no pointwise groups", name());
+  }
+  // Runs an RMSNorm group as one kernel; only asked when Target::fused_rms_norm is set.
+  virtual Result<void> run_rms_norm(SessionContext* session, const RmsNormCall& call) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend runs no RMSNorm groups", name());
   }
   // run_pointwise is core, not an optional object: pointwise ops are every backend's ALU (the
   // CPU interprets the program, CUDA generates a kernel), and whether a backend runs a
@@ -149,6 +172,8 @@ class Backend {
   void set_pointwise_classes(std::vector<uint8_t> classes) {
     target_.pointwise_classes = std::move(classes);
   }
+  // Declares that run_rms_norm runs RMSNorm groups (Target::fused_rms_norm), after set_kernels.
+  void set_fused_rms_norm() { target_.fused_rms_norm = true; }
 
  private:
   std::vector<KernelEntry> by_op_;  // indexed by OpId

@@ -26,6 +26,9 @@ struct Target {
   // Backend::run_pointwise runs the function. Empty: the backend runs no pointwise groups,
   // and the planner forms none for it.
   std::vector<uint8_t> pointwise_classes;
+  // Whether Backend::run_rms_norm runs an RMSNorm chain (with the residual add before it) as
+  // one kernel: the planner then forms RMSNorm groups (plan/norm_fusion.h) for this backend.
+  bool fused_rms_norm = false;
 
   bool supports(ir::OpId op) const { return kernels.at(static_cast<size_t>(op)); }
   // Whether the backend's kernel for `op` runs `dtype` (false when it has no kernel).

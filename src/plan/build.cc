@@ -93,6 +93,7 @@ Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target
   plan.totals.peak_bytes = mem.peak_bytes;
   plan.groups = fusion.groups;
   plan.shared = program.shared;
+  plan.fusion_notes = fusion.notes;
 
   // A copy_then_write whose producer stores into the new buffer copies the base just before.
   std::map<int, std::vector<int32_t>> base_copies;  // producer position → decisions

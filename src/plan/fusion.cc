@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "ir/ops.h"
+#include "plan/norm_fusion.h"
 
 namespace splice::plan {
 
@@ -112,6 +113,7 @@ class Fuser {
       }
       if (d.strategy == WriteStrategy::kCopyThenWrite) base_copy_at_.insert(d.producer);
     }
+    find_norms();
     // _assert_tensor_metadata checks nothing at run time (runtime/host_nodes.cc): it does not
     // make a member's value a group output.
     for (size_t pos = 0; pos < nodes_.size(); ++pos)
@@ -129,6 +131,49 @@ class Fuser {
 
  private:
   const ir::Graph& graph() const { return df_.program->graph; }
+
+  // RMSNorm chains the backend runs as one kernel (norm_fusion.h), found before the pointwise
+  // pass so their members never join a pointwise group; every mean that is not one says why.
+  void find_norms() {
+    norm_of_.assign(nodes_.size(), -1);
+    if (!df_.target->fused_rms_norm) return;
+    const GraphUses uses = graph_uses(graph());
+    auto pinned = [&](const Value* v) { return region_root_.count(v) > 0; };
+    for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) {
+      if (nodes_[pos]->op_id() != ir::OpId::mean_dim) continue;
+      auto chain = match_rms_norm(graph(), pos, uses, /*fuse_add=*/true, pinned);
+      if (!chain.ok()) {
+        out_.notes.push_back(chain.error().message());
+        continue;
+      }
+      bool claimed = false;
+      for (int32_t n : chain->nodes) claimed = claimed || norm_of_[n] >= 0;
+      if (claimed) continue;  // a member of an earlier chain (never: each has its own mean)
+      for (int32_t n : chain->nodes) norm_of_[n] = static_cast<int>(norm_chains_.size());
+      norm_chains_.push_back(std::move(chain->nodes));
+    }
+  }
+
+  // A member of RMSNorm chain `c`: the open group closes at its first member, and the chain
+  // becomes a group at its last (with the assertions between run right after it).
+  void step_norm(int pos, int c) {
+    if (norm_open_ < 0) {
+      close();
+      norm_open_ = c;
+    }
+    const std::vector<int32_t>& members = norm_chains_[c];
+    if (pos != members.back()) return;
+    const int g = static_cast<int>(out_.groups.size());
+    Group group;
+    group.kind = GroupKind::kRmsNorm;
+    group.nodes = members;
+    for (int32_t n : members) out_.group_of[n] = g;
+    out_.groups.push_back(std::move(group));
+    out_.order.push_back({true, g});
+    for (int n : norm_after_) out_.order.push_back({false, n});
+    norm_after_.clear();
+    norm_open_ = -1;
+  }
 
   int root(const Value* v) const {
     auto it = wp_.root_of.find(v);
@@ -268,6 +313,14 @@ class Fuser {
   }
 
   void step(int pos) {
+    if (const int c = norm_of_[pos]; c >= 0) {
+      step_norm(pos, c);
+      return;
+    }
+    if (norm_open_ >= 0) {  // an assertion between a chain's members (norm_fusion.h)
+      norm_after_.push_back(pos);
+      return;
+    }
     if (base_copy_at_.count(pos)) close();  // the base copy must precede the producer alone
     const bool is_candidate = candidate(pos);
     if (!members_.empty()) {
@@ -438,7 +491,7 @@ class Fuser {
     }
     if (readers.empty()) return std::nullopt;
     r.group = out_.group_of[readers.front()];
-    if (r.group < 0) return std::nullopt;
+    if (r.group < 0 || out_.groups[r.group].kind != GroupKind::kPointwise) return std::nullopt;
     for (int user : readers)
       if (out_.group_of[user] != r.group) return std::nullopt;
     const Value* last = nodes_[out_.groups[r.group].nodes.back()]->output(0);
@@ -512,6 +565,12 @@ class Fuser {
   std::set<int> read_roots_, store_roots_, whole_roots_;
   std::vector<SymExpr> sizes_;
   bool members_read_position_ = false;  // a member reads the element's position (an arange)
+  // RMSNorm chains: the members of each, each node's chain (or -1), the chain whose members
+  // are being passed, and the assertions met between them.
+  std::vector<std::vector<int32_t>> norm_chains_;
+  std::vector<int> norm_of_;
+  int norm_open_ = -1;
+  std::vector<int> norm_after_;
 };
 
 }  // namespace

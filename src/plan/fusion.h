@@ -21,7 +21,8 @@
 // stay plain nodes, except one whose value only a later group reads (identity views in between
 // seen through), over its iteration space: that node joins the group as its first member when
 // nothing running in between writes what it reads (Fuser::absorb_lone_producers).
-// Naive mode forms no groups.
+// Naive mode forms no groups. Before all this, on a backend that runs them
+// (Target::fused_rms_norm), RMSNorm chains become groups of kind kRmsNorm (plan/norm_fusion.h).
 
 #include <optional>
 #include <vector>
@@ -42,8 +43,9 @@ struct OrderItem {
 
 struct FusionPlan {
   std::vector<Group> groups;
-  std::vector<OrderItem> order;  // every node not in a group once, and every group once
-  std::vector<int> group_of;     // by node position: its group, or -1
+  std::vector<OrderItem> order;    // every node not in a group once, and every group once
+  std::vector<int> group_of;       // by node position: its group, or -1
+  std::vector<std::string> notes;  // fusions the backend runs that were not made, and why
 };
 
 FusionPlan plan_fusion(const DataFlow& df, const WritePlanResult& writes, PlanMode mode);

@@ -19,6 +19,10 @@ constexpr std::array<std::pair<SrcMode, const char*>, 2> kSrcModes{{
     {SrcMode::kProducerWrites, "producer_writes"},
     {SrcMode::kCopied, "copied"},
 }};
+constexpr std::array<std::pair<GroupKind, const char*>, 2> kGroupKinds{{
+    {GroupKind::kPointwise, "pointwise"},
+    {GroupKind::kRmsNorm, "rms_norm"},
+}};
 constexpr std::array<std::pair<PlanMode, const char*>, 2> kPlanModes{{
     {PlanMode::kPlanned, "planned"},
     {PlanMode::kNaive, "naive"},
@@ -47,5 +51,7 @@ const char* plan_mode_name(PlanMode m) { return name_of(kPlanModes, m); }
 std::optional<WriteStrategy> parse_strategy(std::string_view n) { return parse(kStrategies, n); }
 std::optional<SrcMode> parse_src_mode(std::string_view n) { return parse(kSrcModes, n); }
 std::optional<PlanMode> parse_plan_mode(std::string_view n) { return parse(kPlanModes, n); }
+const char* group_kind_name(GroupKind k) { return name_of(kGroupKinds, k); }
+std::optional<GroupKind> parse_group_kind(std::string_view n) { return parse(kGroupKinds, n); }
 
 }  // namespace splice::plan

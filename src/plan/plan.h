@@ -29,8 +29,9 @@ namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
 // 4: a group may name identity views among its members (plan/fusion.h).
-// 5: the plan lists the computations share_identical_computations shared ("shared").
-inline constexpr uint32_t kPlanFormatVersion = 5;
+// 5: a group has a kind: pointwise, or an RMSNorm run as one row kernel (plan/norm_fusion.h).
+// 6: the plan lists the computations share_identical_computations shared ("shared").
+inline constexpr uint32_t kPlanFormatVersion = 6;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -110,12 +111,23 @@ enum class StepKind {
   kGroup,     // run pointwise group `index` (into Plan::groups) as one loop nest
 };
 
+// What a group runs as.
+enum class GroupKind {
+  kPointwise,  // one PointwiseProgram (plan/fusion.h's group_program)
+  kRmsNorm,    // an RMSNorm chain, with the residual add before it, as one row kernel
+               // (plan/norm_fusion.h's rms_norm_of; Backend::run_rms_norm)
+};
+const char* group_kind_name(GroupKind k);  // "pointwise", "rms_norm"
+std::optional<GroupKind> parse_group_kind(std::string_view name);
+
 // Pointwise ops (and casts) over one iteration space that run as one loop nest: the backend
 // gets one PointwiseProgram (rebuilt from the graph by plan/fusion.h's group_program) and
-// stores only `outputs`, each to its placement; the other members' values never exist.
+// stores only `outputs`, each to its placement; the other members' values never exist. An
+// RMSNorm group is the same contract with a row reduction inside (plan/norm_fusion.h).
 struct Group {
   std::vector<int32_t> nodes;        // the members, graph node indices in program order
   std::vector<std::string> outputs;  // member values used outside the group, in member order
+  GroupKind kind = GroupKind::kPointwise;
   bool operator==(const Group&) const = default;
 };
 
@@ -148,6 +160,9 @@ struct Plan {
   // What the passes computed once instead of several times (from ir::Program::shared), for
   // the report: an engine file keeps it with the plan.
   std::vector<ir::SharedComputation> shared;
+  // Why a fusion the backend could run was not made (an RMSNorm chain whose mean has another
+  // reader, ...), one line each, for `inspect --plan`; not stored in an engine file.
+  std::vector<std::string> fusion_notes;
   bool operator==(const Plan&) const = default;
 };
 

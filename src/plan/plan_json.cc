@@ -234,6 +234,7 @@ Result<Group> read_group(const json& j, const std::string& where, const ir::Grap
   }
   if (g.nodes.empty() || g.outputs.empty())
     return plan_error("{} has no members or no outputs", where);
+  SPLICE_ASSIGN_OR_RETURN(g.kind, get_enum<GroupKind>(j, "kind", where, parse_group_kind));
   return g;
 }
 
@@ -279,7 +280,9 @@ json plan_to_json(const Plan& plan) {
                           {"write", p.write},
                           {"squeeze_dim", p.squeeze_dim}});
   json groups = json::array();
-  for (const Group& g : plan.groups) groups.push_back({{"nodes", g.nodes}, {"outputs", g.outputs}});
+  for (const Group& g : plan.groups)
+    groups.push_back(
+        {{"nodes", g.nodes}, {"outputs", g.outputs}, {"kind", group_kind_name(g.kind)}});
   json steps = json::array();
   for (const Step& s : plan.steps)
     steps.push_back({{"kind", step_kind_name(s.kind)}, {"index", s.index}});
@@ -294,6 +297,7 @@ json plan_to_json(const Plan& plan) {
           {"placements", std::move(placements)},
           {"groups", std::move(groups)},
           {"steps", std::move(steps)},
+          {"fusion_notes", plan.fusion_notes},
           {"totals",
            {{"steps", plan.totals.steps},
             {"kernels", plan.totals.kernels},
@@ -380,6 +384,12 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
   // Every node must run, or values it produces would never exist.
   for (size_t n = 0; n < nodes; ++n)
     if (!scheduled[n]) return plan_error("node {} ('{}') has no step", n, graph.nodes()[n]->name());
+
+  SPLICE_ASSIGN_OR_RETURN(const json* notes, get_array(j, "fusion_notes"));
+  for (size_t i = 0; i < notes->size(); ++i) {
+    if (!(*notes)[i].is_string()) return plan_error("fusion_notes[{}] is not a string", i);
+    plan.fusion_notes.push_back((*notes)[i].get<std::string>());
+  }
 
   SPLICE_ASSIGN_OR_RETURN(const json* totals, member(j, "totals", "plan"));
   SPLICE_TRY(expect_object(*totals, "totals"));

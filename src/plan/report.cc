@@ -29,7 +29,8 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
   for (const Group& g : plan.groups) {
     nlohmann::json members = nlohmann::json::array();
     for (int32_t n : g.nodes) members.push_back(nodes[n]->name());
-    groups.push_back({{"nodes", std::move(members)}, {"outputs", g.outputs}});
+    groups.push_back(
+        {{"nodes", std::move(members)}, {"outputs", g.outputs}, {"kind", group_kind_name(g.kind)}});
   }
   nlohmann::json shared = nlohmann::json::array();
   int64_t shared_nodes = 0;
@@ -42,6 +43,7 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
           {"writes", std::move(writes)},
           {"groups", std::move(groups)},
           {"shared", std::move(shared)},
+          {"fusion_notes", plan.fusion_notes},
           {"totals",
            {{"steps", plan.totals.steps},
             {"kernels", plan.totals.kernels},
@@ -71,8 +73,16 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
       members += fmt::format("{}{} ({})", members.empty() ? "" : ", ", nodes[n]->name(),
                              nodes[n]->target());
     for (const std::string& o : g.outputs) outputs += (outputs.empty() ? "" : ", ") + o;
-    out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
-                       g.nodes.size(), outputs, members);
+    if (g.kind == GroupKind::kRmsNorm) {
+      out += fmt::format(
+          "group {}: RMSNorm as one row kernel ({} ops: the sum of squares, rsqrt, the weight "
+          "and casts{}), storing {}\n  {}\n",
+          i, g.nodes.size(), g.outputs.size() > 1 ? ", after the residual add it also stores" : "",
+          outputs, members);
+    } else {
+      out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
+                         g.nodes.size(), outputs, members);
+    }
   }
   if (!plan.shared.empty()) {
     // By op: "aten.linear.default: 160 computed once (kept 'linear_12', ...)".
@@ -91,6 +101,7 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
           kept.size() > 4 ? ", ..." : "");
     }
   }
+  for (const std::string& note : plan.fusion_notes) out += fmt::format("not fused: {}\n", note);
   int64_t pooled = 0, per_call = 0;
   for (const Buffer& b : plan.buffers) (b.per_call ? per_call : pooled) += 1;
   out += fmt::format(

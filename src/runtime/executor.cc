@@ -17,6 +17,7 @@
 #include "plan/build.h"
 #include "plan/dataflow.h"
 #include "plan/fusion.h"
+#include "plan/norm_fusion.h"
 #include "runtime/device_positions.h"
 #include "runtime/frame.h"
 #include "runtime/host_nodes.h"
@@ -470,7 +471,8 @@ class Call {
       }
       outs.push_back(std::move(*dest));
     }
-    auto r = m_.backend->run_pointwise(session(), g.program, ins, outs, sizes);
+    auto r = g.norm ? run_norm(g, ins, outs)
+                    : m_.backend->run_pointwise(session(), g.program, ins, outs, sizes);
     if (!r.ok()) return r.error().with_context(g.label);
     for (size_t k = 0; k < outs.size(); ++k) {
       // One record per output: each may be stored into a different storage.
@@ -480,6 +482,24 @@ class Call {
       f_.slots[g.outputs[k]] = std::move(outs[k]);
     }
     return ok_result();
+  }
+
+  // An RMSNorm group's kernel (plan/norm_fusion.h): its inputs and outputs as run_group made
+  // them (the weight broadcast to the rows).
+  Result<void> run_norm(const detail::GroupExec& g, const std::vector<Tensor>& ins,
+                        const std::vector<Tensor>& outs) const {
+    const detail::GroupExec::Norm& n = *g.norm;
+    backend::RmsNormCall call;
+    call.x = ins[0];
+    call.out = outs[n.out];
+    call.stat = n.stat;
+    call.cast = n.cast;
+    call.eps = n.eps;
+    size_t k = 1;
+    if (n.residual) call.residual = ins[k++];
+    if (n.weight) call.weight = ins[k++];
+    if (n.sum >= 0) call.sum = outs[n.sum];
+    return m_.backend->run_rms_norm(session(), call);
   }
 
   Result<void> run_write(int pos, int wi) {
@@ -754,6 +774,59 @@ Result<void> resolve_plan(detail::ModelImpl& m) {
   return ok_result();
 }
 
+// An RMSNorm group's operands (plan/norm_fusion.h), matched again in the graph, as slots.
+Result<detail::GroupExec> resolve_norm_group(
+    detail::ModelImpl& m, const plan::Group& group, size_t i,
+    const std::unordered_map<const ir::Node*, int>& position) {
+  const auto& nodes = m.program.graph.nodes();
+  if (!m.backend->target().fused_rms_norm)
+    return make_error(ErrorKind::kBadArchive,
+                      "plan: group {} is an RMSNorm, which the {} backend does not run as one "
+                      "kernel",
+                      i, m.backend->name());
+  SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c, plan::rms_norm_of(m.program.graph, group));
+  detail::GroupExec e;
+  e.label = fmt::format("group {} ({} .. {})", i, nodes[group.nodes.front()]->name(),
+                        nodes[group.nodes.back()]->name());
+  detail::GroupExec::Norm n;
+  n.residual = c.residual != nullptr;
+  n.weight = c.weight != nullptr;
+  n.stat = c.stat;
+  n.cast = c.cast;
+  n.eps = c.eps;
+  e.inputs.push_back(m.slot_of.at(c.x));
+  if (c.residual) e.inputs.push_back(m.slot_of.at(c.residual));
+  if (c.weight) e.inputs.push_back(m.slot_of.at(c.weight));
+  bool has_out = false;
+  for (const std::string& name : group.outputs) {
+    const Value* v = m.program.graph.find_value(name);
+    if (v == nullptr || (v != c.out && v != c.sum))
+      return make_error(ErrorKind::kBadArchive,
+                        "plan: {} stores '{}', which is neither the norm nor the residual sum",
+                        e.label, name);
+    (v == c.out ? n.out : n.sum) = static_cast<int>(e.outputs.size());
+    has_out = has_out || v == c.out;
+    e.output_nodes.push_back(position.at(v->producer()));
+    e.outputs.push_back(m.slot_of.at(v));
+    e.output_values.push_back(v);
+    auto it = m.placement.find(v);
+    e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
+  }
+  if (!has_out)
+    return make_error(ErrorKind::kBadArchive, "plan: {} does not store its norm '{}'", e.label,
+                      c.out->name());
+  e.sizes = c.out->type().sizes;
+  Shape sizes;
+  for (const SymExpr& d : e.sizes) {
+    auto k = d.constant();
+    if (!k) break;
+    sizes.push_back(*k);
+  }
+  if (sizes.size() == e.sizes.size()) e.static_sizes = std::move(sizes);
+  e.norm = n;
+  return e;
+}
+
 // Rebuilds each group's program and resolves its slots and placements.
 Result<void> resolve_groups(detail::ModelImpl& m) {
   const auto& nodes = m.program.graph.nodes();
@@ -762,6 +835,11 @@ Result<void> resolve_groups(detail::ModelImpl& m) {
     position[nodes[pos].get()] = static_cast<int>(pos);
   for (size_t i = 0; i < m.plan.groups.size(); ++i) {
     const plan::Group& group = m.plan.groups[i];
+    if (group.kind == plan::GroupKind::kRmsNorm) {
+      SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_norm_group(m, group, i, position));
+      m.groups.push_back(std::move(e));
+      continue;
+    }
     SPLICE_ASSIGN_OR_RETURN(plan::GroupProgram gp, plan::group_program(m.program.graph, group));
     detail::GroupExec e;
     e.label = fmt::format("group {} ({} .. {})", i, nodes[group.nodes.front()]->name(),

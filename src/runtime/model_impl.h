@@ -86,6 +86,19 @@ struct GroupExec {
   std::vector<SymExpr> sizes;                      // the iteration space
   std::optional<Shape> static_sizes;               // when every size is a constant
   std::string label;                               // "group 0 (mul .. add)", for errors
+  // An RMSNorm group (plan::GroupKind::kRmsNorm): inputs are x, then the residual and the
+  // weight when it has them; outputs[out] is the norm, outputs[sum] the residual sum (-1: not
+  // stored). program is empty.
+  struct Norm {
+    bool residual = false;
+    bool weight = false;
+    int out = 0;
+    int sum = -1;
+    DType stat = DType::kFloat32;
+    DType cast = DType::kFloat32;
+    double eps = 0;
+  };
+  std::optional<Norm> norm;
 };
 
 // A tensor its kernel allocates during a call (runtime/memory_check.h): the value's slot, the

@@ -41,10 +41,25 @@ inline void emu_launch(unsigned blocks, unsigned threads, const std::function<vo
         blockIdx.x = b;
         threadIdx.x = t;
         body();
+        // A thread done with the kernel stops counting at later barriers: a warp whose rows
+        // ran out leaves while the other warps of its block still reduce.
+        g_barrier->arrive_and_drop();
       });
     for (auto& t : ts) t.join();
   }
 }
+// A warp shuffle among a block's threads (run with real threads): every thread posts its word,
+// then reads its partner's. All threads of a warp take part in the same shuffles, as on a GPU.
+inline uint32_t g_shfl_words[1024];
+inline uint32_t __shfl_xor_sync(unsigned, uint32_t v, int mask, int width = 32) {
+  g_shfl_words[threadIdx.x] = v;
+  g_barrier->arrive_and_wait();
+  const unsigned lane = threadIdx.x % static_cast<unsigned>(width);
+  const uint32_t r = g_shfl_words[threadIdx.x - lane + (lane ^ static_cast<unsigned>(mask))];
+  g_barrier->arrive_and_wait();
+  return r;
+}
+using std::isnan;
 #define __device__
 #define __forceinline__ inline
 #define __global__

@@ -8,6 +8,8 @@
 #     the .cu kernels rewritten to host C++ (prepare_cu.py; each block's threads are threads,
 #     so __syncthreads and shared memory work), the CUDA runtime calls served from host memory
 #     (emu_stubs.cc) and the generated copy kernels replaced by a host interpreter.
+#  3. the RMSNorm group's kernel (norm.cu, tests/unit/cuda/gpu_norm_fusion_test.cc), its warp
+#     shuffles exchanged through the block's barrier.
 # What it cannot check: PTX, the GPU's math functions, real memory and launch behaviour.
 # Usage: tests/cuda_emulation/run.sh [BUILD_DIR=build-cuda]  (needs the built splice libraries)
 set -euo pipefail
@@ -44,3 +46,14 @@ g++ -std=c++20 -O1 -w $inc "$here/emu_stubs.cc" "$work/remap_kernel_emu.cc" \
   -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
   -lgtest_main -lgtest -lpthread -o "$work/emu_tests"
 "$work/emu_tests" | tail -15
+
+echo "== RMSNorm group kernel"
+python3 "$here/prepare_cu.py" "$src/norm.cu" "$work/norm_emu.cc"
+# device_dtype.cuh includes the toolkit's 16-bit float headers, which emu_cuda.h stands in for.
+mkdir -p "$work/no_fp16" && touch "$work/no_fp16/cuda_fp16.h" "$work/no_fp16/cuda_bf16.h"
+g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_emu.cc" "$src/reduce_plan.cc" \
+  "$src/cuda_check.cc" "$root/tests/unit/cuda/gpu_norm_fusion_test.cc" \
+  -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
+  -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
+  -lgtest_main -lgtest -lpthread -o "$work/emu_norm"
+"$work/emu_norm" | tail -8

@@ -85,6 +85,8 @@ class CudaBackend final : public backend::Backend {
     set_kernels("cuda", cuda_kernels());
     // Pointwise groups run as one generated kernel each (pointwise_groups.h).
     set_pointwise_classes(gpu_pointwise_classes());
+    // RMSNorm chains (with the residual add before them) run as one kernel each.
+    set_fused_rms_norm();
   }
 
   std::string_view name() const override { return "cuda"; }
@@ -173,6 +175,12 @@ class CudaBackend final : public backend::Backend {
                              const Shape& sizes) const override {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(session));
     return run_pointwise_group(*s, program, inputs, outputs, sizes);
+  }
+
+  Result<void> run_rms_norm(backend::SessionContext* session,
+                            const backend::RmsNormCall& call) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(session));
+    return run_rms_norm_group(*s, call);
   }
 
   Result<std::unique_ptr<backend::CallProbe>> probe(

@@ -1,7 +1,8 @@
 // Host side of the index ops: the CPU kernels' argument checks and shapes, masks turned into
 // coordinates on the device (nonzero), the advanced-index parameter block with a dense
 // innermost row fused into wide units, and the launch sequences: read; validate + (winners +)
-// write; validate + accumulate; gather; validate + scatter.
+// write (one in-place index position: the write alone, which checks it); validate +
+// accumulate; gather; validate + scatter.
 #include "backends/cuda/index_ops.h"
 
 #include <algorithm>
@@ -190,8 +191,12 @@ Result<void> run_write(std::string_view op, const DeviceTensor& out, const Devic
   SPLICE_TRY(check_out(op, out, self.dtype, sizes_of(self)));
   SPLICE_ASSIGN_OR_RETURN(AdvancedIndexParams p, make_params(op, out, r, values, wrap, ctx));
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  // Every index first: a bad one must leave out untouched (the copy of self included).
-  if (p.bnumel > 0) {
+  // Every index first: a bad one must leave out untouched (the copy of self included). One
+  // index position written in place (a KV-cache row at a position) needs no pass of its own:
+  // every thread of the write reads that same position, so all of them find it bad and write
+  // nothing, or none does — the write kernel checks it (one launch instead of two per write).
+  const bool checked_by_write = p.bnumel == 1 && p.numel > 0 && !accumulate && same_view(out, self);
+  if (p.bnumel > 0 && !checked_by_write) {
     SPLICE_CUDA_CHECK(
         launch_index_validate(p, grid_blocks(p.bnumel, kThreads, device), ctx.stream));
   }

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
+#include "backends/cuda/error_word.cuh"
 #include "backends/cuda/indexing.cuh"
 #include "backends/cuda/reduce_plan.h"
 #include "backends/cuda/reduce_primitives.cuh"
@@ -155,6 +156,65 @@ __global__ void group_norm_kernel(GroupNormParams p) {
   }
 }
 
+// An RMSNorm group (fused_rms_norm in norm.h). Operands: 0 x, 1 residual, 2 weight (broadcast
+// along the rows), 3 sum, 4 out; all of the same sizes, the norm over the last dim.
+struct FusedRmsNormParams {
+  const void* x;
+  const void* residual;  // nullptr: none
+  const void* weight;    // nullptr: none
+  void* sum;             // nullptr: not stored
+  void* out;
+  DType x_dtype, weight_dtype, out_dtype, stat, cast;
+  StridedOffsets<5> rows;  // the leading dims
+  int64_t cols[5];         // the last dim's stride per operand
+  int64_t num_rows;
+  int64_t num_cols;
+  float eps;
+  const int64_t* err;  // the call's error word: nothing is written once a check has failed
+};
+
+// The residual sum's element j, rounded to x's dtype as add's kernel rounds it.
+__device__ __forceinline__ float fused_norm_input(const FusedRmsNormParams& p,
+                                                  const int64_t (&base)[5], int64_t j) {
+  const float x = load_as<float>(p.x, base[0] + j * p.cols[0], p.x_dtype);
+  if (!p.residual) return x;
+  return round_through(x + load_as<float>(p.residual, base[1] + j * p.cols[1], p.x_dtype),
+                       p.x_dtype);
+}
+
+// kGroup threads per row, as row_norm_kernel. Pass 1 sums the squares (storing the residual
+// sum), pass 2 reads the inputs again and writes: every operation rounds where the exported
+// chain rounds (norm.h).
+template <int kGroup>
+__global__ void fused_rms_norm_kernel(FusedRmsNormParams p) {
+  __shared__ float smem[kWarpSize];
+  if (failed(p.err)) return;  // uniform across the block: read once, before any barrier
+  const int t = threadIdx.x % kGroup;
+  const int groups_per_block = blockDim.x / kGroup;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * groups_per_block + threadIdx.x / kGroup;
+       row < p.num_rows; row += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+    int64_t base[5];
+    p.rows.get(row, base);
+    float s = 0;
+    for (int64_t j = t; j < p.num_cols; j += kGroup) {
+      const float a = fused_norm_input(p, base, j);
+      if (p.sum) store_as(p.sum, base[3] + j * p.cols[3], p.x_dtype, a);
+      const float xf = round_through(a, p.stat);  // the cast to the statistics' dtype
+      s += round_through(xf * xf, p.stat);
+    }
+    s = group_sum<kGroup>(s, smem);
+    // rsqrt as the generated kernels compute it (IEEE division and square root).
+    const float m = round_through(s / static_cast<float>(p.num_cols), p.stat);
+    const float r = round_through(1.0f / sqrtf(round_through(m + p.eps, p.stat)), p.stat);
+    for (int64_t j = t; j < p.num_cols; j += kGroup) {
+      const float xf = round_through(fused_norm_input(p, base, j), p.stat);
+      float y = round_through(round_through(xf * r, p.stat), p.cast);
+      if (p.weight) y = y * load_as<float>(p.weight, base[2] + j * p.cols[2], p.weight_dtype);
+      store_as(p.out, base[4] + j * p.cols[4], p.out_dtype, y);
+    }
+  }
+}
+
 Shape shape_of(const DeviceTensor& t) {
   return Shape(t.sizes.begin(), t.sizes.begin() + std::max(0, std::min(t.rank, kMaxDims)));
 }
@@ -283,6 +343,71 @@ Result<int64_t> check_normalized(std::string_view op, const DeviceTensor& input,
 }
 
 }  // namespace
+
+Result<void> fused_rms_norm(const DeviceTensor& x, const DeviceTensor* residual,
+                            const DeviceTensor* weight, const DeviceTensor* sum,
+                            const DeviceTensor& out, DType stat, DType cast, double eps,
+                            const int64_t* error_word, cudaStream_t stream) {
+  constexpr std::string_view op = "an RMSNorm group";
+  SPLICE_TRY(check_rank(op, "x", x));
+  SPLICE_CHECK_OR_RETURN(x.rank >= 1, ErrorKind::kShapeMismatch, "{}: x is 0-d", op);
+  const Shape sizes = shape_of(x);
+  const DeviceTensor* ops[5] = {&x, residual, weight, sum, &out};
+  static constexpr const char* kNames[5] = {"x", "residual", "weight", "sum", "out"};
+  for (int i = 1; i < 5; ++i)
+    if (ops[i]) SPLICE_TRY(check_shape(op, kNames[i], *ops[i], sizes));
+  auto norm_dtype = [](DType d) {
+    return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32;
+  };
+  for (DType d : {x.dtype, out.dtype, stat, cast, weight ? weight->dtype : DType::kFloat32})
+    SPLICE_CHECK_OR_RETURN(norm_dtype(d), ErrorKind::kUnsupportedOp,
+                           "{}: {} is not float16, bfloat16 or float32", op, dtype_name(d));
+  SPLICE_CHECK_OR_RETURN(
+      (!residual || residual->dtype == x.dtype) && (!sum || sum->dtype == x.dtype),
+      ErrorKind::kBadInput, "{}: the residual and the sum must have x's dtype {}", op,
+      dtype_name(x.dtype));
+  FusedRmsNormParams p{};
+  p.x = x.data;
+  p.residual = residual ? residual->data : nullptr;
+  p.weight = weight ? weight->data : nullptr;
+  p.sum = sum ? sum->data : nullptr;
+  p.out = out.data;
+  p.x_dtype = x.dtype;
+  p.weight_dtype = weight ? weight->dtype : DType::kFloat32;
+  p.out_dtype = out.dtype;
+  p.stat = stat;
+  p.cast = cast;
+  p.eps = static_cast<float>(eps);  // add(mean, eps) on a float32 tensor rounds eps to float
+  p.err = error_word;
+  const int last = x.rank - 1;
+  Shape row_sizes;
+  std::vector<int64_t> rs[5];
+  for (int d = 0; d < last; ++d) {
+    row_sizes.push_back(x.sizes[d]);
+    for (int i = 0; i < 5; ++i) rs[i].push_back(ops[i] ? ops[i]->strides[d] : 0);
+  }
+  for (int i = 0; i < 5; ++i) p.cols[i] = ops[i] ? ops[i]->strides[last] : 0;
+  p.num_rows = shape_numel(row_sizes);
+  p.num_cols = x.sizes[last];
+  if (p.num_rows == 0 || p.num_cols == 0) return ok_result();
+  if (row_sizes.empty()) {  // one row: a rank-1 row space of size 1
+    row_sizes.push_back(1);
+    for (auto& r : rs) r.push_back(0);
+  }
+  merge_dims(row_sizes, {&rs[0], &rs[1], &rs[2], &rs[3], &rs[4]});
+  p.rows.rank = static_cast<int>(row_sizes.size());
+  for (int d = 0; d < p.rows.rank; ++d) {
+    p.rows.sizes[d] = row_sizes[d];
+    for (int i = 0; i < 5; ++i) p.rows.strides[i][d] = rs[i][d];
+  }
+  if (p.num_cols <= 1024) {
+    fused_rms_norm_kernel<kWarpSize><<<grid_for(p.num_rows, 4), 128, 0, stream>>>(p);
+  } else {
+    fused_rms_norm_kernel<kBlockThreads><<<grid_for(p.num_rows, 1), kBlockThreads, 0, stream>>>(p);
+  }
+  SPLICE_CUDA_CHECK(cudaGetLastError());
+  return ok_result();
+}
 
 Result<void> layer_norm(const DeviceTensor& input, std::span<const int64_t> normalized_shape,
                         const DeviceTensor* weight, const DeviceTensor* bias, double eps,

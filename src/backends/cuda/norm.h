@@ -37,6 +37,21 @@ Result<void> rms_norm(const DeviceTensor& input, std::span<const int64_t> normal
                       const DeviceTensor* weight, std::optional<double> eps,
                       const DeviceTensor& out, const DeviceTensor* rstd, cudaStream_t stream);
 
+// A planned RMSNorm group (plan/norm_fusion.h, backend::RmsNormCall) as one kernel, over the
+// last dim of x's sizes (residual, weight, sum and out have them too: the weight broadcast
+// along the rows by zero strides):
+//   a = residual ? round_x(x + residual) : x     stored into sum when given
+//   m = round_stat(sum_j round_stat(a_j^2) / H); r = round_stat(1 / sqrt(round_stat(m + eps)))
+//   y = round_cast(round_stat(a * r)); out = round_out(weight ? y * weight : y)
+// in float (round_stat is nothing for float32 statistics, the upcasting models'); x, residual
+// and sum share a dtype; x, out, weight, stat and cast are float16, bfloat16 or float32. One warp
+// per row up to 1024 elements, else a block; no allocation, no sync; it writes nothing once
+// `error_word` (may be null) records a failed check.
+Result<void> fused_rms_norm(const DeviceTensor& x, const DeviceTensor* residual,
+                            const DeviceTensor* weight, const DeviceTensor* sum,
+                            const DeviceTensor& out, DType stat, DType cast, double eps,
+                            const int64_t* error_word, cudaStream_t stream);
+
 // native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd) and
 // group_norm (mean, rstd null): input holds N x C x HxW elements in row-major order of its own
 // shape ([N, C, *]); weight and bias have C elements; mean and rstd are [N, group].

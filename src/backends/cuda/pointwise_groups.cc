@@ -2,6 +2,7 @@
 #include "backends/cuda/pointwise_groups.h"
 
 #include "backends/cuda/kernel_glue.h"
+#include "backends/cuda/norm.h"
 #include "backends/cuda/pointwise_expressions.h"
 #include "backends/cuda/pointwise_launch.h"
 
@@ -67,6 +68,23 @@ Result<void> run_pointwise_group(CudaSession& session, const ir::PointwiseProgra
   SPLICE_TRY(prepared->launch(in, out, ctx, &program.constants));
   if (checked && !recording) return session.take_device_failure(kGroup);
   return ok_result();
+}
+
+Result<void> run_rms_norm_group(CudaSession& session, const backend::RmsNormCall& call) {
+  constexpr std::string_view op = "an RMSNorm group";
+  SPLICE_ASSIGN_OR_RETURN(DeviceTensor x, glue::dev(op, call.x));
+  SPLICE_ASSIGN_OR_RETURN(DeviceTensor out, glue::dev(op, call.out));
+  std::optional<DeviceTensor> residual, weight, sum;
+  for (auto [from, to] : {std::pair{&call.residual, &residual}, std::pair{&call.weight, &weight},
+                          std::pair{&call.sum, &sum}}) {
+    if (!from->has_value()) continue;
+    SPLICE_ASSIGN_OR_RETURN(*to, glue::dev(op, **from));
+  }
+  session.make_current();
+  const LaunchContext ctx = session.launch();
+  return fused_rms_norm(x, residual ? &*residual : nullptr, weight ? &*weight : nullptr,
+                        sum ? &*sum : nullptr, out, call.stat, call.cast, call.eps, ctx.error_word,
+                        ctx.stream);
 }
 
 }  // namespace splice::cuda

@@ -24,4 +24,8 @@ Result<void> run_pointwise_group(CudaSession& session, const ir::PointwiseProgra
                                  std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                  const Shape& sizes);
 
+// An RMSNorm group (Backend::run_rms_norm; plan/norm_fusion.h forms them): norm.h's
+// fused_rms_norm on the session's stream.
+Result<void> run_rms_norm_group(CudaSession& session, const backend::RmsNormCall& call);
+
 }  // namespace splice::cuda

@@ -361,6 +361,20 @@ TEST_F(GpuIndexOps, Writes) {
               },
               in_place);
         }
+        // One index position (a KV-cache row): in place, the write kernel checks it alone.
+        Shape rshape = self.sizes();
+        rshape[dim] = 1;
+        const Tensor row_source = random(dtype, rshape);
+        for (int64_t at : {n - 1, n, int64_t{-1}}) {
+          compare(
+              log, fmt::format("index_copy one index {} dim {} {}{}", at, dim, tag, how),
+              "aten.index_copy.default",
+              {self.contiguous_copy().value(), dim, ints(DType::kInt64, {1}, {at}), row_source},
+              [&](const DeviceTensor& o, const auto& t) {
+                return index_copy(o, *t[0], dim, *t[1], *t[2], ctx_);
+              },
+              in_place);
+        }
         const Tensor bad = ints(DType::kInt32, {3}, {0, n, 1});
         compare(
             log, fmt::format("index_copy bad dim {} {}{}", dim, tag, how),

@@ -568,6 +568,9 @@ TEST_F(EngineFileTest, PointwiseGroupsRoundTripAndBadOnesAreRefused) {
           "groups[0].outputs[0] is not a value of the graph");
   refused([](json& j) { j["groups"][0]["outputs"] = json::array(); },
           "groups[0] has no members or no outputs");
+  refused([](json& j) { j["groups"][0]["kind"] = "fused"; },
+          "groups[0].kind is 'fused', which is not a known name");
+  refused([](json& j) { j["fusion_notes"] = json::array({3}); }, "fusion_notes[0] is not a string");
   refused(
       [](json& j) {
         j["steps"].push_back({{"kind", "group"}, {"index", 0}});

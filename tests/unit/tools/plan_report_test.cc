@@ -109,8 +109,10 @@ void expect_well_formed(const json& report, const std::string& what) {
   ASSERT_TRUE(report.is_object()) << what;
   std::set<std::string> top;
   for (const auto& [k, v] : report.items()) top.insert(k);
-  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "shared", "totals"}))
+  EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "fusion_notes",
+                                        "shared", "totals"}))
       << what;
+  ASSERT_TRUE(report["fusion_notes"].is_array()) << what;
   // share_identical_computations' record: a kept node and the names of those it replaced.
   ASSERT_TRUE(report["shared"].is_array()) << what;
   int64_t shared_nodes = 0;
@@ -126,7 +128,9 @@ void expect_well_formed(const json& report, const std::string& what) {
   for (const auto& g : report["groups"]) {
     std::set<std::string> keys;
     for (const auto& [k, v] : g.items()) keys.insert(k);
-    EXPECT_EQ(keys, (std::set<std::string>{"nodes", "outputs"})) << what << ": " << g.dump();
+    EXPECT_EQ(keys, (std::set<std::string>{"nodes", "outputs", "kind"}))
+        << what << ": " << g.dump();
+    EXPECT_TRUE(g["kind"] == "pointwise" || g["kind"] == "rms_norm") << what << ": " << g.dump();
     // A group fuses at least two ops and stores at least one value.
     EXPECT_TRUE(g["nodes"].is_array() && g["nodes"].size() >= 2) << what << ": " << g.dump();
     EXPECT_TRUE(g["outputs"].is_array() && !g["outputs"].empty()) << what << ": " << g.dump();
