@@ -167,8 +167,12 @@ Result<std::string> archive_digest(const std::string& dir, const std::string& pa
   const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
   constexpr int64_t kSettledNs = 2'000'000'000;
   if (!dir.empty() && ::fstat(file.get(), &after) == 0 && identity_of(after) == id &&
-      now_ns - std::max(id.mtime_ns, id.ctime_ns) > kSettledNs)
-    (void)write_file(memo_path(dir, id), memo_text(id, digest));  // best effort
+      now_ns - std::max(id.mtime_ns, id.ctime_ns) > kSettledNs) {
+    // Best effort; the folder may not exist yet on a cold cache's first run.
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    (void)write_file(memo_path(dir, id), memo_text(id, digest));
+  }
   return digest;
 }
 
