@@ -161,9 +161,11 @@ Result<Layout> make_layout(const ir::Program& program, const Plan& plan,
     pos += l.texts[s].size();  // texts live in memory: no overflow
   }
   if (!cache_key.empty()) {
-    SPLICE_CHECK_OR_RETURN(cache_key.size() == kEngineKeyDigits, ErrorKind::kInternal,
-                           "engine: cache key '{}' is not {} hex digits", cache_key,
-                           kEngineKeyDigits);
+    SPLICE_CHECK_OR_RETURN(
+        cache_key.size() == kEngineKeyDigits &&
+            cache_key.find_first_not_of("0123456789abcdef") == std::string_view::npos,
+        ErrorKind::kInternal, "engine: cache key '{}' is not {} hex digits", cache_key,
+        kEngineKeyDigits);
     l.trailer = std::string(kEngineKeyMagic) + std::string(cache_key);
   }
   auto data_offset = align_up(pos);
