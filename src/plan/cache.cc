@@ -109,18 +109,22 @@ std::optional<std::string> read_memo(const std::string& path, const FileIdentity
 }
 
 // The build of splice this code is part of: the shared library or executable holding it, by
-// path, size and mtime. Two builds of one version plan differently while splice is developed;
-// an entry of one must never be a hit for the other.
+// device, inode, size and mtime. Two builds of one version plan differently while splice is
+// developed; an entry of one must never be a hit for the other.
 std::string build_identity() {
   static const std::string id = [] {
     Dl_info info{};
     if (::dladdr(reinterpret_cast<const void*>(&build_identity), &info) == 0 ||
         info.dli_fname == nullptr)
       return std::string("?");
+    // The main program may be named as it was started (relative, or bare): its own link names
+    // the file whatever the working folder is now. The file, not its name, is the build.
+    const std::string path = info.dli_fname[0] == '/' ? info.dli_fname : "/proc/self/exe";
     struct stat st {};
-    if (::stat(info.dli_fname, &st) != 0) return std::string(info.dli_fname);
-    return fmt::format("{} {} {} {}", info.dli_fname, static_cast<uint64_t>(st.st_ino),
-                       static_cast<int64_t>(st.st_size), nanoseconds(st.st_mtim));
+    if (::stat(path.c_str(), &st) != 0) return path;
+    return fmt::format("{} {} {} {}", static_cast<uint64_t>(st.st_dev),
+                       static_cast<uint64_t>(st.st_ino), static_cast<int64_t>(st.st_size),
+                       nanoseconds(st.st_mtim));
   }();
   return id;
 }

@@ -38,8 +38,8 @@ Result<std::string> archive_digest(const std::string& dir, const std::string& pa
                                    bool* read = nullptr);
 
 // 32 hex digits: XXH3-128 over the engine format version, kSpliceVersion, the identity of the
-// splice build (the binary holding this code: path, size and mtime, so a rebuilt splice never
-// reads an entry of another build), the plan mode, the backend's name and kernel capabilities
+// splice build (the binary holding this code: device, inode, size and mtime, so a rebuilt splice
+// never reads an entry of another build), the plan mode, the backend's name and kernel capabilities
 // (its Target), `device` (the backend's Backend::identity(): the GPU's name, multiprocessors,
 // driver and library versions; empty on the CPU) and the archive's digest. Any change to what
 // the engine would hold changes one of these.
