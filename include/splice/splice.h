@@ -164,9 +164,9 @@ struct LoadOptions {
   // the same symbol values (the first compiles its kernels) and replayed from then on; results
   // are the same as without graphs.
   bool cuda_graphs = true;
-  // Engine cache for .pt2 loads: compiled engines are kept here by a key over the whole
-  // program, its weights, the options and the engine format (docs/engine.md). Empty: plan
-  // in memory every time.
+  // Engine cache for .pt2 loads: compiled engines are kept here by a key over the archive
+  // file's bytes, the options, the splice build and the device (docs/engine.md); a hit maps
+  // the engine without importing the archive. Empty: plan in memory every time.
   std::string cache_dir;
 };
 

@@ -108,6 +108,10 @@ class Backend {
     return i < by_op_.size() && by_op_[i].fn != nullptr ? &by_op_[i] : nullptr;
   }
   const Target& target() const { return target_; }
+  // What else than the Target decides this backend's engines on this machine, for the engine
+  // cache's key (plan/cache.h): a GPU's name, multiprocessor count, compute capability, driver
+  // and library versions. Empty for the CPU; the device is not touched when it is not there.
+  virtual std::string identity() const { return {}; }
 
   // Memory on the backend's device (zero-filled on the host), or kBackend "out of memory".
   virtual Result<std::shared_ptr<Storage>> allocate(size_t nbytes) const = 0;

@@ -99,10 +99,12 @@ struct Layout {
   std::array<std::string, kTableSection + 1> texts;  // program, plan, weights table
   std::vector<Blob> blobs;                           // in offset order
   uint64_t data_offset = 0;
+  std::string trailer;  // the cache key trailer, or empty
   uint64_t total_size = 0;
 };
 
-Result<Layout> make_layout(const ir::Program& program, const Plan& plan) {
+Result<Layout> make_layout(const ir::Program& program, const Plan& plan,
+                           std::string_view cache_key) {
   if (plan.backend.empty() || plan.backend.size() >= kBackendField)
     return make_error(ErrorKind::kInternal, "engine: backend name '{}' does not fit the header",
                       plan.backend);
@@ -158,8 +160,17 @@ Result<Layout> make_layout(const ir::Program& program, const Plan& plan) {
     put_le(l.header, kSectionsOffset + 16 * s + 8, l.texts[s].size(), 8);
     pos += l.texts[s].size();  // texts live in memory: no overflow
   }
+  if (!cache_key.empty()) {
+    SPLICE_CHECK_OR_RETURN(
+        cache_key.size() == kEngineKeyDigits &&
+            cache_key.find_first_not_of("0123456789abcdef") == std::string_view::npos,
+        ErrorKind::kInternal, "engine: cache key '{}' is not {} hex digits", cache_key,
+        kEngineKeyDigits);
+    l.trailer = std::string(kEngineKeyMagic) + std::string(cache_key);
+  }
   auto data_offset = align_up(pos);
-  auto total = data_offset ? checked_add_u(*data_offset, data_size) : std::nullopt;
+  auto data_end = data_offset ? checked_add_u(*data_offset, data_size) : std::nullopt;
+  auto total = data_end ? checked_add_u(*data_end, l.trailer.size()) : std::nullopt;
   SPLICE_CHECK_OR_RETURN(total.has_value(), ErrorKind::kBadUsage,
                          "cannot write the engine: it would exceed 2^64 bytes");
   l.data_offset = *data_offset;
@@ -197,6 +208,7 @@ Result<uint64_t> emit(const Layout& l, const Sink& sink) {
     SPLICE_TRY(pad_to(l.data_offset + b.offset));
     SPLICE_TRY(put(b.data, b.nbytes));
   }
+  SPLICE_TRY(put(l.trailer.data(), l.trailer.size()));
   SPLICE_ASSERT(pos == l.total_size);
   return XXH3_64bits_digest(state.get());
 }
@@ -374,6 +386,7 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
   }
 
   std::array<std::span<const std::byte>, kNumSections> sections;
+  uint64_t sections_end = kEngineHeaderSize;
   for (size_t s = 0; s < kNumSections; ++s) {
     const uint64_t offset = get_le(bytes.data() + kSectionsOffset + 16 * s, 8);
     const uint64_t length = get_le(bytes.data() + kSectionsOffset + 16 * s + 8, 8);
@@ -384,13 +397,20 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
           "and the file's {} bytes",
           kSectionNames[s], offset, length, kEngineHeaderSize, size);
     sections[s] = bytes.subspan(offset, length);
+    sections_end = std::max(sections_end, *end);
   }
   if (get_le(bytes.data() + kSectionsOffset + 16 * kDataSection, 8) % kEngineWeightAlign != 0)
     return bad("the weight data section is not {}-byte aligned", kEngineWeightAlign);
 
   auto parsed = ir::parse_program(as_text(sections[kProgramSection]));
   if (!parsed.ok()) return bad("program section: {}", parsed.error().message());
-  LoadedEngine engine{std::move(*parsed), Plan{}};
+  LoadedEngine engine{std::move(*parsed), Plan{}, {}};
+  // A cache entry's key trailer (checksummed like the rest); other trailing bytes, as before,
+  // carry nothing.
+  if (size - sections_end == kEngineKeyMagic.size() + kEngineKeyDigits &&
+      as_text(bytes.subspan(sections_end, kEngineKeyMagic.size())) == kEngineKeyMagic)
+    engine.cache_key = std::string(
+        as_text(bytes.subspan(sections_end + kEngineKeyMagic.size(), kEngineKeyDigits)));
   SPLICE_TRY(
       read_weights(file, as_text(sections[kTableSection]), sections[kDataSection], engine.program));
   auto verified = ir::verify(engine.program);
@@ -429,7 +449,7 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
 }  // namespace
 
 Result<std::string> serialize_engine(const ir::Program& program, const Plan& plan) {
-  SPLICE_ASSIGN_OR_RETURN(Layout layout, make_layout(program, plan));
+  SPLICE_ASSIGN_OR_RETURN(Layout layout, make_layout(program, plan, {}));
   std::string out;
   out.reserve(layout.total_size);
   SPLICE_ASSIGN_OR_RETURN(uint64_t checksum, emit(layout, [&](const void* data, size_t size) {
@@ -441,8 +461,8 @@ Result<std::string> serialize_engine(const ir::Program& program, const Plan& pla
 }
 
 Result<void> write_engine_file(const ir::Program& program, const Plan& plan,
-                               const std::string& path) {
-  SPLICE_ASSIGN_OR_RETURN(Layout layout, make_layout(program, plan));
+                               const std::string& path, std::string_view cache_key) {
+  SPLICE_ASSIGN_OR_RETURN(Layout layout, make_layout(program, plan, cache_key));
   SPLICE_ASSIGN_OR_RETURN(PendingFile file, PendingFile::create(path));
   SPLICE_ASSIGN_OR_RETURN(uint64_t checksum, emit(layout, [&](const void* data, size_t size) {
                             return file.write(data, size);

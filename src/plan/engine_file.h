@@ -18,6 +18,9 @@
 //          weight data    64-byte-aligned; each weight at a 64-byte-aligned offset, stored
 //                         contiguous, tied weights (same bytes, dtype and shape) stored once
 //   104  backend          16 bytes the backend the plan is made for ("cpu"), NUL-padded
+//   ...  cache key        optional, after the last section: "SPLCKEY\0" and 32 hex digits, the
+//                         engine cache key the entry was written under (plan/cache.h); covered
+//                         by the checksum, absent from files `splice compile` writes
 //
 // The fields up to the splice version keep their place in every format version, so any splice
 // can tell which splice wrote a file. A file from another splice or format version is refused
@@ -45,6 +48,9 @@ inline constexpr std::string_view kEngineMagic{"SPLCENG\0", 8};
 inline constexpr uint32_t kEngineHeaderSize = 120;
 // Weight alignment in the file (so in memory: the map is page-aligned), enough for any SIMD load.
 inline constexpr uint64_t kEngineWeightAlign = 64;
+// The optional trailer of an engine cache entry: this magic, then the 32-hex-digit key.
+inline constexpr std::string_view kEngineKeyMagic{"SPLCKEY\0", 8};
+inline constexpr size_t kEngineKeyDigits = 32;
 
 // The file's bytes. Non-contiguous weights are stored as contiguous copies; a weight without
 // storage is a kBadUsage error.
@@ -53,13 +59,16 @@ Result<std::string> serialize_engine(const ir::Program& program, const Plan& pla
 // Writes the engine file at `path` through the one file writer (support/file_writer.h): a
 // temporary file in the same folder is written, flushed to disk and renamed over `path`, so
 // readers never see a partial file; `path` must be a regular file or absent, and an existing
-// file's permissions are kept. Errors are kIo naming the path.
+// file's permissions are kept. Errors are kIo naming the path. A non-empty `cache_key` (32 hex
+// digits, the engine cache's key: plan/cache.h) is written after the last section, so the
+// cache can tell that an entry holds what its name promises without importing the archive.
 Result<void> write_engine_file(const ir::Program& program, const Plan& plan,
-                               const std::string& path);
+                               const std::string& path, std::string_view cache_key = {});
 
 struct LoadedEngine {
-  ir::Program program;  // verified; weights are read-only views into the mapped file
-  Plan plan;            // checked against program.graph
+  ir::Program program;    // verified; weights are read-only views into the mapped file
+  Plan plan;              // checked against program.graph
+  std::string cache_key;  // the key the file was written under, empty when it has none
 };
 
 // Maps, checks and reads the engine file at `path` for the backend `target` describes. An

@@ -208,11 +208,25 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
       program = std::move(engine.program);
       planned = std::move(engine.plan);
     } else if (!options.cache_dir.empty()) {
-      SPLICE_ASSIGN_OR_RETURN(ir::Program fresh, compiler::load_program(path));
-      auto build = [mode, &target](const ir::Program& p) -> Result<plan::Plan> {
-        return plan::build_plan(p, mode, target);
+      // The key comes from the archive's bytes (remembered against its identity), so a hit
+      // never imports it: the entry is mapped and nothing of the archive but its stat is read.
+      SPLICE_ASSIGN_OR_RETURN(const std::string digest,
+                              plan::archive_digest(options.cache_dir, path));
+      const std::string key = plan::cache_key(digest, mode, target, backend->identity());
+      // Set when the import itself fails: that is the user's error, not the cache's.
+      std::optional<Error> import_error;
+      auto build = [&]() -> Result<plan::BuiltEngine> {
+        auto imported = compiler::load_program(path);
+        if (!imported.ok()) {
+          import_error = imported.error();
+          return imported.error();
+        }
+        plan::Plan p = plan::build_plan(*imported, mode, target);
+        return plan::BuiltEngine{std::move(*imported), std::move(p)};
       };
-      auto engine = plan::load_or_build(options.cache_dir, fresh, mode, target, build, &hit);
+      std::optional<plan::BuiltEngine> built;
+      auto engine = plan::load_or_build(options.cache_dir, key, target, build, &hit, &built);
+      if (import_error) return *import_error;
       if (engine.ok()) {
         program = std::move(engine->program);
         planned = std::move(engine->plan);
@@ -221,8 +235,13 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options) {
         // disk, an engine that does not load back) the program still runs, planned in
         // memory, and the reason is kept for the caller to report.
         cache_note = engine.error().message();
-        program = std::move(fresh);
         hit = false;
+        if (built) {
+          program = std::move(built->program);
+          planned = std::move(built->plan);
+        } else {
+          SPLICE_ASSIGN_OR_RETURN(program, compiler::load_program(path));
+        }
       }
     } else {
       SPLICE_ASSIGN_OR_RETURN(program, compiler::load_program(path));

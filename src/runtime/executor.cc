@@ -980,10 +980,14 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
   SPLICE_ASSIGN_OR_RETURN(model.backend_model, model.backend->open_model(backend_options));
-  // Weights go to the backend's device once; its sessions share them.
-  for (const auto& [name, w] : model.program.weights) {
+  // Weights go to the backend's device once; its sessions share them. A weight the backend
+  // copied (uploaded to its device) replaces the program's host view too, so the file map under
+  // those views is released once nothing views it: the weights are never resident twice. (The
+  // CPU uses the views as they are.)
+  for (auto& [name, w] : model.program.weights) {
     auto moved = to_backend(*model.backend, nullptr, w);
     if (!moved.ok()) return moved.error().with_context(fmt::format("weight '{}'", name));
+    if (moved->storage() != w.storage()) w = *moved;
     model.weights.emplace(name, std::move(*moved));
   }
   model.load_checked_weights = check_weights_at_load(model.program, model.weights);

@@ -23,6 +23,19 @@ Error io_error(const std::string& what, const std::string& path, int err) {
 }  // namespace
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& path) {
+  return map(path, false);
+}
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::open_copy_on_write(const std::string& path) {
+  return map(path, true);
+}
+
+std::byte* MappedFile::writable_data() const {
+  SPLICE_ASSERT(writable_ || data_ == nullptr);
+  return const_cast<std::byte*>(data_);
+}
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::map(const std::string& path, bool writable) {
   SPLICE_ASSIGN_OR_RETURN(const FileDescriptor file, open_input_file(path));
   const int fd = file.get();
   struct stat st;
@@ -34,12 +47,14 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
   size_t size = static_cast<size_t>(st.st_size);
   // mmap of length 0 fails with EINVAL; an empty file is simply an empty span.
   if (size == 0) {
-    return std::shared_ptr<const MappedFile>(new MappedFile(path, nullptr, 0));
+    return std::shared_ptr<const MappedFile>(new MappedFile(path, nullptr, 0, writable));
   }
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // MAP_PRIVATE either way: a copy-on-write map's writes stay in this process.
+  void* data =
+      ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
   if (data == MAP_FAILED) return io_error("map", path, errno);
   return std::shared_ptr<const MappedFile>(
-      new MappedFile(path, static_cast<const std::byte*>(data), size));
+      new MappedFile(path, static_cast<const std::byte*>(data), size, writable));
 }
 
 MappedFile::~MappedFile() {

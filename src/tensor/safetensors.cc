@@ -376,8 +376,10 @@ Result<void> check_tiling(std::string_view name, const Header& header, uint64_t 
 }
 
 // Copies one checked entry's bytes out of `data` (the data area).
+// The tensor views `data` in place when `map` (the copy-on-write map `data` lies in) is given.
 Result<Tensor> read_entry(std::string_view name, const Header& header, const HeaderEntry& e,
-                          std::span<const std::byte> data) {
+                          std::span<const std::byte> data,
+                          const std::shared_ptr<const MappedFile>* map) {
   const auto dims_begin = header.dims.begin() + static_cast<std::ptrdiff_t>(e.dims_at);
   const Shape shape(dims_begin, dims_begin + static_cast<std::ptrdiff_t>(e.rank));
   const std::span<const std::byte> src = data.subspan(e.begin, e.end - e.begin);
@@ -389,6 +391,14 @@ Result<Tensor> read_entry(std::string_view name, const Header& header, const Hea
                              "{}: tensor '{}': bool element {} has byte value {} (must be 0 or 1)",
                              name, e.key, i, b);
     }
+  }
+  // A view of the map where the bytes lie as kernels need them (aligned to the element size);
+  // the map is copy-on-write, so a call that updates the input in place never writes the file.
+  if (map != nullptr && !src.empty() &&
+      reinterpret_cast<uintptr_t>(src.data()) % dtype_size(e.dtype) == 0) {
+    std::byte* at = (*map)->writable_data() + (src.data() - (*map)->bytes().data());
+    auto storage = Storage::borrow(at, src.size(), *map, /*writable=*/true);
+    return Tensor(e.dtype, shape, contiguous_strides(shape), 0, std::move(storage));
   }
   SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(e.dtype, shape));
   if (!src.empty()) std::memcpy(t.raw_data(), src.data(), src.size());
@@ -404,10 +414,8 @@ bool is_valid_utf8(const std::string& s) {
          j.dump(-1, ' ', false, json::error_handler_t::ignore);
 }
 
-}  // namespace
-
-Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byte> bytes,
-                                                        std::string_view name) {
+Result<std::map<std::string, Tensor>> parse(std::span<const std::byte> bytes, std::string_view name,
+                                            const std::shared_ptr<const MappedFile>* map) {
   const uint64_t size = bytes.size();
   SPLICE_CHECK_OR_RETURN(size >= 8, ErrorKind::kBadInput,
                          "{}: truncated safetensors file: {} bytes, fewer than the 8-byte header "
@@ -441,18 +449,35 @@ Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byt
 
   std::map<std::string, Tensor> tensors;
   for (const HeaderEntry& e : header.entries) {
-    SPLICE_ASSIGN_OR_RETURN(Tensor t, read_entry(name, header, e, data));
+    SPLICE_ASSIGN_OR_RETURN(Tensor t, read_entry(name, header, e, data, map));
     tensors.emplace(e.key, std::move(t));
   }
   return tensors;
 }
 
-Result<std::map<std::string, Tensor>> read_safetensors(const std::string& path) {
-  SPLICE_ASSIGN_OR_RETURN(auto file, MappedFile::open(path));
-  return parse_safetensors(file->bytes(), path);
+}  // namespace
+
+Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byte> bytes,
+                                                        std::string_view name) {
+  return parse(bytes, name, nullptr);
 }
 
-Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& tensors) {
+Result<std::map<std::string, Tensor>> read_safetensors(const std::string& path) {
+  SPLICE_ASSIGN_OR_RETURN(auto file, MappedFile::open(path));
+  return parse(file->bytes(), path, nullptr);
+}
+
+Result<std::map<std::string, Tensor>> map_safetensors(const std::string& path) {
+  SPLICE_ASSIGN_OR_RETURN(auto file, MappedFile::open_copy_on_write(path));
+  return parse(file->bytes(), path, &file);
+}
+
+namespace {
+
+// The header (length field, JSON padded to a multiple of 8) of a file holding `tensors` in
+// key order, their elements contiguous.
+Result<std::string> safetensors_header(const std::map<std::string, Tensor>& tensors,
+                                       uint64_t* data_bytes) {
   json header = json::object();
   uint64_t offset = 0;
   for (const auto& [key, t] : tensors) {
@@ -473,30 +498,49 @@ Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& t
   // nlohmann's default object is a std::map, so the keys come out sorted by name.
   std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
   text.append((8 - text.size() % 8) % 8, ' ');
-
-  std::string out;
-  out.reserve(8 + text.size() + offset);
   const uint64_t header_len = text.size();
-  out.append(reinterpret_cast<const char*>(&header_len), 8);
-  out += text;
+  *data_bytes = offset;
+  return std::string(reinterpret_cast<const char*>(&header_len), 8) + text;
+}
+
+// Hands the file's bytes to `sink` in order: the header, then each tensor's elements straight
+// from its storage (a non-contiguous view is copied first, one tensor at a time).
+template <typename Sink>
+Result<void> emit_safetensors(const std::map<std::string, Tensor>& tensors, const Sink& sink) {
+  uint64_t data_bytes = 0;
+  SPLICE_ASSIGN_OR_RETURN(const std::string head, safetensors_header(tensors, &data_bytes));
+  SPLICE_TRY(sink(head.data(), head.size()));
   for (const auto& [key, t] : tensors) {
     if (t.numel() == 0) continue;
     Tensor contiguous = t;
     if (!t.is_contiguous()) {
       SPLICE_ASSIGN_OR_RETURN(contiguous, t.contiguous_copy());
     }
-    out.append(reinterpret_cast<const char*>(contiguous.raw_data()), contiguous.nbytes());
+    SPLICE_TRY(sink(contiguous.raw_data(), contiguous.nbytes()));
   }
+  return ok_result();
+}
+
+}  // namespace
+
+Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& tensors) {
+  std::string out;
+  uint64_t data_bytes = 0;
+  SPLICE_ASSIGN_OR_RETURN(const std::string head, safetensors_header(tensors, &data_bytes));
+  out.reserve(head.size() + data_bytes);
+  SPLICE_TRY(emit_safetensors(tensors, [&](const void* data, size_t size) -> Result<void> {
+    out.append(static_cast<const char*>(data), size);
+    return ok_result();
+  }));
   return out;
 }
 
 Result<PendingFile> prepare_safetensors_file(const std::string& path,
                                              const std::map<std::string, Tensor>& tensors) {
   SPLICE_ASSIGN_OR_RETURN(PendingFile file, PendingFile::create(path));
-  {
-    SPLICE_ASSIGN_OR_RETURN(const std::string bytes, serialize_safetensors(tensors));
-    SPLICE_TRY(file.write(bytes));
-  }  // the serialised copy is freed before the caller prepares its next file
+  // Streamed: no copy of the whole file is ever held in memory.
+  SPLICE_TRY(emit_safetensors(
+      tensors, [&](const void* data, size_t size) { return file.write(data, size); }));
   return file;
 }
 

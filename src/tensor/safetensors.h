@@ -12,8 +12,8 @@
 // 100,000,000 bytes, a name given twice, and data offsets that do not tile the data area
 // exactly (overlapping tensors, gaps, trailing bytes) are refused. The header is read as a
 // stream of JSON events into compact entries, so memory stays a small multiple of its size.
-// Reading copies each tensor into owned, contiguous storage, so the result stays valid and
-// writable after the file changes.
+// read_safetensors copies each tensor into owned, contiguous storage, so the result stays valid
+// and writable after the file changes; map_safetensors views them in a private map instead.
 
 #include <cstddef>
 #include <map>
@@ -32,6 +32,13 @@ namespace splice {
 // never blocks).
 Result<std::map<std::string, Tensor>> read_safetensors(const std::string& path);
 
+// Reads the file at `path` without copying its tensors: each is a writable view of a
+// copy-on-write map of the file (MappedFile::open_copy_on_write), so writing one changes this
+// process's pages only, never the file; the map lives as long as a tensor views it. A tensor
+// whose bytes are not aligned to its element size (the format does not promise it) is copied.
+// Checks and errors as read_safetensors.
+Result<std::map<std::string, Tensor>> map_safetensors(const std::string& path);
+
 // Parses a whole safetensors file held in memory. `name` labels the bytes in error messages
 // (read_safetensors passes the path).
 Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byte> bytes,
@@ -43,7 +50,8 @@ Result<std::map<std::string, Tensor>> parse_safetensors(std::span<const std::byt
 // (JSON cannot hold it) is ErrorKind::kBadUsage.
 Result<std::string> serialize_safetensors(const std::map<std::string, Tensor>& tensors);
 
-// serialize_safetensors into a PendingFile for `path` (support/file_writer.h), ready for
+// The bytes of serialize_safetensors, streamed into a PendingFile for `path`
+// (support/file_writer.h) straight from each tensor's storage (no whole-file buffer), ready for
 // commit_files along with the other files of one call. I/O failures are kIo.
 Result<PendingFile> prepare_safetensors_file(const std::string& path,
                                              const std::map<std::string, Tensor>& tensors);

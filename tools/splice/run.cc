@@ -20,14 +20,15 @@ namespace splice::tools {
 namespace {
 
 TensorArg arg_of(const Tensor& t) {
-  // safetensors reads contiguous tensors into their own storage.
+  // map_safetensors gives contiguous tensors, views of the file's private map.
   return TensorArg{t.raw_data(), t.dtype(), t.sizes()};
 }
 
-Result<Tensor> tensor_of(const HostTensor& h) {
-  SPLICE_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(h.dtype, h.shape));
-  if (!h.bytes.empty()) std::memcpy(t.raw_data(), h.bytes.data(), h.bytes.size());
-  return t;
+// A read-only Tensor viewing h's bytes (no copy): h must outlive it.
+Tensor view_of(const HostTensor& h) {
+  auto storage = Storage::borrow(const_cast<std::byte*>(h.bytes.data()), h.bytes.size(), nullptr,
+                                 /*writable=*/false);
+  return Tensor(h.dtype, h.shape, contiguous_strides(h.shape), 0, std::move(storage));
 }
 
 }  // namespace
@@ -54,10 +55,12 @@ Result<void> run_run(const RunOptions& options) {
 
   std::map<std::string, Tensor> input_tensors;
   if (!options.inputs.empty()) {
-    SPLICE_ASSIGN_OR_RETURN(input_tensors, read_safetensors(options.inputs));
+    // Viewed in their (copy-on-write) map, not copied: an input the program updates in place
+    // gets private pages, the rest are read where they lie.
+    SPLICE_ASSIGN_OR_RETURN(input_tensors, map_safetensors(options.inputs));
   }
   if (!options.state_in.empty()) {
-    SPLICE_ASSIGN_OR_RETURN(auto state, read_safetensors(options.state_in));
+    SPLICE_ASSIGN_OR_RETURN(auto state, map_safetensors(options.state_in));
     for (const auto& [name, t] : state) {
       auto r = session.set_state(name, arg_of(t));
       if (!r.ok()) return r.error().with_context(fmt::format("--state-in {}", options.state_in));
@@ -66,22 +69,20 @@ Result<void> run_run(const RunOptions& options) {
   // Read before anything is written: a bad comparison file must not leave outputs behind.
   std::map<std::string, Tensor> expected;
   if (!options.compare.empty()) {
-    SPLICE_ASSIGN_OR_RETURN(expected, read_safetensors(options.compare));
+    SPLICE_ASSIGN_OR_RETURN(expected, map_safetensors(options.compare));
   }
   std::map<std::string, TensorArg> args;
   for (auto& [name, t] : input_tensors) args.emplace(name, arg_of(t));
   SPLICE_ASSIGN_OR_RETURN(RunResult result, session.run(args));
 
+  // The outputs are views of the call's result (no copy) and are streamed to their file.
   std::map<std::string, Tensor> out;
   for (size_t i = 0; i < result.outputs.size(); ++i) {
     if (!result.present[i]) continue;
-    SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(result.outputs[i]));
-    out.emplace(fmt::format("output.{}", i), std::move(t));
+    out.emplace(fmt::format("output.{}", i), view_of(result.outputs[i]));
   }
-  for (const auto& [name, h] : result.mutated_inputs) {
-    SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(h));
-    out.emplace(fmt::format("mutated.{}", name), std::move(t));
-  }
+  for (const auto& [name, h] : result.mutated_inputs)
+    out.emplace(fmt::format("mutated.{}", name), view_of(h));
 
   // The outputs and the state are one commit: both files are written and flushed before
   // either is renamed into place, so a failure leaves both as they were.
@@ -92,10 +93,13 @@ Result<void> run_run(const RunOptions& options) {
   }
   if (!options.state_out.empty()) {
     std::map<std::string, Tensor> state;
-    for (const auto& name : model.state_names()) {
+    std::vector<HostTensor> held;  // what the views in `state` read
+    const std::vector<std::string> names = model.state_names();
+    held.reserve(names.size());
+    for (const auto& name : names) {
       SPLICE_ASSIGN_OR_RETURN(HostTensor h, session.state(name));
-      SPLICE_ASSIGN_OR_RETURN(Tensor t, tensor_of(h));
-      state.emplace(name, std::move(t));
+      held.push_back(std::move(h));
+      state.emplace(name, view_of(held.back()));
     }
     SPLICE_ASSIGN_OR_RETURN(PendingFile f, prepare_safetensors_file(options.state_out, state));
     files.push_back(std::move(f));

@@ -91,6 +91,7 @@ class CudaBackend final : public backend::Backend {
 
   std::string_view name() const override { return "cuda"; }
   Device device() const override { return kCudaDevice; }
+  std::string identity() const override { return device_identity(); }
 
   Result<std::shared_ptr<Storage>> allocate(size_t nbytes) const override {
     return allocate_device_storage(nbytes, kCudaDevice);

@@ -1,7 +1,9 @@
 // Device queries through the CUDA runtime, cached per device ordinal.
 #include "backends/cuda/device_info.h"
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include <array>
 #include <mutex>
@@ -55,6 +57,22 @@ unsigned grid_blocks(int64_t work, unsigned threads, const DeviceInfo& device) {
   const int64_t needed = (work + threads - 1) / threads;
   const int64_t cap = int64_t{device.multiprocessors} * 16;
   return static_cast<unsigned>(needed < 1 ? 1 : needed > cap ? cap : needed);
+}
+
+std::string device_identity() {
+  if (!device_available()) return "no CUDA device";
+  int ordinal = 0, driver = 0, runtime = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&ordinal) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess ||
+      cudaDriverGetVersion(&driver) != cudaSuccess ||
+      cudaRuntimeGetVersion(&runtime) != cudaSuccess) {
+    (void)cudaGetLastError();  // the sticky error of a failed query is not the caller's
+    return "unknown CUDA device";
+  }
+  return fmt::format("{} sm_{}{} {} SMs {} bytes; driver {} runtime {} cublasLt {}", prop.name,
+                     prop.major, prop.minor, prop.multiProcessorCount, prop.totalGlobalMem, driver,
+                     runtime, CUBLAS_VERSION);
 }
 
 bool device_available() {

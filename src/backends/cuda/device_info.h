@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "support/error.h"
 
@@ -31,6 +32,12 @@ Result<size_t> current_max_smem_optin();
 // Blocks for a grid-stride kernel over `work` items with `threads` per block: enough to cover
 // the work, at most 16 per multiprocessor (each thread then loops), at least 1.
 unsigned grid_blocks(int64_t work, unsigned threads, const DeviceInfo& device);
+
+// The current device as the engine cache keys it (Backend::identity): its name, compute
+// capability, multiprocessors and memory, the driver's and the CUDA runtime's versions and the
+// cuBLASLt version splice was built for (the library it opens is of that major version).
+// "no CUDA device" when there is none usable; never fails.
+std::string device_identity();
 
 // Whether a CUDA device can be used here (for tests that skip without a GPU); never fails.
 bool device_available();

@@ -1,8 +1,9 @@
-// Tests for the engine cache: what changes the key (a node argument, a weight byte, the plan
-// mode, a symbol range) and what does not (loading the same model twice), the default folder,
-// and load_or_build's miss, hit, rebuild of a corrupt entry or of an entry holding another
-// program or other weights, atomic writes by concurrent builders, temporaries of killed writers
-// removed (live ones kept), and a FIFO at an entry's name.
+// Tests for the engine cache: what changes the key (a byte of the archive, the plan mode, the
+// backend's kernels, the device) and what does not (another path to the same bytes), the digest
+// memo (used for an unchanged file, never for a changed one), the default folder, and
+// load_or_build's miss, hit without an import, rebuild of a corrupt entry or of an entry under
+// another key, atomic writes by concurrent builders, temporaries of killed writers removed
+// (live ones kept), and a FIFO at an entry's name.
 #include "plan/cache.h"
 
 #include <gtest/gtest.h>
@@ -10,14 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 
 #include "compiler/driver.h"
-#include "ir/parser.h"
 #include "ir/printer.h"
 #include "plan/build.h"
 #include "support/file_writer.h"
@@ -33,30 +35,46 @@ namespace fs = std::filesystem;
 
 constexpr const char* kRotary = "/tests/cases/rotary_halves_into_empty_like.default/model.pt2";
 constexpr const char* kKvCache = "/tests/cases/kv_cache_reads_old_state.default/model.pt2";
-constexpr const char* kDynamic = "/tests/cases/dyn_batch_mlp.default/model.pt2";
+
+std::string source(const char* rel) { return std::string(SPLICE_SOURCE_DIR) + rel; }
 
 ir::Program load(const char* rel) {
-  auto p = compiler::load_program(std::string(SPLICE_SOURCE_DIR) + rel);
+  auto p = compiler::load_program(source(rel));
   EXPECT_TRUE(p.ok()) << p.error().message();
   return std::move(*p);
 }
 
-// The program parsed back from its text with `from` replaced by `to` (once), weights kept:
-// the way to change one node argument without touching anything else.
-ir::Program edited(const ir::Program& program, const std::string& from, const std::string& to) {
-  std::string text = ir::print_program(program);
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  auto p = ir::parse_program(text);
-  EXPECT_TRUE(p.ok()) << p.error().message();
-  p->weights = program.weights;
-  return std::move(*p);
+std::string digest(const std::string& path, const std::string& memo_dir = "",
+                   bool* read = nullptr) {
+  auto d = archive_digest(memo_dir, path, read);
+  EXPECT_TRUE(d.ok()) << d.error().message();
+  return d.ok() ? *d : std::string();
+}
+
+// The key `splice run` uses for an archive in a mode on the CPU.
+std::string key_of(const char* rel, PlanMode mode = PlanMode::kPlanned) {
+  return cache_key(digest(source(rel)), mode, cpu_target());
 }
 
 // The plan splice makes (an engine only loads with the plan splice makes for its program).
 Plan simple_plan(const ir::Program& program, PlanMode mode) {
   return build_plan(program, mode, cpu_target());
+}
+
+// What a miss builds from an archive: its import and plan.
+BuiltEngine built(const char* rel, PlanMode mode = PlanMode::kPlanned) {
+  ir::Program p = load(rel);
+  Plan plan = simple_plan(p, mode);
+  return BuiltEngine{std::move(p), std::move(plan)};
+}
+
+// A build that counts its calls.
+std::function<Result<BuiltEngine>()> counting(const char* rel, int& builds,
+                                              PlanMode mode = PlanMode::kPlanned) {
+  return [rel, &builds, mode]() -> Result<BuiltEngine> {
+    ++builds;
+    return built(rel, mode);
+  };
 }
 
 // Sets an environment variable for one test and restores it afterwards.
@@ -90,56 +108,114 @@ class CacheTest : public splice::testing::TempDirTest {
       names.push_back(e.path().filename().string());
     return names;
   }
+  // A copy of a test archive in the test's folder, to change.
+  std::string copy_of(const char* rel, const std::string& name) {
+    const std::string to = (dir_ / name).string();
+    fs::copy_file(source(rel), to, fs::copy_options::overwrite_existing);
+    return to;
+  }
 };
 
-TEST_F(CacheTest, KeyIsStableForTheSameModel) {
-  const std::string a = cache_key(load(kKvCache), PlanMode::kPlanned, cpu_target());
-  const std::string b = cache_key(load(kKvCache), PlanMode::kPlanned, cpu_target());
-  EXPECT_EQ(a, b);
+TEST_F(CacheTest, KeyIsStableForTheSameBytesUnderAnyPath) {
+  const std::string a = key_of(kKvCache);
+  EXPECT_EQ(a, key_of(kKvCache));
   EXPECT_EQ(a.size(), 32u);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
-  // Reprinting and reparsing (weights kept) is the same program.
-  ir::Program p = load(kKvCache);
-  EXPECT_EQ(cache_key(edited(p, "graph", "graph"), PlanMode::kPlanned, cpu_target()), a);
+  const std::string copy = copy_of(kKvCache, "renamed.pt2");
+  EXPECT_EQ(cache_key(digest(copy), PlanMode::kPlanned, cpu_target()), a);
 }
 
-TEST_F(CacheTest, KeyChangesWithANodeArgument) {
-  ir::Program p = load(kRotary);
-  const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
-  // The slice end of the first half: 8 → 7.
-  ir::Program q =
-      edited(p, "aten.slice.Tensor(%x, 3, 0, 8, 1)", "aten.slice.Tensor(%x, 3, 0, 7, 1)");
-  EXPECT_NE(cache_key(q, PlanMode::kPlanned, cpu_target()), base);
-  ir::Program r = edited(p, "alpha=1)\n  %slice_scatter:", "alpha=2)\n  %slice_scatter:");
-  EXPECT_NE(cache_key(r, PlanMode::kPlanned, cpu_target()), base);
+TEST_F(CacheTest, KeyChangesWithAnArchiveByte) {
+  const std::string copy = copy_of(kKvCache, "model.pt2");
+  const std::string base = cache_key(digest(copy), PlanMode::kPlanned, cpu_target());
+  std::string bytes;
+  {
+    std::ifstream in(copy, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 100u);
+  // A byte in the middle (a weight's or the program's: the key does not care which).
+  bytes[bytes.size() / 2] ^= 1;
+  write("model.pt2", bytes);
+  EXPECT_NE(cache_key(digest(copy), PlanMode::kPlanned, cpu_target()), base);
 }
 
-TEST_F(CacheTest, KeyChangesWithAWeightByte) {
-  ir::Program p = load(kKvCache);
-  const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
-  Tensor copy = p.weights.at("cache").contiguous_copy().value();
-  p.weights["cache"] = copy;
-  EXPECT_EQ(cache_key(p, PlanMode::kPlanned, cpu_target()), base)
-      << "same bytes elsewhere, same key";
-  copy.raw_data()[copy.nbytes() - 1] ^= std::byte{1};
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), base);
+TEST_F(CacheTest, KeyChangesWithTheModeTheKernelsAndTheDevice) {
+  const std::string d = digest(source(kRotary));
+  const std::string base = cache_key(d, PlanMode::kPlanned, cpu_target());
+  EXPECT_NE(cache_key(d, PlanMode::kNaive, cpu_target()), base);
+  backend::Target fewer = cpu_target();
+  ASSERT_FALSE(fewer.caps.empty());
+  fewer.caps[0] ^= 1;
+  EXPECT_NE(cache_key(d, PlanMode::kPlanned, fewer), base);
+  EXPECT_NE(cache_key(d, PlanMode::kPlanned, cpu_target(), "NVIDIA H100 sm_90 132 SMs"), base);
+  EXPECT_NE(cache_key(d, PlanMode::kPlanned, cpu_target(), "NVIDIA H100 sm_90 132 SMs"),
+            cache_key(d, PlanMode::kPlanned, cpu_target(), "NVIDIA H200 sm_90 132 SMs"));
 }
 
-TEST_F(CacheTest, KeyChangesWithTheMode) {
-  ir::Program p = load(kRotary);
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()),
-            cache_key(p, PlanMode::kNaive, cpu_target()));
+TEST_F(CacheTest, ADigestIsTheXxh3OfTheFilesBytes) {
+  const std::string a = write("a", "abc"), b = write("b", "abd");
+  EXPECT_NE(digest(a), digest(b));
+  EXPECT_EQ(digest(a), digest(write("c", "abc")));
+  auto missing = archive_digest("", (dir_ / "missing.pt2").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind(), ErrorKind::kIo);
+  EXPECT_NE(missing.error().message().find("missing.pt2"), std::string::npos)
+      << missing.error().message();
 }
 
-TEST_F(CacheTest, KeyChangesWithARangeOrHint) {
-  ir::Program p = load(kDynamic);
-  ASSERT_TRUE(p.ranges.count("s77"));
-  const std::string base = cache_key(p, PlanMode::kPlanned, cpu_target());
-  p.ranges["s77"].max = 17;
-  const std::string wider = cache_key(p, PlanMode::kPlanned, cpu_target());
-  EXPECT_NE(wider, base);
-  p.hints["s77"] = 4;
-  EXPECT_NE(cache_key(p, PlanMode::kPlanned, cpu_target()), wider);
+// The memo saves reading the archive on a hit, and is never trusted for a file that changed:
+// a rewrite with the same size and the old mtime still changes its ctime.
+TEST_F(CacheTest, TheDigestMemoServesAnUnchangedFileOnly) {
+  const std::string copy = copy_of(kKvCache, "model.pt2");
+  // No cache folder yet: a cold cache's first run makes it for the memo.
+  bool read = false;
+  const std::string fresh = digest(copy, cache_dir(), &read);
+  EXPECT_TRUE(read);
+  digest(copy, cache_dir(), &read);
+  EXPECT_TRUE(read) << "a file changed in the last 2 seconds is not remembered";
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  EXPECT_EQ(digest(copy, cache_dir(), &read), fresh);
+  EXPECT_TRUE(read);
+  EXPECT_EQ(digest(copy, cache_dir(), &read), fresh);
+  EXPECT_FALSE(read) << "an unchanged, settled file is served from its memo";
+
+  const fs::file_time_type mtime = fs::last_write_time(copy);
+  std::string bytes;
+  {
+    std::ifstream in(copy, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[bytes.size() / 2] ^= 1;
+  {
+    std::fstream out(copy, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  fs::last_write_time(copy, mtime);  // (the file's fcntl.h name clashes with namespace splice)
+  ASSERT_EQ(fs::last_write_time(copy), mtime);
+  const std::string changed = digest(copy, cache_dir(), &read);
+  EXPECT_TRUE(read) << "same inode, size and mtime, but a new ctime";
+  EXPECT_NE(changed, fresh);
+}
+
+TEST_F(CacheTest, AMemoForAnotherFileOrDamagedIsIgnored) {
+  const std::string copy = copy_of(kKvCache, "model.pt2");
+  fs::create_directories(cache_dir());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  const std::string d = digest(copy, cache_dir());
+  std::vector<std::string> memos;
+  for (const auto& e : fs::directory_iterator(cache_dir()))
+    if (e.path().extension() == ".digest") memos.push_back(e.path().string());
+  ASSERT_EQ(memos.size(), 1u);
+  for (const std::string& junk :
+       {std::string("splice archive digest 1\n1 2 3 4 5 0123456789abcdef0123456789abcdef\n"),
+        std::string("garbage"), std::string()}) {
+    std::ofstream(memos[0], std::ios::binary | std::ios::trunc) << junk;
+    bool read = false;
+    EXPECT_EQ(digest(copy, cache_dir(), &read), d);
+    EXPECT_TRUE(read) << junk;
+  }
 }
 
 TEST_F(CacheTest, DefaultDirFollowsXdgThenHome) {
@@ -160,24 +236,28 @@ TEST_F(CacheTest, DefaultDirFollowsXdgThenHome) {
   }
 }
 
-TEST_F(CacheTest, MissThenHit) {
-  ir::Program p = load(kKvCache);
+TEST_F(CacheTest, MissThenHitWithoutAnImport) {
+  const std::string key = key_of(kKvCache);
   int builds = 0;
-  auto build = [&](const ir::Program& prog) -> Result<Plan> {
-    ++builds;
-    return simple_plan(prog, PlanMode::kPlanned);
-  };
   bool hit = true;
-  auto first = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+  auto first = load_or_build(cache_dir(), key, cpu_target(), counting(kKvCache, builds), &hit);
   ASSERT_TRUE(first.ok()) << first.error().message();
   EXPECT_FALSE(hit);
   EXPECT_EQ(builds, 1);
-  auto second = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+  EXPECT_EQ(first->cache_key, key) << "the entry records its key";
+  // A hit never calls the build, which is the only thing that imports the archive.
+  auto second = load_or_build(
+      cache_dir(), key, cpu_target(),
+      []() -> Result<BuiltEngine> {
+        ADD_FAILURE() << "a hit imported the archive";
+        return make_error(ErrorKind::kInternal, "imported");
+      },
+      &hit);
   ASSERT_TRUE(second.ok()) << second.error().message();
   EXPECT_TRUE(hit);
-  EXPECT_EQ(builds, 1);
 
   // A hit gives what the build made, the same as the miss returned.
+  const ir::Program p = load(kKvCache);
   EXPECT_EQ(second->plan, simple_plan(p, PlanMode::kPlanned));
   EXPECT_EQ(second->plan, first->plan);
   EXPECT_EQ(ir::print_program(second->program), ir::print_program(p));
@@ -187,111 +267,88 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_NE(first->program.weights.at("cache").raw_data(), p.weights.at("cache").raw_data());
 
   // Exactly one entry, named by the key: no temporary file left behind.
-  EXPECT_EQ(cache_files(),
-            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  EXPECT_EQ(cache_files(), std::vector<std::string>{key + ".splice"});
 
   // Another mode is another entry.
-  auto naive = load_or_build(
-      cache_dir(), p, PlanMode::kNaive, cpu_target(),
-      [&](const ir::Program& prog) -> Result<Plan> {
-        ++builds;
-        return simple_plan(prog, PlanMode::kNaive);
-      },
-      &hit);
+  auto naive = load_or_build(cache_dir(), key_of(kKvCache, PlanMode::kNaive), cpu_target(),
+                             counting(kKvCache, builds, PlanMode::kNaive), &hit);
   ASSERT_TRUE(naive.ok()) << naive.error().message();
   EXPECT_FALSE(hit);
+  EXPECT_EQ(builds, 2);
   EXPECT_EQ(naive->plan.mode, PlanMode::kNaive);
   EXPECT_EQ(cache_files().size(), 2u);
 }
 
 TEST_F(CacheTest, CorruptEntryIsRebuilt) {
-  ir::Program p = load(kRotary);
+  const std::string key = key_of(kRotary);
   int builds = 0;
-  auto build = [&](const ir::Program& prog) -> Result<Plan> {
-    ++builds;
-    return simple_plan(prog, PlanMode::kPlanned);
-  };
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build).ok());
+  ASSERT_TRUE(load_or_build(cache_dir(), key, cpu_target(), counting(kRotary, builds)).ok());
   const std::string entry = (fs::path(cache_dir()) / cache_files().at(0)).string();
 
   for (const std::string& junk : {std::string("not an engine"), std::string()}) {
     write("junk", junk);
     fs::copy_file(dir_ / "junk", entry, fs::copy_options::overwrite_existing);
     bool hit = true;
-    auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+    auto r = load_or_build(cache_dir(), key, cpu_target(), counting(kRotary, builds), &hit);
     ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_FALSE(hit);
-    EXPECT_EQ(r->plan, simple_plan(p, PlanMode::kPlanned)) << "the fresh build's plan";
+    EXPECT_EQ(r->plan, simple_plan(load(kRotary), PlanMode::kPlanned)) << "the fresh build's plan";
     EXPECT_TRUE(load_engine_file(entry, cpu_target()).ok()) << "the entry was overwritten";
   }
   EXPECT_EQ(builds, 3);
   EXPECT_EQ(cache_files().size(), 1u);
 }
 
-// The entry's name is only a claim: what it holds must give that key.
-TEST_F(CacheTest, AnotherProgramsEngineUnderTheKeyIsRebuilt) {
-  ir::Program p = load(kRotary), q = load(kKvCache);
+// The entry's name is only a claim: its checksummed trailer must hold that key.
+TEST_F(CacheTest, AnotherKeysEntryUnderTheNameIsRebuilt) {
+  const std::string p_key = key_of(kRotary), q_key = key_of(kKvCache);
   int builds = 0;
-  auto build = [&](const ir::Program& prog) -> Result<Plan> {
-    ++builds;
-    return simple_plan(prog, PlanMode::kPlanned);
-  };
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build).ok());
-  ASSERT_TRUE(load_or_build(cache_dir(), q, PlanMode::kPlanned, cpu_target(), build).ok());
-  const fs::path p_entry =
-      fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
-  const fs::path q_entry =
-      fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
-  // A valid engine of another program copied under p's key.
+  ASSERT_TRUE(load_or_build(cache_dir(), p_key, cpu_target(), counting(kRotary, builds)).ok());
+  ASSERT_TRUE(load_or_build(cache_dir(), q_key, cpu_target(), counting(kKvCache, builds)).ok());
+  const fs::path p_entry = fs::path(cache_dir()) / (p_key + ".splice");
+  const fs::path q_entry = fs::path(cache_dir()) / (q_key + ".splice");
+  // A valid entry of another archive copied under p's key.
   fs::copy_file(q_entry, p_entry, fs::copy_options::overwrite_existing);
   bool hit = true;
-  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+  auto r = load_or_build(cache_dir(), p_key, cpu_target(), counting(kRotary, builds), &hit);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_FALSE(hit) << "the entry holds another program";
+  EXPECT_FALSE(hit) << "the entry holds another key";
   EXPECT_EQ(builds, 3);
-  EXPECT_EQ(ir::print_program(r->program), ir::print_program(p));
+  EXPECT_EQ(ir::print_program(r->program), ir::print_program(load(kRotary)));
   auto entry = load_engine_file(p_entry.string(), cpu_target());
   ASSERT_TRUE(entry.ok()) << entry.error().message();
-  EXPECT_EQ(cache_key(entry->program, entry->plan.mode, cpu_target()),
-            cache_key(p, PlanMode::kPlanned, cpu_target()))
-      << "the entry was rebuilt";
+  EXPECT_EQ(entry->cache_key, p_key) << "the entry was rebuilt";
   // And the rebuilt entry is a hit again.
-  ASSERT_TRUE(load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit).ok());
+  ASSERT_TRUE(
+      load_or_build(cache_dir(), p_key, cpu_target(), counting(kRotary, builds), &hit).ok());
   EXPECT_TRUE(hit);
   EXPECT_EQ(builds, 3);
 }
 
-TEST_F(CacheTest, AnEngineOfOtherWeightsUnderTheKeyIsRebuilt) {
-  ir::Program p = load(kKvCache);
-  ir::Program q = load(kKvCache);
-  Tensor other = q.weights.at("cache").contiguous_copy().value();
-  other.data<float>()[0] += 1.0f;
-  q.weights["cache"] = other;
-  auto build = [&](const ir::Program& prog) -> Result<Plan> {
-    return simple_plan(prog, PlanMode::kPlanned);
-  };
-  ASSERT_TRUE(load_or_build(cache_dir(), q, PlanMode::kPlanned, cpu_target(), build).ok());
-  const fs::path p_entry =
-      fs::path(cache_dir()) / (cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice");
-  const fs::path q_entry =
-      fs::path(cache_dir()) / (cache_key(q, PlanMode::kPlanned, cpu_target()) + ".splice");
-  fs::copy_file(q_entry, p_entry);
+// An engine `splice compile` wrote (no key trailer) is not an entry, whatever its name.
+TEST_F(CacheTest, ACompiledEngineUnderTheNameIsRebuilt) {
+  const std::string key = key_of(kKvCache);
+  fs::create_directories(cache_dir());
+  const BuiltEngine b = built(kKvCache);
+  const std::string entry = (fs::path(cache_dir()) / (key + ".splice")).string();
+  ASSERT_TRUE(write_engine_file(b.program, b.plan, entry).ok());
+  auto compiled = load_engine_file(entry, cpu_target());
+  ASSERT_TRUE(compiled.ok()) << compiled.error().message();
+  EXPECT_EQ(compiled->cache_key, "");
+  int builds = 0;
   bool hit = true;
-  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), build, &hit);
+  auto r = load_or_build(cache_dir(), key, cpu_target(), counting(kKvCache, builds), &hit);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_FALSE(hit) << "the entry holds other weights";
-  const Tensor& got = r->program.weights.at("cache");
-  const Tensor& want = p.weights.at("cache");
-  ASSERT_EQ(got.nbytes(), want.nbytes());
-  EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()), 0);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(r->cache_key, key);
 }
 
 // A temporary of a writer that died mid-write: here a real cache write, of an engine large
 // enough to take a while, in a child process killed by SIGKILL as soon as its temporary shows.
 TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
   GTEST_FLAG_SET(death_test_style, "fast");
-  ir::Program big = load(kKvCache);
-  big.weights["cache"] = Tensor::empty(DType::kFloat32, {16 << 20}).value();  // 64 MB
+  const std::string key = key_of(kKvCache);
   const std::string dir = cache_dir();
   auto killed_while_writing = [&] {
     std::thread killer([&] {
@@ -303,10 +360,11 @@ TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
       }
     });
     killer.detach();
-    (void)load_or_build(dir, big, PlanMode::kPlanned, cpu_target(),
-                        [](const ir::Program& prog) -> Result<Plan> {
-                          return simple_plan(prog, PlanMode::kPlanned);
-                        });
+    (void)load_or_build(dir, key, cpu_target(), []() -> Result<BuiltEngine> {
+      BuiltEngine big = built(kKvCache);
+      big.program.weights["cache"] = Tensor::empty(DType::kFloat32, {16 << 20}).value();  // 64 MB
+      return big;
+    });
     std::_Exit(0);  // the write finished before the killer saw it: the test below says so
   };
   fs::create_directories(dir);
@@ -315,14 +373,10 @@ TEST_F(CacheTest, AKilledWritersTemporaryIsRemovedWhenTheCacheOpens) {
   ASSERT_EQ(left.size(), 1u) << "the killed writer leaves one temporary";
   EXPECT_NE(left[0].find(".splice.tmp."), std::string::npos) << left[0];
 
-  ir::Program p = load(kKvCache);
-  auto r = load_or_build(dir, p, PlanMode::kPlanned, cpu_target(),
-                         [](const ir::Program& prog) -> Result<Plan> {
-                           return simple_plan(prog, PlanMode::kPlanned);
-                         });
+  int builds = 0;
+  auto r = load_or_build(dir, key, cpu_target(), counting(kKvCache, builds));
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(cache_files(),
-            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  EXPECT_EQ(cache_files(), std::vector<std::string>{key + ".splice"});
 }
 
 TEST_F(CacheTest, AnUnlockedTemporaryOfAnOlderSpliceIsRemoved) {
@@ -330,90 +384,83 @@ TEST_F(CacheTest, AnUnlockedTemporaryOfAnOlderSpliceIsRemoved) {
   fs::create_directories(cache_dir());
   const std::string leftover = "0123456789abcdef0123456789abcdef.splice.tmp.Xy12Zq";
   write("cache/" + leftover, std::string(1 << 20, 'x'));
-  ir::Program p = load(kRotary);
-  ASSERT_TRUE(
-      load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
-        return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-      }).ok());
-  EXPECT_EQ(cache_files(),
-            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  int builds = 0;
+  const std::string key = key_of(kRotary);
+  ASSERT_TRUE(load_or_build(cache_dir(), key, cpu_target(), counting(kRotary, builds)).ok());
+  EXPECT_EQ(cache_files(), std::vector<std::string>{key + ".splice"});
 }
 
 TEST_F(CacheTest, ALiveWritersTemporaryIsKept) {
   fs::create_directories(cache_dir());
   auto writing = PendingFile::create(cache_dir() + "/other.splice");
   ASSERT_TRUE(writing.ok()) << writing.error().message();
-  ir::Program p = load(kRotary);
+  int builds = 0;
   ASSERT_TRUE(
-      load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(), [](const ir::Program& prog) {
-        return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-      }).ok());
+      load_or_build(cache_dir(), key_of(kRotary), cpu_target(), counting(kRotary, builds)).ok());
   EXPECT_TRUE(fs::exists(writing->temp_path())) << "another process is still writing it";
 }
 
-TEST_F(CacheTest, AFifoAtTheEntrysNameIsAnErrorNotAHang) {
-  ir::Program p = load(kRotary);
+TEST_F(CacheTest, AFifoAtTheEntrysNameIsAnErrorNotAHangAndTheBuildIsKept) {
   fs::create_directories(cache_dir());
-  const std::string entry =
-      cache_dir() + "/" + cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice";
+  const std::string key = key_of(kRotary);
+  const std::string entry = cache_dir() + "/" + key + ".splice";
   ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
-  auto r = load_or_build(
-      cache_dir(), p, PlanMode::kPlanned, cpu_target(),
-      [](const ir::Program& prog) { return Result<Plan>(simple_plan(prog, PlanMode::kPlanned)); });
+  int builds = 0;
+  std::optional<BuiltEngine> kept;
+  auto r = load_or_build(cache_dir(), key, cpu_target(), counting(kRotary, builds), nullptr, &kept);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
   EXPECT_EQ(r.error().message(),
             "cannot write '" + entry + "': it is a FIFO; splice only replaces regular files");
   EXPECT_EQ(fs::status(entry).type(), fs::file_type::fifo);
+  // What the build made comes back, so the caller runs it without importing again.
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(kept->plan, simple_plan(kept->program, PlanMode::kPlanned));
 }
 
 TEST_F(CacheTest, EightConcurrentBuildersLeaveOneWholeEntry) {
-  ir::Program p = load(kKvCache);
+  const std::string key = key_of(kKvCache);
   std::vector<std::string> errors(8);
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(),
-                             [](const ir::Program& prog) {
-                               return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-                             });
+      auto r = load_or_build(cache_dir(), key, cpu_target(),
+                             []() -> Result<BuiltEngine> { return built(kKvCache); });
       if (!r.ok()) errors[i] = r.error().message();
     });
   for (auto& t : threads) t.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
-  EXPECT_EQ(cache_files(),
-            std::vector<std::string>{cache_key(p, PlanMode::kPlanned, cpu_target()) + ".splice"});
+  EXPECT_EQ(cache_files(), std::vector<std::string>{key + ".splice"});
   bool hit = false;
-  ASSERT_TRUE(load_or_build(
-                  cache_dir(), p, PlanMode::kPlanned, cpu_target(),
-                  [](const ir::Program& prog) {
-                    return Result<Plan>(simple_plan(prog, PlanMode::kPlanned));
-                  },
-                  &hit)
-                  .ok());
+  int builds = 0;
+  ASSERT_TRUE(load_or_build(cache_dir(), key, cpu_target(), counting(kKvCache, builds), &hit).ok());
   EXPECT_TRUE(hit);
+  EXPECT_EQ(builds, 0);
 }
 
 TEST_F(CacheTest, BuildErrorsPassThroughAndLeaveNoEntry) {
-  ir::Program p = load(kRotary);
-  auto r = load_or_build(cache_dir(), p, PlanMode::kPlanned, cpu_target(),
-                         [](const ir::Program&) -> Result<Plan> {
-                           return make_error(ErrorKind::kUnsupportedOp, "cannot plan op X");
-                         });
+  std::optional<BuiltEngine> kept;
+  auto r = load_or_build(
+      cache_dir(), key_of(kRotary), cpu_target(),
+      []() -> Result<BuiltEngine> {
+        return make_error(ErrorKind::kUnsupportedOp, "cannot plan op X");
+      },
+      nullptr, &kept);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kUnsupportedOp);
+  EXPECT_FALSE(kept.has_value());
   EXPECT_TRUE(cache_files().empty());
 }
 
 TEST_F(CacheTest, UncreatableFolderIsAnIoError) {
   const std::string file = write("file", "x");
-  auto r = load_or_build(file + "/cache", load(kRotary), PlanMode::kPlanned, cpu_target(),
-                         [](const ir::Program& prog) -> Result<Plan> {
-                           return simple_plan(prog, PlanMode::kPlanned);
-                         });
+  int builds = 0;
+  auto r = load_or_build(file + "/cache", key_of(kRotary), cpu_target(), counting(kRotary, builds));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kIo);
   EXPECT_NE(r.error().message().find(file + "/cache"), std::string::npos) << r.error().message();
+  EXPECT_EQ(builds, 0);
 }
 
 }  // namespace

@@ -293,6 +293,39 @@ TEST_F(EngineFileTest, AFlippedByteInAnySectionFailsTheChecksum) {
   expect_refused(bad, "checksum mismatch", "checksum byte");
 }
 
+// A cache entry records its key after the last section (plan/cache.h); the checksum covers it,
+// and `splice compile`'s files have none.
+TEST_F(EngineFileTest, ACacheKeyTrailerIsReadBackAndChecksummed) {
+  ir::Program program = load(kKvCache);
+  const Plan plan = real_plan(program);
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  const std::string path = (dir_ / "entry.splice").string();
+  ASSERT_TRUE(write_engine_file(program, plan, path, key).ok());
+  const std::string bytes = read_file(path);
+  auto compiled = serialize_engine(program, plan);
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_EQ(bytes.size(), compiled->size() + 40);
+  EXPECT_EQ(bytes.substr(compiled->size()), std::string("SPLCKEY\0", 8) + key);
+  auto loaded = load_engine_file(path, cpu_target());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  EXPECT_EQ(loaded->cache_key, key);
+  EXPECT_EQ(loaded->plan, plan);
+
+  std::string bad = bytes;
+  bad[bad.size() - 1] = 'e';  // another key, same length
+  expect_refused(bad, "checksum mismatch", "a key byte");
+  write("compiled.splice", *compiled);
+  auto plain = load_engine_file((dir_ / "compiled.splice").string(), cpu_target());
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_EQ(plain->cache_key, "");
+
+  for (const std::string& wrong : {std::string("not32"), std::string(32, 'g')}) {
+    auto refused = write_engine_file(program, plan, path, wrong);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().message(), "engine: cache key '" + wrong + "' is not 32 hex digits");
+  }
+}
+
 TEST_F(EngineFileTest, ForeignAndOtherVersionFilesAreRefused) {
   ir::Program program = load(kRotary);
   auto bytes = serialize_engine(program, real_plan(program));

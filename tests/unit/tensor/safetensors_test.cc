@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -195,6 +196,89 @@ TEST(Safetensors, ReadCopiesIntoOwnedWritableStorage) {
   EXPECT_EQ(x.data<int32_t>()[0], 5);
   EXPECT_TRUE(x.storage()->writable());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(x.raw_data()) % 64, 0u);
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// `splice run`'s inputs: views of the file's map, not copies (issue 34), and writing one (a
+// call that updates its input in place) never reaches the file.
+TEST(Safetensors, MapViewsTensorsInTheFilesPrivateMap) {
+  const std::string path = temp_path("mapped.safetensors");
+  std::map<std::string, Tensor> tensors;
+  tensors["a"] = make_tensor<float>(DType::kFloat32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  tensors["b"] = make_tensor<int64_t>(DType::kInt64, {2}, {7, 8});
+  ASSERT_TRUE(write_safetensors(path, tensors).ok());
+  const std::string before = file_bytes(path);
+  // The data area starts after the 8-byte length and the header, padded to 8 bytes.
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, before.data(), 8);
+  {
+    auto mapped = map_safetensors(path);
+    ASSERT_TRUE(mapped.ok()) << mapped.error().message();
+    const Tensor& a = mapped->at("a");
+    const Tensor& b = mapped->at("b");
+    EXPECT_EQ(tensor_bytes(a), tensor_bytes(tensors["a"]));
+    EXPECT_EQ(tensor_bytes(b), tensor_bytes(tensors["b"]));
+    // b follows a in the data area: a's 24 bytes after the header, in the same map.
+    EXPECT_EQ(b.raw_data() - a.raw_data(), 24);
+    EXPECT_FALSE(a.storage()->owned()) << "a view of the map, not a copy";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.raw_data()) % 4096, (8 + header_len) % 4096)
+        << "the tensor starts where its bytes lie in the (page-aligned) map";
+    a.data<float>()[0] = 100.0f;
+    EXPECT_EQ(a.data<float>()[0], 100.0f);
+  }
+  EXPECT_EQ(file_bytes(path), before) << "writes to the map stay in the process";
+  std::filesystem::remove(path);
+}
+
+TEST(Safetensors, MapCopiesATensorItCannotViewAligned) {
+  // An int32 at data offset 2: a view would be misaligned for its kernels.
+  const std::string path = temp_path("unaligned.safetensors");
+  {
+    std::ofstream out(path, std::ios::binary);
+    std::string header = R"({"p":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                         R"("x":{"dtype":"I32","shape":[1],"data_offsets":[2,6]}})";
+    header.append((8 - header.size() % 8) % 8, ' ');  // the data area starts 8-aligned
+    out << make_file(header, std::string("\x01\x02\x05\x00\x00\x00", 6));
+  }
+  auto mapped = map_safetensors(path);
+  ASSERT_TRUE(mapped.ok()) << mapped.error().message();
+  EXPECT_EQ(mapped->at("x").data<int32_t>()[0], 5);
+  EXPECT_TRUE(mapped->at("x").storage()->owned()) << "copied";
+  EXPECT_FALSE(mapped->at("p").storage()->owned()) << "bytes need no alignment";
+  std::filesystem::remove(path);
+}
+
+TEST(Safetensors, MapChecksAsReadDoes) {
+  const std::string path = temp_path("bad_bool.safetensors");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << make_file(R"({"m":{"dtype":"BOOL","shape":[1],"data_offsets":[0,1]}})",
+                     std::string("\x02", 1));
+  }
+  auto mapped = map_safetensors(path);
+  ASSERT_FALSE(mapped.ok());
+  expect_contains(mapped.error().message(), "bool element 0 has byte value 2");
+  auto missing = map_safetensors(temp_path("missing.safetensors"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind(), ErrorKind::kIo);
+  std::filesystem::remove(path);
+}
+
+// The file writer streams from each tensor's storage; the bytes are serialize_safetensors'.
+TEST(Safetensors, TheStreamedFileIsTheSerialisedBytes) {
+  const std::string path = temp_path("streamed.safetensors");
+  std::map<std::string, Tensor> tensors;
+  tensors["z"] =
+      make_tensor<float>(DType::kFloat32, {2, 2}, {1, 2, 3, 4}).view_as({2, 2}, {1, 2}, 0);
+  tensors["e"] = Tensor::empty(DType::kInt8, {0}).value();
+  tensors["s"] = make_tensor<double>(DType::kFloat64, {}, {2.5});
+  ASSERT_TRUE(write_safetensors(path, tensors).ok());
+  EXPECT_EQ(file_bytes(path), serialize_safetensors(tensors).value());
+  std::filesystem::remove(path);
 }
 
 TEST(Safetensors, RejectsTruncatedHeaderLength) {

@@ -75,11 +75,19 @@ class SpliceFiles : public splice::testing::TempDirTest {
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   }
-  // The cache's files other than entries: temporaries.
+  // The cache's entries (*.splice; the archives' digest memos, *.digest, are not entries).
+  std::vector<fs::path> cache_entries() const {
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(cache()))
+      if (e.path().extension() == ".splice") entries.push_back(e.path());
+    return entries;
+  }
+  // The cache's files other than entries and digest memos: temporaries.
   std::vector<std::string> cache_leftovers() const {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(cache()))
-      if (e.path().extension() != ".splice") names.push_back(e.path().filename().string());
+      if (e.path().extension() != ".splice" && e.path().extension() != ".digest")
+        names.push_back(e.path().filename().string());
     return names;
   }
 };
@@ -153,9 +161,7 @@ TEST_F(SpliceFiles, EightParallelRunsShareOneCacheEntry) {
     EXPECT_EQ(o.err, "") << "no run may lose its cache write";
   }
   EXPECT_TRUE(cache_leftovers().empty());
-  size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(cache())) ++entries;
-  EXPECT_EQ(entries, 1u);
+  EXPECT_EQ(cache_entries().size(), 1u);
 }
 
 // ---- 2: outputs onto what is not a regular file ----
@@ -274,8 +280,7 @@ TEST_F(SpliceFiles, AFifoGivenAsAnyInputFailsAtOnce) {
 
 TEST_F(SpliceFiles, AFifoAtACacheEntrysNameCostsOnlyTheCache) {
   ASSERT_EQ(cli(run_args({"--outputs", path("first.safetensors")})).exit_code, 0);
-  std::vector<fs::path> entries;
-  for (const auto& e : fs::directory_iterator(cache())) entries.push_back(e.path());
+  const std::vector<fs::path> entries = cache_entries();
   ASSERT_EQ(entries.size(), 1u);
   fs::remove(entries[0]);
   ASSERT_EQ(::mkfifo(entries[0].c_str(), 0600), 0);
@@ -308,8 +313,7 @@ TEST_F(SpliceFiles, TheNextRunRemovesATemporaryWhoseWriterDied) {
 
 TEST_F(SpliceFiles, AnotherEngineCopiedUnderACacheKeyIsNotRun) {
   ASSERT_EQ(cli(run_args({"--outputs", path("first.safetensors")})).exit_code, 0);
-  std::vector<fs::path> entries;
-  for (const auto& e : fs::directory_iterator(cache())) entries.push_back(e.path());
+  const std::vector<fs::path> entries = cache_entries();
   ASSERT_EQ(entries.size(), 1u);
   // A valid engine of another program with the same signature: the same program in the naive
   // plan mode, and another program altogether.
