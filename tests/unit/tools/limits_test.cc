@@ -1,0 +1,110 @@
+// Issue 34: the CLI under hostile archives and tight limits. The inflating archives are made by
+// tests/fixtures/inflating/make_inflating.py in the test's own mkdtemp folder (a few hundred KB
+// each, but they inflate to hundreds of MB). Time and memory are measured with /usr/bin/time;
+// CPU seconds stand for "time" (the wall clock of a loaded CI machine says little), and the
+// wall clock is bounded by the run's timeout.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/unit/tools/cli_test_util.h"
+
+namespace splice::test {
+namespace {
+
+const std::string kMakeInflating = SPLICE_SOURCE_DIR "/tests/fixtures/inflating/make_inflating.py";
+
+// `splice args...` through /bin/sh with `limits` (e.g. "ulimit -v 2000000") applied first and
+// /usr/bin/time -v reporting its peak memory and CPU time on stderr.
+Outcome run_limited(const std::string& limits, const std::vector<std::string>& args,
+                    bool timed = false, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  std::string command = limits + "; exec " + (timed ? "/usr/bin/time -v " : "") + "\"$0\"";
+  for (size_t i = 0; i < args.size(); ++i) command += " \"$" + std::to_string(i + 1) + "\"";
+  std::vector<std::string> sh_args{"-c", command, kSpliceBinary};
+  sh_args.insert(sh_args.end(), args.begin(), args.end());
+  return run_program("/bin/sh", sh_args, timeout,
+                     {{"XDG_CACHE_HOME", SPLICE_BINARY_DIR "/cli-test-cache"}});
+}
+
+// A number from /usr/bin/time -v's report ("\tMaximum resident set size (kbytes): 123").
+double time_field(const std::string& err, const std::string& label) {
+  size_t at = err.find(label + ": ");
+  if (at == std::string::npos) return -1;
+  return std::stod(err.substr(at + label.size() + 2));
+}
+
+// The archives are made once for the suite (the script takes seconds), in a mkdtemp folder.
+class InflatingArchive : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string templ =
+        (std::filesystem::temp_directory_path() / "splice_test_inflating_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr) << templ;
+    dir_ = templ;
+    made_ = run_program("/usr/bin/env", {"python3", kMakeInflating, dir_.string()},
+                        std::chrono::seconds(300));
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (dir_.filename().string().starts_with("splice_test_inflating_"))
+      std::filesystem::remove_all(dir_, ec);
+  }
+  void SetUp() override { ASSERT_EQ(made_.exit_code, 0) << describe(made_); }
+  static std::string archive(const std::string& name) { return (dir_ / name).string(); }
+
+  static inline std::filesystem::path dir_;
+  static inline Outcome made_;
+};
+
+// Issue 34 item 1: a 198 KB archive whose model.json inflates to 200 MB (an array of 10^8 zeros
+// in a node's metadata) once took 3.6 GB and 12 s; now it is refused where the array starts.
+TEST_F(InflatingArchive, ArrayInMetadataIsRefusedInBoundedTimeAndMemory) {
+  const std::string path = archive("metadata_zeros.pt2");
+  EXPECT_LT(std::filesystem::file_size(path), 300'000u);
+  Outcome o = run_limited("true", {"inspect", path, "--no-graph"}, /*timed=*/true);
+  ASSERT_FALSE(o.timed_out) << describe(o);
+  EXPECT_EQ(o.exit_code, 2) << describe(o);
+  EXPECT_NE(o.err.find("model/models/model.json: graph_module.graph.nodes[0].metadata['padding']: "
+                       "expected a string, got array"),
+            std::string::npos)
+      << describe(o);
+  const double rss_kb = time_field(o.err, "Maximum resident set size (kbytes)");
+  const double cpu_s =
+      time_field(o.err, "User time (seconds)") + time_field(o.err, "System time (seconds)");
+  ASSERT_GT(rss_kb, 0) << o.err;
+  EXPECT_LT(rss_kb, 500'000) << o.err;
+  EXPECT_LT(cpu_s, 3.0) << o.err;
+}
+
+// A model.json past the 256 MiB cap is refused from the zip directory, naming entry and cap.
+TEST_F(InflatingArchive, JsonEntryOverTheCapIsRefusedBeforeInflating) {
+  Outcome o = run_limited("true", {"inspect", archive("oversized_json.pt2")}, /*timed=*/true);
+  ASSERT_FALSE(o.timed_out) << describe(o);
+  EXPECT_EQ(o.exit_code, 2) << describe(o);
+  EXPECT_NE(o.err.find("entry 'model/models/model.json' is 268435457 bytes, more than the "
+                       "268435456-byte (256 MiB) limit for a JSON entry"),
+            std::string::npos)
+      << describe(o);
+  EXPECT_LT(time_field(o.err, "Maximum resident set size (kbytes)"), 200'000) << o.err;
+}
+
+// Issue 34 item 2: under a 2 GB address-space limit the same archive once ended in
+// std::bad_alloc and SIGABRT (exit 134) from every command; each now exits 2 with its message.
+TEST_F(InflatingArchive, EveryCommandExitsTwoUnderAnAddressSpaceLimit) {
+  const std::string path = archive("metadata_zeros.pt2");
+  const std::string engine = archive("out.splice");
+  const std::string inputs = kCasesDir + "/slice_scatter_basic.default/call0.inputs.safetensors";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"inspect", path}, {"compile", path, "-o", engine}, {"run", path, "--inputs", inputs}}) {
+    Outcome o = run_limited("ulimit -v 2000000", args);
+    ASSERT_FALSE(o.timed_out) << args[0] << ": " << describe(o);
+    EXPECT_EQ(o.exit_code, 2) << args[0] << ": " << describe(o);
+    EXPECT_NE(o.err.find("expected a string, got array"), std::string::npos)
+        << args[0] << ": " << describe(o);
+  }
+}
+
+}  // namespace
+}  // namespace splice::test
