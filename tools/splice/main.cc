@@ -7,6 +7,7 @@
 
 #include "tools/splice/commands.h"
 #include "tools/splice/guard.h"
+#include "tools/splice/mapped_file_guard.h"
 
 namespace {
 
@@ -32,6 +33,7 @@ void add_planning(CLI::App* cmd, splice::tools::PlanOptions& planning) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  splice::tools::install_mapped_file_guard();
   CLI::App app{"splice: an ahead-of-time compiler and runtime for torch.export programs"};
   app.require_subcommand(1);
 

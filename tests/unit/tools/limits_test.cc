@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/unit/temp_dir_test_base.h"
 #include "tests/unit/tools/cli_test_util.h"
 
 namespace splice::test {
@@ -165,6 +166,59 @@ TEST(AddressSpaceLimit, OpenBlasStartsNoThreadsOfItsOwn) {
   waitpid(pid, nullptr, 0);
   ASSERT_FALSE(threads.empty());
   EXPECT_EQ(std::stoi(threads), 1);
+}
+
+// Issue 34 item 11: a model file truncated while splice has it mapped ended in "Bus error"
+// (SIGBUS, exit 135); the CLI now reports it and exits 2. `bench` maps linear.default's copy
+// (its weight is read in place on every call); once the map shows in /proc/PID/maps the copy
+// is truncated to nothing, and the next call's read of the weight faults.
+class MappedFileTruncated : public splice::testing::TempDirTest {};
+
+TEST_F(MappedFileTruncated, ReportsModelFileChangedAndExitsTwo) {
+  const std::string dir = kCasesDir + "/linear.default";
+  const std::string model = (dir_ / "model.pt2").string();
+  std::filesystem::copy_file(dir + "/model.pt2", model);
+  const std::string err_path = (dir_ / "stderr.txt").string();
+  std::vector<std::string> args{
+      kSpliceBinary, "bench",    model,      "--inputs", dir + "/call0.inputs.safetensors",
+      "--iters",     "10000000", "--warmup", "0",        "--no-cache"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  bool mapped = false;
+  for (int i = 0; i < 1200 && !mapped; ++i) {  // up to 60 s on a loaded machine
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    for (std::string line; std::getline(maps, line) && !mapped;) mapped = line.ends_with(model);
+    if (!mapped) usleep(50'000);
+  }
+  std::filesystem::resize_file(model, 0);
+  int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 1200 && !exited; ++i) {
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) usleep(50'000);
+  }
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  ASSERT_TRUE(mapped) << "splice never mapped " << model;
+  ASSERT_TRUE(exited) << "splice ran on after its model was truncated";
+  std::ifstream err_file(err_path);
+  std::string err((std::istreambuf_iterator<char>(err_file)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << err;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << err;
+  EXPECT_NE(err.find("splice: error: model file changed while in use"), std::string::npos) << err;
 }
 
 }  // namespace
