@@ -190,7 +190,16 @@ class Model {
   // (anything but a regular file included: a FIFO is refused, never waited on), bad archive or
   // engine (corrupt, or from another splice version), unsupported ops (all of them listed at
   // once; or an op whose kernel on this backend does not run the node's dtype, naming the op,
-  // the dtype and the backend), non-tensor user inputs.
+  // the dtype and the backend), non-tensor user inputs. Nothing throws, and running out of
+  // memory while loading is an Error too.
+  //
+  // The file is mapped, not read: weights stored uncompressed are used in place for as long as
+  // the Model (or a cache entry's map) lives. If another process truncates or rewrites the file
+  // meanwhile, the next read of a page past its new end raises SIGBUS in the calling thread,
+  // whose default action ends the process; splice installs no handler of its own, as a library
+  // must not. Replace model files by renaming a new file over them (as compile() and the cache
+  // do), never by writing into them; a program that cannot ensure that may install its own
+  // SIGBUS handler (the splice CLI prints "model file changed while in use" and exits 2).
   static Result<Model> load(const std::string& path, const LoadOptions& options = {});
   // Compiles a .pt2 archive into an engine file that load() accepts, written atomically
   // (docs/files.md: `engine_path` must be a regular file or absent; a replaced file keeps its

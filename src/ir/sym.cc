@@ -627,18 +627,20 @@ Error overflow_error(const SymNode& n) {
   return make_error(ErrorKind::kOutOfRange, "int64 overflow evaluating '{}'", n.text);
 }
 
-Result<int64_t> eval_node(const SymNode& n, const SymBindings& bindings) {
+// `root` is the expression being evaluated, named when a symbol in it has no value (the
+// symbol's own node would only name itself: "'s0' needed by 's0'").
+Result<int64_t> eval_node(const SymNode& n, const SymBindings& bindings, const SymNode& root) {
   if (n.op == SymOp::kConst) return n.value;
   if (n.op == SymOp::kSymbol) {
     auto it = bindings.find(n.name);
     SPLICE_CHECK_OR_RETURN(it != bindings.end(), ErrorKind::kBadInput,
-                           "symbol '{}' has no value (needed by '{}')", n.name, n.text);
+                           "symbol '{}' has no value (needed by '{}')", n.name, root.text);
     return it->second;
   }
   std::vector<int64_t> v;
   v.reserve(n.operands.size());
   for (const SymExpr& o : n.operands) {
-    SPLICE_ASSIGN_OR_RETURN(int64_t x, eval_node(*o.node(), bindings));
+    SPLICE_ASSIGN_OR_RETURN(int64_t x, eval_node(*o.node(), bindings, root));
     v.push_back(x);
   }
   switch (n.op) {
@@ -707,7 +709,7 @@ Result<int64_t> eval_node(const SymNode& n, const SymBindings& bindings) {
 }  // namespace
 
 Result<int64_t> SymExpr::evaluate(const SymBindings& bindings) const {
-  return eval_node(*node_, bindings);
+  return eval_node(*node_, bindings, *node_);
 }
 
 SymExpr operator+(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymOp::kAdd, {a, b}); }

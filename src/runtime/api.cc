@@ -36,6 +36,9 @@ auto no_throw(const char* what, F&& f) -> decltype(f()) {
     return make_error(ErrorKind::kBackend, "{}: out of memory", what);
   } catch (const std::exception& e) {
     return make_error(ErrorKind::kInternal, "{}: {}", what, e.what());
+  } catch (...) {
+    // Nothing crosses the API, not even an exception of a type splice does not know.
+    return make_error(ErrorKind::kInternal, "{}: unexpected exception of an unknown type", what);
   }
 }
 

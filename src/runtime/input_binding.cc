@@ -178,6 +178,16 @@ Result<std::vector<std::pair<const ir::Value*, Tensor>>> bind_inputs(
   for (const Bound& b : bound) {
     const auto& sizes = b.value->type().sizes;
     for (size_t d = 0; d < sizes.size(); ++d) {
+      // A symbol that appears in input dims only inside expressions (2*s0) has no input dim
+      // to take its value from: say so, naming the input, the dim and the symbol.
+      for (const std::string& name : sizes[d].free_symbols()) {
+        if (symbols.count(name)) continue;
+        return make_error(ErrorKind::kBadInput,
+                          "{}: dim {} is recorded as the expression {}, which needs symbol '{}', "
+                          "but no input dim is '{}' alone, so no call can give it a value (splice "
+                          "learns a symbol from an input dim that is exactly that symbol)",
+                          b.label(), d, sizes[d].to_string(), name, name);
+      }
       auto expected = sizes[d].evaluate(symbols);
       if (!expected.ok())
         return make_error(ErrorKind::kBadInput, "{}: cannot check dim {} ({}): {}", b.label(), d,

@@ -297,7 +297,7 @@ TEST(OpCoverage, EveryOpOfTheTableHasACase) {
     ASSERT_TRUE(prefix.ok());
     auto text = zip->read_text(*prefix + "models/model.json");
     ASSERT_TRUE(text.ok());
-    auto j = nlohmann::json::parse(*text, nullptr, false);
+    auto j = nlohmann::json::parse(text->text(), nullptr, false);
     for (const auto& node : j["graph_module"]["graph"]["nodes"]) {
       std::string target = node.value("target", "");
       if (target.rfind("torch.ops.", 0) == 0) target = target.substr(10);

@@ -2,6 +2,8 @@
 # Runs one libFuzzer binary for a fixed number of seconds over its seed corpus, copied into a
 # scratch folder (so the fuzzer's new inputs never land in the tree):
 #   fuzz_loader             the smallest generated archives and the hand-made corrupted ones
+#   fuzz_program_json       tests/fuzz/corpus/program_json (small model.json files, issue 34's
+#                           shapes) and the schema fixtures
 #   fuzz_safetensors        tests/fuzz/corpus/safetensors and the smallest recorded case files
 #   fuzz_engine_file        tests/fuzz/corpus/engine_file (engines compiled from small cases)
 #   fuzz_plan_differential  tests/fuzz/corpus/plan_differential (the generator's choices)
@@ -19,6 +21,9 @@ case "$(basename "$fuzzer")" in
   fuzz_loader)
     mapfile -t seeds < <(find "$root/tests/cases" "$root/tests/fixtures" -name '*.pt2' -size -64k \
       2>/dev/null | sort | head -n 40) ;;
+  fuzz_program_json)
+    mapfile -t seeds < <(find "$root/tests/fuzz/corpus/program_json" "$root/tests/fixtures/schema" \
+      -name '*.json' | sort) ;;
   fuzz_safetensors)
     mapfile -t seeds < <( (find "$root/tests/fuzz/corpus/safetensors" -type f;
       find "$root/tests/cases" -name '*.safetensors' -size -4k | sort | head -n 40) 2>/dev/null) ;;

@@ -1,11 +1,13 @@
 // The splice command line. Subcommands live in their own files (inspect.cc, run.cc,
 // compile.cc); this file parses the command line and maps errors to exit codes: 0 success, 2 for
-// anything the user can fix (bad usage, unreadable file, bad archive, bad input), 1 for internal
-// errors.
+// anything the user can fix (bad usage, unreadable file, bad archive, bad input, out of memory),
+// 1 for internal errors. No exception leaves a command (guard.h).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "tools/splice/commands.h"
+#include "tools/splice/guard.h"
+#include "tools/splice/mapped_file_guard.h"
 
 namespace {
 
@@ -31,6 +33,7 @@ void add_planning(CLI::App* cmd, splice::tools::PlanOptions& planning) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  splice::tools::install_mapped_file_guard();
   CLI::App app{"splice: an ahead-of-time compiler and runtime for torch.export programs"};
   app.require_subcommand(1);
 
@@ -104,11 +107,13 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  splice::Result<void> result = splice::ok_result();
-  if (*inspect_cmd) result = splice::tools::run_inspect(inspect);
-  if (*run_cmd) result = splice::tools::run_run(run);
-  if (*compile_cmd) result = splice::tools::run_compile(compile);
-  if (*bench_cmd) result = splice::tools::run_bench(bench);
+  splice::Result<void> result = splice::tools::run_guarded([&]() -> splice::Result<void> {
+    if (*inspect_cmd) return splice::tools::run_inspect(inspect);
+    if (*run_cmd) return splice::tools::run_run(run);
+    if (*compile_cmd) return splice::tools::run_compile(compile);
+    if (*bench_cmd) return splice::tools::run_bench(bench);
+    return splice::ok_result();
+  });
   if (!result.ok()) {
     std::fprintf(stderr, "splice: error: %s\n", result.error().message().c_str());
     return result.error().exit_code();

@@ -14,18 +14,6 @@ namespace {
 // The soname matching the headers this build compiled against (ABI of that major version).
 std::string soname() { return "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR); }
 
-// The folder of the libcudart this process runs with: the toolkit's library folder, where
-// cuBLASLt is installed beside it when the loader's path does not name it.
-std::string cudart_folder() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&cudaGetDeviceCount), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return "";
-  const std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
 template <typename Fn>
 bool resolve(void* handle, const char* name, Fn& fn, std::string& missing) {
   fn = reinterpret_cast<Fn>(dlsym(handle, name));
@@ -44,7 +32,7 @@ Opened open_once() {
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   std::string reason = handle == nullptr ? dlerror() : "";
   if (handle == nullptr) {
-    const std::string beside = cudart_folder();
+    const std::string beside = toolkit_library_folder();
     if (!beside.empty()) handle = dlopen((beside + name).c_str(), RTLD_NOW | RTLD_LOCAL);
   }
   if (handle == nullptr) {
@@ -79,6 +67,18 @@ const Opened& opened() {
 }
 
 }  // namespace
+
+// The folder of the libcudart this process runs with: the toolkit's library folder, where
+// cuBLASLt and NVRTC are installed beside it when the loader's path does not name them.
+std::string toolkit_library_folder() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&cudaGetDeviceCount), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return "";
+  const std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
 
 Result<const CublasLtLibrary*> open_cublaslt() {
   const Opened& o = opened();

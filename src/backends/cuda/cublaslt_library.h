@@ -7,6 +7,8 @@
 
 #include <cublasLt.h>
 
+#include <string>
+
 #include "support/error.h"
 
 namespace splice::cuda {
@@ -33,6 +35,10 @@ struct CublasLtLibrary {
 // of the libcudart this process loaded) on the first call; later calls return the same table
 // or the same error (kBackend, naming the library and dlerror's reason).
 Result<const CublasLtLibrary*> open_cublaslt();
+
+// The folder (ending in '/') of the libcudart this process loaded, where the toolkit's other
+// libraries lie when the loader's search path does not name them; "" when unknown.
+std::string toolkit_library_folder();
 
 // The table once open_cublaslt() has succeeded in this process (a MatmulRunner exists).
 const CublasLtLibrary& cublaslt();

@@ -4,7 +4,6 @@
 #include "backends/cuda/nvrtc_compiler.h"
 
 #include <cuda_runtime_api.h>
-#include <nvrtc.h>
 
 #include <atomic>
 #include <map>
@@ -14,6 +13,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/driver_api.h"
+#include "backends/cuda/nvrtc_library.h"
 
 namespace splice::cuda {
 
@@ -21,9 +21,10 @@ namespace {
 
 std::atomic<int64_t> g_compiles{0};
 
-Error nvrtc_error(nvrtcResult status, const char* what, const std::string& log = "") {
+Error nvrtc_error(const NvrtcLibrary& nvrtc, nvrtcResult status, const char* what,
+                  const std::string& log = "") {
   return make_error(ErrorKind::kBackend, "NVRTC {} failed: {}{}{}", what,
-                    nvrtcGetErrorString(status), log.empty() ? "" : "\n", log);
+                    nvrtc.GetErrorString(status), log.empty() ? "" : "\n", log);
 }
 
 struct Entry {
@@ -66,35 +67,37 @@ Result<LoadedModule> compile_and_load(const std::string& source,
 }  // namespace
 
 Result<std::string> compile_to_cubin(const std::string& source, int arch) {
+  SPLICE_ASSIGN_OR_RETURN(const NvrtcLibrary* nvrtc, open_nvrtc());
   g_compiles.fetch_add(1, std::memory_order_relaxed);
   nvrtcProgram program = nullptr;
   nvrtcResult status =
-      nvrtcCreateProgram(&program, source.c_str(), "splice_generated.cu", 0, nullptr, nullptr);
-  if (status != NVRTC_SUCCESS) return nvrtc_error(status, "program creation");
+      nvrtc->CreateProgram(&program, source.c_str(), "splice_generated.cu", 0, nullptr, nullptr);
+  if (status != NVRTC_SUCCESS) return nvrtc_error(*nvrtc, status, "program creation");
   struct Destroy {
+    const NvrtcLibrary* nvrtc;
     nvrtcProgram* p;
-    ~Destroy() { nvrtcDestroyProgram(p); }
-  } destroy{&program};
+    ~Destroy() { nvrtc->DestroyProgram(p); }
+  } destroy{nvrtc, &program};
   const std::string arch_option = "--gpu-architecture=sm_" + std::to_string(arch);
   const char* options[] = {arch_option.c_str(), "-std=c++17",       "--fmad=false",
                            "--prec-div=true",   "--prec-sqrt=true", "--ftz=false"};
-  status = nvrtcCompileProgram(program, sizeof(options) / sizeof(options[0]), options);
+  status = nvrtc->CompileProgram(program, sizeof(options) / sizeof(options[0]), options);
   if (status != NVRTC_SUCCESS) {
     size_t log_size = 0;
     std::string log;
-    if (nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    if (nvrtc->GetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
       log.resize(log_size);
-      if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) log.clear();
+      if (nvrtc->GetProgramLog(program, log.data()) != NVRTC_SUCCESS) log.clear();
       while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     }
-    return nvrtc_error(status, "compilation of a generated kernel", log);
+    return nvrtc_error(*nvrtc, status, "compilation of a generated kernel", log);
   }
   size_t size = 0;
-  status = nvrtcGetCUBINSize(program, &size);
-  if (status != NVRTC_SUCCESS) return nvrtc_error(status, "cubin size query");
+  status = nvrtc->GetCUBINSize(program, &size);
+  if (status != NVRTC_SUCCESS) return nvrtc_error(*nvrtc, status, "cubin size query");
   std::string cubin(size, '\0');
-  status = nvrtcGetCUBIN(program, cubin.data());
-  if (status != NVRTC_SUCCESS) return nvrtc_error(status, "cubin retrieval");
+  status = nvrtc->GetCUBIN(program, cubin.data());
+  if (status != NVRTC_SUCCESS) return nvrtc_error(*nvrtc, status, "cubin retrieval");
   return cubin;
 }
 

@@ -36,8 +36,8 @@ Result<std::string> model_entry(const ZipArchive& zip, const std::string& prefix
 
 Result<PayloadConfig> read_config(const ZipArchive& zip, const std::string& entry) {
   if (zip.find(entry) == nullptr) return PayloadConfig{};
-  SPLICE_ASSIGN_OR_RETURN(std::string text, zip.read_text(entry));
-  auto config = parse_payload_config(text);
+  SPLICE_ASSIGN_OR_RETURN(EntryData text, zip.read_text(entry));
+  auto config = parse_payload_config(text.text());
   if (!config.ok()) return config.error().with_context(entry);
   return std::move(*config);
 }
@@ -157,8 +157,9 @@ Result<ir::Program> load_recorded_program(const std::string& path) {
                           format.substr(0, 32));
     }
     SPLICE_ASSIGN_OR_RETURN(std::string entry, model_entry(*zip, prefix));
-    SPLICE_ASSIGN_OR_RETURN(std::string json, zip->read_text(entry));
-    auto ep = parse_exported_program(json);
+    // Parsed where it lies (in the map, or in the one buffer it was inflated to).
+    SPLICE_ASSIGN_OR_RETURN(EntryData json, zip->read_text(entry));
+    auto ep = parse_exported_program(json.text());
     if (!ep.ok()) return ep.error().with_context(entry);
     SPLICE_TRY(inline_grad_mode_regions(ep->graph_module.graph));
     SPLICE_ASSIGN_OR_RETURN(ir::Program program, import_program(*ep));

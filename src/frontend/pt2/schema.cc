@@ -11,6 +11,7 @@
 
 #include "frontend/pt2/schema.h"
 #include "frontend/pt2/schema_json.h"
+#include "frontend/pt2/shaped_json.h"
 
 namespace splice::pt2 {
 
@@ -392,19 +393,17 @@ Result<PayloadConfig> read_payload_config(const Json& j) {
   return c;
 }
 
-// Parses `text` and runs `read` on the document, converting every failure to an Error.
+// Parses `text` against `shape` (shaped_json.h: wrong container types, overlong strings and
+// oversized integers are refused as they stream) and runs `read` on the document, converting
+// every failure to an Error.
 template <typename T, typename F>
-Result<T> parse_document(std::string_view text, const char* what, F&& read) {
+Result<T> parse_document(std::string_view text, const Shape& shape, const char* what, F&& read) {
   try {
-    Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) {
-      return make_error(ErrorKind::kBadArchive, "{} is not valid JSON ({} bytes)", what,
-                        text.size());
-    }
+    SPLICE_ASSIGN_OR_RETURN(Json doc, parse_shaped_json(text, shape, what));
     return read(doc);
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorKind::kBadArchive, "{} ({} bytes) is too large to parse", what,
-                      text.size());
+    return make_error(ErrorKind::kBadArchive, "{} ({} bytes) is too large to parse: out of memory",
+                      what, text.size());
   } catch (const std::exception& e) {
     // Not expected: every accessor is guarded by a type check.
     return make_error(ErrorKind::kBadArchive, "{}: {}", what, e.what());
@@ -415,12 +414,13 @@ Result<T> parse_document(std::string_view text, const char* what, F&& read) {
 }  // namespace detail
 
 Result<ExportedProgram> parse_exported_program(std::string_view json_text) {
-  return detail::parse_document<ExportedProgram>(json_text, "the program JSON",
-                                                 detail::read_exported_program);
+  return detail::parse_document<ExportedProgram>(json_text, detail::kExportedProgramShape,
+                                                 "the program JSON", detail::read_exported_program);
 }
 
 Result<PayloadConfig> parse_payload_config(std::string_view json_text) {
-  return detail::parse_document<PayloadConfig>(json_text, "the payload config JSON",
+  return detail::parse_document<PayloadConfig>(json_text, detail::kPayloadConfigShape,
+                                               "the payload config JSON",
                                                detail::read_payload_config);
 }
 

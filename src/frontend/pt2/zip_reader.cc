@@ -501,11 +501,15 @@ Result<EntryData> ZipArchive::read(const ZipEntry& entry) const {
       entry.name, entry.method);
 }
 
-Result<std::string> ZipArchive::read_text(std::string_view name) const {
+Result<EntryData> ZipArchive::read_text(std::string_view name) const {
   const ZipEntry* entry = find(name);
   if (entry == nullptr) return bad_archive("archive has no entry '{}'", name);
-  SPLICE_ASSIGN_OR_RETURN(EntryData data, read(*entry));
-  return std::string(reinterpret_cast<const char*>(data.bytes().data()), data.bytes().size());
+  if (entry->size > kMaxTextSize) {
+    return bad_archive(
+        "entry '{}' is {} bytes, more than the {}-byte ({} MiB) limit for a JSON entry",
+        entry->name, entry->size, kMaxTextSize, kMaxTextSize >> 20);
+  }
+  return read(*entry);
 }
 
 Result<std::string> ZipArchive::archive_prefix() const {

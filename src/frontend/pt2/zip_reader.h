@@ -51,6 +51,9 @@ class EntryData {
       : bytes_(bytes), owner_(std::move(owner)), zero_copy_(zero_copy) {}
 
   std::span<const std::byte> bytes() const { return bytes_; }
+  std::string_view text() const {
+    return {reinterpret_cast<const char*>(bytes_.data()), bytes_.size()};
+  }
   // Keeps bytes() valid for as long as it is held (also after the ZipArchive is gone).
   const std::shared_ptr<const void>& owner() const { return owner_; }
   // True when bytes() points into the file's memory map (no copy was made).
@@ -66,6 +69,10 @@ class ZipArchive {
  public:
   // Largest uncompressed size splice inflates for one deflated entry.
   static constexpr uint64_t kMaxInflatedSize = uint64_t{16} << 30;
+  // Largest JSON or text entry read (read_text): parsed into a tree several times its size,
+  // so far below kMaxInflatedSize, and well above the largest real program's model.json
+  // (SmolVLA's is 47 MB after run_decompositions()).
+  static constexpr uint64_t kMaxTextSize = uint64_t{256} << 20;
   // Data starting at a multiple of this (in the file) is used in place.
   static constexpr uint64_t kDataAlignment = 64;
 
@@ -81,8 +88,10 @@ class ZipArchive {
 
   // The uncompressed bytes of `entry` (see the file comment for when they are copied).
   Result<EntryData> read(const ZipEntry& entry) const;
-  // The entry called `name` as text; an error names the missing entry.
-  Result<std::string> read_text(std::string_view name) const;
+  // The entry called `name` as text, its bytes viewed in the map or in an inflated buffer
+  // (EntryData); an error names the missing entry, or the entry and kMaxTextSize when it is
+  // larger, checked before anything is inflated.
+  Result<EntryData> read_text(std::string_view name) const;
 
   // The folder all .pt2 entries live under, with its trailing '/' ("kv/"), or "" for archives
   // written before PyTorch added the root folder. Found from the entry named

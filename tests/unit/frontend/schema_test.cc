@@ -4,6 +4,7 @@
 
 #include "frontend/pt2/schema.h"
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -445,12 +446,135 @@ TEST(SchemaRange, UnboundedForms) {
 
 TEST(SchemaErrors, BadJson) {
   EXPECT_EQ(error_of(parse_exported_program("{\"graph_module\": ")),
-            "the program JSON is not valid JSON (17 bytes)");
-  EXPECT_EQ(error_of(parse_exported_program("")), "the program JSON is not valid JSON (0 bytes)");
+            "the program JSON is not valid JSON (17 bytes): parse error at line 1, column 18: "
+            "syntax error while parsing value - unexpected end of input; expected '[', '{', or "
+            "a literal");
+  EXPECT_EQ(
+      error_of(parse_exported_program(""))
+          .rfind("the program JSON is not valid JSON (0 bytes): parse error at line 1, column 1",
+                 0),
+      0u);
   EXPECT_EQ(error_of(parse_exported_program("[1, 2]")),
             "expected an object (ExportedProgram), got array");
-  EXPECT_EQ(error_of(parse_payload_config("{\"config\": {}} trailing")),
-            "the payload config JSON is not valid JSON (23 bytes)");
+  EXPECT_EQ(
+      error_of(parse_payload_config("{\"config\": {}} trailing"))
+          .rfind("the payload config JSON is not valid JSON (23 bytes): parse error at line 1, "
+                 "column 18",
+                 0),
+      0u);
+}
+
+// Issue 34: a value of the wrong type is refused where it starts, before the rest of it is
+// read, so a huge array where a string belongs costs nothing.
+TEST(SchemaShapes, ArrayInNodeMetadataIsRefusedWhereItStarts) {
+  json doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["nodes"][1]["metadata"]["padding"] = json::array();
+  std::string text = doc.dump();
+  // 10^7 zeros spliced into the text (a json object of them would take seconds to build here).
+  const std::string empty = "\"padding\":[]";
+  size_t at = text.find(empty);
+  ASSERT_NE(at, std::string::npos);
+  std::string zeros;
+  zeros.reserve(20'000'000);
+  for (int i = 0; i < 10'000'000; ++i) zeros += i == 0 ? "0" : ",0";
+  text.replace(at + empty.size() - 1, 0, zeros);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_of(parse_exported_program(text)),
+            "graph_module.graph.nodes[1].metadata['padding']: expected a string, got array");
+  // Refused at '[': no time spent on the 20 MB after it.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+TEST(SchemaShapes, ObjectsAndArraysWhereOthersBelongAreRefusedWithTheirPath) {
+  json doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["tensor_values"]["x"]["sizes"] = {{"as_int", 1}};
+  EXPECT_EQ(program_error(doc),
+            "graph_module.graph.tensor_values['x'].sizes: expected a list, got object");
+  doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["nodes"][1]["inputs"][0]["arg"] = json::array({1});
+  EXPECT_EQ(program_error(doc),
+            "graph_module.graph.nodes[1].inputs[0].arg: expected a one-key object (Argument), "
+            "got array");
+  doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["nodes"][1]["target"] = json::object();
+  EXPECT_EQ(program_error(doc),
+            "graph_module.graph.nodes[1].target: expected a string, got object");
+  doc = fixture_json("model_small.json");
+  doc["schema_version"]["major"] = json::array();
+  EXPECT_EQ(program_error(doc), "schema_version.major: expected an integer, got array");
+}
+
+TEST(SchemaShapes, OverlongStringsAreRefused) {
+  json doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["nodes"][0]["metadata"]["stack_trace"] =
+      std::string((4 << 20) + 1, 'x');
+  EXPECT_EQ(program_error(doc),
+            "graph_module.graph.nodes[0].metadata['stack_trace']: a string of 4194305 bytes is "
+            "longer than the 4194304-byte limit for one string");
+  // Keys too, and wherever they are (a dropped field included).
+  doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["tensor_values"][std::string(5 << 20, 'k')] = json::object();
+  EXPECT_NE(program_error(doc).find("a string of 5242880 bytes is longer than the 4194304-byte "
+                                    "limit for one string"),
+            std::string::npos);
+  // At the limit, it loads.
+  doc = fixture_json("model_small.json");
+  doc["graph_module"]["graph"]["nodes"][0]["metadata"]["stack_trace"] = std::string(4 << 20, 'x');
+  EXPECT_TRUE(parse_exported_program(doc.dump()).ok());
+}
+
+// Issue 34 item 11: an integer too large for 64 bits is that, not "not valid JSON".
+TEST(SchemaShapes, IntegersTooLargeForSixtyFourBitsSaySo) {
+  json doc = fixture_json("model_small.json");
+  std::string text = doc.dump();
+  const std::string dtype = "\"dtype\":";
+  size_t at = text.find(dtype);
+  ASSERT_NE(at, std::string::npos);
+  size_t end = text.find_first_of(",}", at);
+  std::string big(400, '9');
+  text.replace(at + dtype.size(), end - at - dtype.size(), big);
+  std::string message = error_of(parse_exported_program(text));
+  EXPECT_NE(message.find("integer 9999999999999999999999999999999999999999... (400 characters) "
+                         "does not fit in 64 bits"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find(".dtype: "), std::string::npos) << message;
+  // 2^64 (just past uint64) where an integer belongs.
+  text = doc.dump();
+  at = text.find(dtype);
+  end = text.find_first_of(",}", at);
+  text.replace(at + dtype.size(), end - at - dtype.size(), "18446744073709551616");
+  message = error_of(parse_exported_program(text));
+  EXPECT_NE(message.find("integer 18446744073709551616 does not fit in 64 bits"), std::string::npos)
+      << message;
+  // A range bound past 2^64 is still "unbounded", as before; past a double's range it is
+  // named as such.
+  doc["range_constraints"] = {{"s0", {{"min_val", 2}, {"max_val", 0}}}};
+  text = doc.dump();
+  at = text.find("\"max_val\":0");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at + 10, 1, std::string(30, '9'));
+  auto ep = parse_exported_program(text);
+  ASSERT_TRUE(ep.ok()) << ep.error().message();
+  EXPECT_EQ(ep->range_constraints.at("s0").max_val, std::nullopt);
+  text.replace(at + 10, 30, "1e999");
+  EXPECT_EQ(error_of(parse_exported_program(text)),
+            "range_constraints['s0'].max_val: number 1e999 is beyond the range of a 64-bit float");
+}
+
+TEST(SchemaShapes, UnknownKindsStillNamedAndUnreadFieldsDropped) {
+  // An unknown union kind keeps its key (its value is not read), so the message names it.
+  json doc = program_with_argument({{"as_future", json::array({1, 2, 3})}});
+  EXPECT_EQ(program_error(doc), "node 'n' input 'a': unknown argument kind 'as_future'");
+  doc = fixture_json("model_small.json");
+  doc["graph_module"]["signature"]["input_specs"][0] = {{"future_spec", {{"x", {1, 2}}}}};
+  EXPECT_EQ(program_error(doc),
+            "graph_module.signature.input_specs[0]: unknown input spec kind 'future_spec'");
+  // Fields no reader reads are skipped whatever they hold.
+  doc = fixture_json("model_small.json");
+  doc["graph_module"]["module_call_graph"] = {{"deep", {{{"x", json::array({{1}, {2}})}}}}};
+  doc["graph_module"]["graph"]["nodes"][1]["future"] = {{"a", json::array()}};
+  EXPECT_TRUE(parse_exported_program(doc.dump()).ok());
 }
 
 TEST(SchemaErrors, WrongSchemaMajor) {

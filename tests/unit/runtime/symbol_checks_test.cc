@@ -169,3 +169,47 @@ TEST(SymbolChecks, ShapeChecksOnDataDependentSymbolsRunWhenTheyAreBound) {
 
 }  // namespace
 }  // namespace splice::runtime
+
+namespace splice::runtime {
+namespace {
+
+// Issue 34 item 11: an input dim recorded as an expression of a symbol that no input dim is
+// alone (2*s0) once failed with "symbol 's0' has no value (needed by 's0')"; the message now
+// names the input, the dim, the expression and the symbol.
+constexpr std::string_view kOnlyAnExpression = R"(symbols {
+  s0: [1, 8]
+}
+signature {
+  input %x: user_input
+  output 0: user_output
+}
+graph(%x: f32[2*s0, 4]) {
+  %y: f32[2*s0, 4] = aten.neg.default(%x)
+  return (%y)
+}
+)";
+
+TEST(SymbolChecks, AnInputDimThatIsOnlyAnExpressionNamesInputDimAndSymbol) {
+  detail::ModelImpl model = prepared(kOnlyAnExpression);
+  TensorMap inputs;
+  inputs.emplace("x", Tensor::empty(DType::kFloat32, {6, 4}).value());
+  auto state = open_session_state(model);
+  ASSERT_TRUE(state.ok()) << state.error().message();
+  auto r = execute(model, inputs, *state);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::kBadInput);
+  EXPECT_NE(r.error().message().find(
+                "input 'x': dim 0 is recorded as the expression 2*s0, which needs symbol 's0', "
+                "but no input dim is 's0' alone, so no call can give it a value"),
+            std::string::npos)
+      << r.error().message();
+}
+
+TEST(SymbolChecks, AMissingSymbolNamesTheWholeExpression) {
+  auto r = (SymExpr(2) * SymExpr::symbol("s0")).evaluate({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "symbol 's0' has no value (needed by '2*s0')");
+}
+
+}  // namespace
+}  // namespace splice::runtime
