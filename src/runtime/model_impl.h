@@ -21,6 +21,7 @@
 
 namespace splice::runtime {
 struct CallRecordings;  // runtime/recorded_calls.h
+struct StepHooks;       // runtime/executor.h
 }  // namespace splice::runtime
 
 namespace splice::detail {
@@ -165,6 +166,8 @@ struct SessionState {
   std::vector<ViewMemo> views;
   // Sizes of dynamic-shape values and buffers under the symbols of the session's last call.
   BoundShapes shapes;
+  // Set by Session::profile for the one call it profiles: called around every plan step.
+  runtime::StepHooks* step_hooks = nullptr;
 };
 
 }  // namespace splice::detail

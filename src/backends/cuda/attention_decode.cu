@@ -96,9 +96,8 @@ __global__ void __launch_bounds__(kAttnDecodeThreads)
       const int ch = is_k ? chk : chv;
       const int64_t row = y / ch;
       if (row >= nk) continue;
-      const unsigned char* src = (is_k ? kg + (j0 + row) * k_row_bytes
-                                       : vg + (j0 + row) * v_row_bytes) +
-                                 (y % ch) * 16;
+      const unsigned char* src =
+          (is_k ? kg + (j0 + row) * k_row_bytes : vg + (j0 + row) * v_row_bytes) + (y % ch) * 16;
       stage[u] = *reinterpret_cast<const uint4*>(src);
     }
   };
@@ -267,12 +266,12 @@ template <typename T>
 Result<void> launch_decode(const AttnPlan& plan, cudaStream_t stream) {
   const AttnParams& p = plan.params;
   if (plan.smem_bytes > (48u << 10))
-    SPLICE_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&attention_decode_kernel<T>),
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(plan.smem_bytes)));
+    SPLICE_CUDA_CHECK(cudaFuncSetAttribute(
+        reinterpret_cast<const void*>(&attention_decode_kernel<T>),
+        cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(plan.smem_bytes)));
   const unsigned blocks = static_cast<unsigned>(p.units * p.splits);
-  attention_decode_kernel<T><<<blocks, kAttnDecodeThreads, plan.smem_bytes, stream>>>(
-      p, static_cast<int>(plan.key_tile));
+  attention_decode_kernel<T>
+      <<<blocks, kAttnDecodeThreads, plan.smem_bytes, stream>>>(p, static_cast<int>(plan.key_tile));
   SPLICE_CUDA_CHECK(cudaGetLastError());
   return ok_result();
 }
@@ -292,7 +291,8 @@ Result<void> launch_attention_decode(const AttnPlan& plan, cudaStream_t stream) 
     case DType::kFloat32:
       return launch_decode<float>(plan, stream);
     default:
-      return Error(ErrorKind::kInternal, "attention: the decode kernel takes 16- and 32-bit floats");
+      return Error(ErrorKind::kInternal,
+                   "attention: the decode kernel takes 16- and 32-bit floats");
   }
 }
 
