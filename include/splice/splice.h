@@ -18,10 +18,12 @@
 // whose Error carries a category (exit_code() is 2 for bad input, 1 for internal errors) and a
 // message naming what is wrong.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,32 @@ struct CallTimes {
   std::string count_note;
 };
 
+// One row of a call's profile (Session::profile): on a GPU one per kernel the device ran,
+// with its name, grid and GPU time, mapped to the plan step whose work launched it; on the
+// CPU one per plan step, timed on the host (`kernel` and `grid` empty). `step` is the index
+// into the plan's steps (`splice inspect --plan`; -1: work outside any step, such as the
+// input copies) and `op` its op (the group's first op for a fused group, "copy" for a base
+// copy, "" for step -1). `calls`: the kernels (GPU) or times (CPU) merged into the row: a
+// GPU step that launches one kernel several times gives one row for it.
+struct ProfileRow {
+  int64_t step = -1;
+  std::string op;
+  std::optional<std::string> kernel;
+  std::optional<std::array<int64_t, 3>> grid;
+  int64_t calls = 1;
+  double ms = 0;
+};
+
+// What Session::profile found: the rows sorted by `ms`, descending; the profiled call's own
+// latency (`call_ms`, measured as Session::measure does, by `clock`); and how the rows were
+// timed: "cupti" (device activity records) or "host" (the host's clock around each step).
+struct CallProfile {
+  std::vector<ProfileRow> rows;
+  double call_ms = 0;
+  std::string clock;
+  std::string source;
+};
+
 // Describes one user input as `run` expects it.
 struct InputInfo {
   std::string name;
@@ -254,6 +282,15 @@ class Session {
   // little host time to each launch, which the times include.
   Result<CallTimes> measure(const std::map<std::string, TensorArg>& inputs,
                             const MeasureOptions& options = {});
+
+  // Profiles one call on `inputs` (trtexec's --dumpProfile): options.warmup untimed calls as
+  // measure() makes them (iters is ignored), then one call run step by step (never a CUDA
+  // graph replay) whose time is split by plan step (CallProfile). On a GPU the rows come from
+  // CUPTI's kernel records (libcupti loaded at run time; without it, a kBackend error saying
+  // why); on the CPU from the host clock around each step, which touches neither CUDA nor
+  // CUPTI. Errors: measure()'s.
+  Result<CallProfile> profile(const std::map<std::string, TensorArg>& inputs,
+                              const MeasureOptions& options = {});
 
   // The current value of buffer `name` (a copy the caller owns).
   Result<HostTensor> state(const std::string& name) const;

@@ -62,6 +62,15 @@ struct LaunchCounts {
   std::string note;
 };
 
+// A kernel the device ran during a profiled call (CallProbe::kernel_times): its name, grid,
+// GPU time and the plan step whose work launched it (-1: none, e.g. the input copies).
+struct KernelTime {
+  int64_t step = -1;
+  std::string kernel;
+  int64_t grid[3] = {0, 0, 0};
+  double ms = 0;
+};
+
 // Measures one session's calls, one at a time: begin() just before a call, end() just after
 // it, nothing of the session's between the two but the call. Used by Session::measure; a probe
 // lives for one measurement and is destroyed before its session.
@@ -75,6 +84,19 @@ class CallProbe {
   virtual Result<double> end() = 0;
   // What ran between every begin() and its end() so far.
   virtual Result<LaunchCounts> counts() = 0;
+
+  // Profiling (Session::profile). enable_profile() before begin(): true when the probe keeps
+  // the device's kernel records of the next call; false for a backend without device records
+  // (the CPU), whose steps the runtime times on the host instead; an Error when the device has
+  // records but they cannot be read (no libcupti). The profiled call runs step by step with
+  // mark_step(s) before plan step s queues its work and mark_step(-1) after it; after end(),
+  // kernel_times() returns every kernel the device ran between begin() and end(), each with
+  // the step that launched it.
+  virtual Result<bool> enable_profile() { return false; }
+  virtual Result<void> mark_step(int64_t /*step*/) { return ok_result(); }
+  virtual Result<std::vector<KernelTime>> kernel_times() {
+    return make_error(ErrorKind::kUnsupportedOp, "this backend records no kernels");
+  }
 };
 
 // One RMSNorm group's call (plan/norm_fusion.h): over the last dim of every tensor (H

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <optional>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -212,20 +213,19 @@ Result<LoadedEngine> load_or_build(const std::string& dir, const std::string& ke
   // Temporaries of runs that were killed mid-write would otherwise stay forever.
   remove_abandoned_temporaries(dir);
   const std::string path = (std::filesystem::path(dir) / (key + ".splice")).string();
-  auto loaded = load_engine_file(path, target);
+  // In an optional so that a stale entry's map can be released before the build maps the
+  // archive (reset(); a moved-from local tripped GCC 12's -Wmaybe-uninitialized).
+  std::optional<Result<LoadedEngine>> loaded(load_engine_file(path, target));
   // The name is only a claim: an entry is used when its checksummed trailer holds this key
   // (another engine copied or linked under this name, or one `splice compile` wrote, is not
   // this entry). Anything else that fails to load -- a missing entry, a crash mid-write on a
   // filesystem without atomic rename, a disk error, a file damaged by hand -- is not the
   // user's problem either: it is rebuilt below and replaced.
-  if (loaded.ok() && loaded->cache_key == key) {
+  if (loaded->ok() && (*loaded)->cache_key == key) {
     if (hit != nullptr) *hit = true;
-    return loaded;
+    return std::move(*loaded);
   }
-  {
-    // A stale entry's map is released before the build maps the archive.
-    auto released = std::move(loaded);
-  }
+  loaded.reset();
   SPLICE_ASSIGN_OR_RETURN(BuiltEngine fresh, build());
   auto written = write_engine_file(fresh.program, fresh.plan, path, key);
   if (!written.ok()) {

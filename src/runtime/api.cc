@@ -6,9 +6,12 @@
 // turns an exception from below (out of memory in a container) into an Error: nothing throws
 // across the public API.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <map>
 #include <new>
 #include <thread>
+#include <tuple>
 
 #include "backends/backend.h"
 #include "compiler/driver.h"
@@ -403,7 +406,8 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
     }
     if (on_device && options.stream != nullptr)
       SPLICE_TRY(b.wait_for(*state_->backend_session, options.stream));
-    SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs, runtime::execute(*model_, bound, *state_));
+    SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs,
+                            runtime::execute(*model_, bound, *state_, nullptr, state_->step_hooks));
     RunResult result;
     for (auto& o : outs.user_outputs) {
       result.present.push_back(o.has_value());
@@ -515,6 +519,116 @@ Result<CallTimes> Session::measure(const std::map<std::string, TensorArg>& input
     times.memsets = counts.memsets;
     times.count_note = std::move(counts.note);
     return times;
+  });
+}
+
+namespace {
+
+// Around each plan step of a profiled call: on a backend with device records, marks the step
+// (the device's kernels are mapped to it); else times the step on the host's clock.
+class ProfileHooks final : public runtime::StepHooks {
+ public:
+  ProfileHooks(backend::CallProbe& probe, bool device, size_t steps)
+      : probe_(probe), device_(device), ms_(steps, 0.0) {}
+  Result<void> before(size_t step) override {
+    if (device_) return probe_.mark_step(static_cast<int64_t>(step));
+    start_ = std::chrono::steady_clock::now();
+    return ok_result();
+  }
+  Result<void> after(size_t step) override {
+    if (device_) return probe_.mark_step(-1);
+    ms_[step] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+            .count();
+    return ok_result();
+  }
+  const std::vector<double>& ms() const { return ms_; }
+
+ private:
+  backend::CallProbe& probe_;
+  bool device_;
+  std::vector<double> ms_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// The op a plan step runs: its node's target, a group's first member's, "copy" for a base
+// copy.
+std::string step_op(const detail::ModelImpl& model, int64_t step) {
+  if (step < 0 || static_cast<size_t>(step) >= model.plan.steps.size()) return "";
+  const plan::Step& s = model.plan.steps[static_cast<size_t>(step)];
+  const auto& nodes = model.program.graph.nodes();
+  switch (s.kind) {
+    case plan::StepKind::kBaseCopy:
+      return "copy";
+    case plan::StepKind::kGroup:
+      return nodes[static_cast<size_t>(model.plan.groups[static_cast<size_t>(s.index)].nodes[0])]
+          ->target();
+    case plan::StepKind::kNode:
+      break;
+  }
+  return nodes[static_cast<size_t>(s.index)]->target();
+}
+
+}  // namespace
+
+Result<CallProfile> Session::profile(const std::map<std::string, TensorArg>& inputs,
+                                     const MeasureOptions& options) {
+  return no_throw("profiling a call", [&]() -> Result<CallProfile> {
+    if (options.warmup < 0)
+      return make_error(ErrorKind::kBadUsage, "profile needs warmup >= 0 (got {})", options.warmup);
+    // The warm-up calls (and the state every call starts from) as measure() makes them.
+    MeasureOptions warm = options;
+    warm.iters = 1;
+    SPLICE_ASSIGN_OR_RETURN(CallTimes warm_times, measure(inputs, warm));
+    (void)warm_times;
+    if (!state_->buffers.empty()) {
+      if (options.start_state.empty()) {
+        SPLICE_TRY(reset_state());
+      } else {
+        for (const auto& [name, value] : options.start_state) {
+          auto r = set_state(name, value);
+          if (!r.ok()) return r.error().with_context(fmt::format("start state '{}'", name));
+        }
+      }
+    }
+    SPLICE_ASSIGN_OR_RETURN(std::unique_ptr<backend::CallProbe> probe,
+                            model_->backend->probe(*state_->backend_session));
+    SPLICE_ASSIGN_OR_RETURN(DeviceInputs on_device,
+                            device_inputs(*model_, *state_, inputs, options.device_io));
+    SPLICE_ASSIGN_OR_RETURN(const bool device, probe->enable_profile());
+    ProfileHooks hooks(*probe, device, model_->plan.steps.size());
+    state_->step_hooks = &hooks;
+    SPLICE_TRY(probe->begin());
+    auto ran = on_device.args.empty() ? run(inputs) : run(on_device.args, on_device.options);
+    state_->step_hooks = nullptr;
+    SPLICE_TRY(ran);
+    CallProfile out;
+    SPLICE_ASSIGN_OR_RETURN(out.call_ms, probe->end());
+    out.clock = std::string(probe->clock());
+    if (device) {
+      out.source = "cupti";
+      SPLICE_ASSIGN_OR_RETURN(std::vector<backend::KernelTime> kernels, probe->kernel_times());
+      // One row per (step, kernel name, grid): a step's repeated launches merge.
+      std::map<std::tuple<int64_t, std::string, std::array<int64_t, 3>>, size_t> row_of;
+      for (const backend::KernelTime& k : kernels) {
+        const std::array<int64_t, 3> grid = {k.grid[0], k.grid[1], k.grid[2]};
+        auto [it, fresh] = row_of.try_emplace({k.step, k.kernel, grid}, out.rows.size());
+        if (fresh) out.rows.push_back({k.step, step_op(*model_, k.step), k.kernel, grid, 0, 0});
+        ProfileRow& row = out.rows[it->second];
+        ++row.calls;
+        row.ms += k.ms;
+      }
+    } else {
+      out.source = "host";
+      for (size_t s = 0; s < hooks.ms().size(); ++s) {
+        const auto step = static_cast<int64_t>(s);
+        out.rows.push_back(
+            {step, step_op(*model_, step), std::nullopt, std::nullopt, 1, hooks.ms()[s]});
+      }
+    }
+    std::stable_sort(out.rows.begin(), out.rows.end(),
+                     [](const ProfileRow& a, const ProfileRow& b) { return a.ms > b.ms; });
+    return out;
   });
 }
 

@@ -83,11 +83,21 @@ class Call {
   // The shape checks evaluated so far this call (run_shape_checks).
   std::vector<char>& checks_done() { return checks_done_; }
 
-  Result<void> run_steps() {
-    const auto& nodes = m_.program.graph.nodes();
+  Result<void> run_steps(StepHooks* hooks = nullptr) {
     state_.shapes.begin_call(f_.symbols, m_.slot_value.size(), m_.plan.buffers.size(),
                              m_.groups.size());
     for (size_t s = 0; s < m_.plan.steps.size(); ++s) {
+      if (hooks != nullptr) SPLICE_TRY(hooks->before(s));
+      SPLICE_TRY(run_step(s));
+      if (hooks != nullptr) SPLICE_TRY(hooks->after(s));
+    }
+    return ok_result();
+  }
+
+ private:
+  Result<void> run_step(size_t s) {
+    const auto& nodes = m_.program.graph.nodes();
+    {
       const plan::Step& step = m_.plan.steps[s];
       if (step.kind == plan::StepKind::kBaseCopy) {
         SPLICE_TRY(run_base_copy(step.index));
@@ -119,7 +129,6 @@ class Call {
     return ok_result();
   }
 
- private:
   void record(const Node& node, const char* kind, int64_t bytes, const Tensor& into) {
     if (stats_ != nullptr)
       stats_->steps.push_back({node.name(), kind, bytes, into.storage().get()});
@@ -1176,7 +1185,7 @@ Result<std::optional<CallOutputs>> record_call(
 }  // namespace
 
 Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
-                            detail::SessionState& state, CallStats* stats) {
+                            detail::SessionState& state, CallStats* stats, StepHooks* hooks) {
   const ir::Program& program = model.program;
   if (state.backend_session == nullptr)
     return make_error(ErrorKind::kInternal, "execute: the session state was not opened");
@@ -1189,8 +1198,9 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
   SPLICE_TRY(run_shape_checks(program, f.symbols, call.checks_done()));
   // A call that cannot fit is refused now, before any of its memory is allocated.
   SPLICE_TRY(check_call_memory(model, state, f.symbols));
-  // A call whose steps are recorded (stats want every step, so those calls run them).
-  RecordedEntry* entry = stats == nullptr ? recording_for(model, state, f.symbols) : nullptr;
+  // A call whose steps are recorded (stats and hooks want every step, so those calls run them).
+  RecordedEntry* entry =
+      stats == nullptr && hooks == nullptr ? recording_for(model, state, f.symbols) : nullptr;
   if (entry != nullptr && entry->call != nullptr) {
     // Positions the caller gave on the host fail here, before anything runs, as .item() would;
     // the replay checks those on the device.
@@ -1231,10 +1241,10 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
                             record_call(model, state, call, *entry, std::move(uploaded)));
     if (recorded) return std::move(*recorded);
     // Nothing ran while recording: run the call again, now step by step.
-    return execute(model, user_inputs, state, stats);
+    return execute(model, user_inputs, state, stats, hooks);
   }
   if (entry != nullptr) ++entry->calls_run;
-  SPLICE_TRY(call.run_steps());
+  SPLICE_TRY(call.run_steps(hooks));
   SPLICE_ASSIGN_OR_RETURN(CallOutputs result, collect_outputs(program, f));
   // Everything the call queued is done (and any failure a kernel recorded is reported) before
   // its results are read.

@@ -38,6 +38,14 @@ struct CallStats {
   int64_t bytes_into(const Storage* storage) const;
 };
 
+// Called around each plan step of a call (Session::profile): before(s) just before step s runs
+// and after(s) just after it. A call with hooks runs step by step, never as a recorded replay.
+struct StepHooks {
+  virtual ~StepHooks() = default;
+  virtual Result<void> before(size_t step) = 0;
+  virtual Result<void> after(size_t step) = 0;
+};
+
 // A 0-d host tensor holding a Python scalar: int → int64, float → float64, bool → bool.
 Result<Tensor> scalar_tensor(const Scalar& s);
 
@@ -61,8 +69,9 @@ Result<void> reset_session_state(const detail::ModelImpl& model, detail::Session
 
 // Runs one call. `user_inputs` by user input name (mutated ones may be written in place),
 // `state` is the session's (from open_session_state). `stats`, when given, receives a record of
-// every step.
+// every step; `hooks`, when given, are called around every step.
 Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& user_inputs,
-                            detail::SessionState& state, CallStats* stats = nullptr);
+                            detail::SessionState& state, CallStats* stats = nullptr,
+                            StepHooks* hooks = nullptr);
 
 }  // namespace splice::runtime

@@ -21,6 +21,7 @@
 
 namespace splice::runtime {
 struct CallRecordings;  // runtime/recorded_calls.h
+struct StepHooks;       // runtime/executor.h
 }  // namespace splice::runtime
 
 namespace splice::detail {
@@ -192,6 +193,8 @@ struct SessionState {
   // The symbols of the last call whose memory was checked (runtime/memory_check.h): a call
   // with the same binding is not checked again.
   std::optional<SymBindings> memory_checked;
+  // Set by Session::profile for the one call it profiles: called around every plan step.
+  runtime::StepHooks* step_hooks = nullptr;
 };
 
 }  // namespace splice::detail

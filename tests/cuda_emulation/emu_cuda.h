@@ -2,6 +2,7 @@
 // std::threads (so __syncthreads and __shared__ work), blocks one after another.
 #pragma once
 #include <cuda_runtime_api.h>
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -19,8 +20,41 @@ inline thread_local EmuDim blockIdx, threadIdx;
 inline EmuDim blockDim, gridDim;
 inline std::barrier<>* g_barrier = nullptr;
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
+// Barrier kernels: a barrier per warp for the shuffles, an exchange slot per thread, and the
+// block's dynamic shared memory (extern __shared__ arrays, rewritten by prepare_cu.py).
+inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;
+inline std::vector<uint64_t> g_shfl_slots;
+inline std::vector<unsigned char> g_dynamic_smem;
+inline unsigned char* emu_dynamic_smem() { return g_dynamic_smem.data(); }
+template <typename T>
+T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
+  static_assert(sizeof(T) <= 8);
+  const unsigned t = threadIdx.x, warp = t / 32, lane = t % 32;
+  std::barrier<>& bar = *g_warp_barriers[warp];
+  std::memcpy(&g_shfl_slots[t], &v, sizeof(T));
+  bar.arrive_and_wait();
+  unsigned src = lane ^ static_cast<unsigned>(mask);
+  if (src / width != lane / width) src = lane;
+  T out;
+  std::memcpy(&out, &g_shfl_slots[warp * 32 + src], sizeof(T));
+  bar.arrive_and_wait();
+  return out;
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+template <typename T>
+T atomicAdd(T* p, T v) {
+  return std::atomic_ref<T>(*p).fetch_add(v);
+}
+template <typename T>
+T atomicExch(T* p, T v) {
+  return std::atomic_ref<T>(*p).exchange(v);
+}
+template <typename T>
+T __ldcg(const T* p) {
+  return *p;
+}
 inline void emu_launch(unsigned blocks, unsigned threads, const std::function<void()>& body,
-                       bool barrier = false) {
+                       bool barrier = false, size_t smem = 0) {
   gridDim.x = blocks;
   blockDim.x = threads;
   if (!barrier) {
@@ -32,9 +66,15 @@ inline void emu_launch(unsigned blocks, unsigned threads, const std::function<vo
       }
     return;
   }
+  g_warp_barriers.clear();
+  for (unsigned w = 0; w < (threads + 31) / 32; ++w)
+    g_warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+  g_shfl_slots.assign(threads, 0);
   for (unsigned b = 0; b < blocks; ++b) {
     std::barrier<> bar(threads);
     g_barrier = &bar;
+    // Poisoned, as a GPU's shared memory is not zeroed.
+    g_dynamic_smem.assign(smem, 0xa5);
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < threads; ++t)
       ts.emplace_back([&, b, t] {
@@ -48,17 +88,7 @@ inline void emu_launch(unsigned blocks, unsigned threads, const std::function<vo
     for (auto& t : ts) t.join();
   }
 }
-// A warp shuffle among a block's threads (run with real threads): every thread posts its word,
-// then reads its partner's. All threads of a warp take part in the same shuffles, as on a GPU.
-inline uint32_t g_shfl_words[1024];
-inline uint32_t __shfl_xor_sync(unsigned, uint32_t v, int mask, int width = 32) {
-  g_shfl_words[threadIdx.x] = v;
-  g_barrier->arrive_and_wait();
-  const unsigned lane = threadIdx.x % static_cast<unsigned>(width);
-  const uint32_t r = g_shfl_words[threadIdx.x - lane + (lane ^ static_cast<unsigned>(mask))];
-  g_barrier->arrive_and_wait();
-  return r;
-}
+using std::isinf;
 using std::isnan;
 #define __device__
 #define __forceinline__ inline

@@ -42,6 +42,7 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
 const char* cudaGetErrorName(cudaError_t) { return "emu"; }
 const char* cudaGetErrorString(cudaError_t) { return "emu"; }
 cudaError_t cudaGetLastError() { return cudaSuccess; }
+cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
 cudaError_t cudaMalloc(void** p, size_t n) {
   if (n > (size_t(1) << 40)) return cudaErrorMemoryAllocation;
   *p = std::aligned_alloc(256, (n + 255) / 256 * 256);

@@ -57,3 +57,14 @@ g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_em
   -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
   -lgtest_main -lgtest -lpthread -o "$work/emu_norm"
 "$work/emu_norm" | tail -8
+echo "== decode attention"
+python3 "$here/prepare_cu.py" "$src/attention_decode.cu" "$work/attention_decode_emu.cc"
+# device_dtype.cuh includes CUDA's 16-bit float headers, whose types emu_cuda.h replaces: empty
+# stand-ins come first on the include path.
+mkdir -p "$work/shim" && touch "$work/shim/cuda_fp16.h" "$work/shim/cuda_bf16.h"
+g++ -std=c++20 -O2 -w -I"$work/shim" $inc "$here/emu_stubs.cc" "$work/attention_decode_emu.cc" \
+  "$src/attention_plan.cc" "$src/cuda_check.cc" "$here/emu_attention_run.cc" \
+  -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
+  -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
+  -lgtest_main -lgtest -lpthread -o "$work/emu_attention"
+"$work/emu_attention" | tail -15

@@ -8,12 +8,18 @@
 // kernels. --outputs writes the first call's outputs (as `splice run` does) so a benchmark
 // script can check them against PyTorch before trusting a time. Every call starts from the
 // state --state-in gives (or the program's initial buffers; restored untimed), so a program
-// that mutates its state times the same call each time.
+// that mutates its state times the same call each time. --profile then profiles one more call
+// (Session::profile, like trtexec's --dumpProfile): a table of the top --top rows, or with
+// --json a "profile" list of {step, op, kernel, grid, calls, ms} rows sorted by ms (on the GPU
+// one per kernel from CUPTI's records, mapped to the plan step that launched it; on the CPU one
+// per plan step, timed on the host), with "profile_call_ms" (that call's own time) and
+// "profile_source" ("cupti" or "host").
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "splice/splice.h"
 #include "support/file_identity.h"
@@ -61,8 +67,22 @@ double per_call(int64_t total, size_t calls) {
   return static_cast<double>(total) / static_cast<double>(calls);
 }
 
+// The profile's rows as JSON (bench --json --profile).
+nlohmann::ordered_json profile_json(const CallProfile& profile) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const ProfileRow& r : profile.rows) {
+    nlohmann::ordered_json row = {{"step", r.step}, {"op", r.op}};
+    row["kernel"] = r.kernel ? nlohmann::ordered_json(*r.kernel) : nullptr;
+    row["grid"] = r.grid ? nlohmann::ordered_json(*r.grid) : nullptr;
+    row["calls"] = r.calls;
+    row["ms"] = r.ms;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 void print_json(const BenchOptions& options, const Model& model, const CallTimes& times,
-                const Stats& s, const GraphStats& graphs) {
+                const Stats& s, const GraphStats& graphs, const CallProfile* profile) {
   nlohmann::ordered_json j = {{"model", options.model},
                               {"device", model.device()},
                               {"threads", model.threads()},
@@ -88,8 +108,34 @@ void print_json(const BenchOptions& options, const Model& model, const CallTimes
       j[key] = nullptr;
   }
   if (!times.counted) j["cupti_note"] = times.count_note;
+  if (profile != nullptr) {
+    j["profile_call_ms"] = profile->call_ms;
+    j["profile_source"] = profile->source;
+    j["profile"] = profile_json(*profile);
+  }
   const std::string text = j.dump() + "\n";
   std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+// The profile's top rows as a table, with each row's share of the profiled call.
+void print_profile(const CallProfile& profile, int top) {
+  double total = 0;
+  for (const ProfileRow& r : profile.rows) total += r.ms;
+  std::printf("profile of one call (%s): %.4f ms, rows sum to %.4f ms; top %d of %zu rows\n",
+              profile.source == "cupti" ? "GPU time per kernel, CUPTI" : "host time per plan step",
+              profile.call_ms, total, std::min<int>(top, static_cast<int>(profile.rows.size())),
+              profile.rows.size());
+  std::printf("  %10s %6s %6s %5s  %-28s %s\n", "ms", "%", "calls", "step", "op", "kernel [grid]");
+  int shown = 0;
+  for (const ProfileRow& r : profile.rows) {
+    if (shown++ >= top) break;
+    std::string kernel = r.kernel.value_or("");
+    if (r.grid) kernel += fmt::format(" [{}, {}, {}]", (*r.grid)[0], (*r.grid)[1], (*r.grid)[2]);
+    const std::string line =
+        fmt::format("  {:10.4f} {:6.1f} {:6} {:5}  {:<28} {}\n", r.ms,
+                    total > 0 ? 100.0 * r.ms / total : 0.0, r.calls, r.step, r.op, kernel);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
 }
 
 void print_text(const BenchOptions& options, const Model& model, const CallTimes& times,
@@ -162,10 +208,19 @@ Result<void> run_bench(const BenchOptions& options) {
   }
   SPLICE_ASSIGN_OR_RETURN(CallTimes times, session.measure(args, measure));
   const Stats s = stats_of(times.ms);
-  if (options.json)
-    print_json(options, model, times, s, session.graph_stats());
-  else
+  std::optional<CallProfile> profile;
+  if (options.profile) {
+    // Warm already: the measured calls compiled and cached everything.
+    MeasureOptions once = measure;
+    once.warmup = 0;
+    SPLICE_ASSIGN_OR_RETURN(profile, session.profile(args, once));
+  }
+  if (options.json) {
+    print_json(options, model, times, s, session.graph_stats(), profile ? &*profile : nullptr);
+  } else {
     print_text(options, model, times, s);
+    if (profile) print_profile(*profile, options.top);
+  }
   return ok_result();
 }
 

@@ -57,6 +57,8 @@ struct BenchOptions {
   bool json = false;
   bool no_graphs = false;  // run every call step by step (LoadOptions::cuda_graphs off)
   bool device_io = false;  // inputs and outputs stay on the device (MeasureOptions::device_io)
+  bool profile = false;    // also profile one call (Session::profile)
+  int top = 20;            // profile rows the table shows (the JSON has all)
   PlanOptions planning;
 };
 Result<void> run_bench(const BenchOptions& options);

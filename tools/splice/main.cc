@@ -93,6 +93,11 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--iters", bench.iters, "timed calls (default 100)")
       ->check(CLI::Range(1, 10000000));
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
+  bench_cmd->add_flag("--profile", bench.profile,
+                      "also profile one call: GPU time per kernel (CUPTI) or, on the CPU, host "
+                      "time per plan step; a top-N table, or \"profile\" rows with --json");
+  bench_cmd->add_option("--top", bench.top, "with --profile: table rows shown (default 20)")
+      ->check(CLI::PositiveNumber);
   bench_cmd->add_flag("--device-io", bench.device_io,
                       "on the GPU, inputs copied there once and outputs left there, untimed "
                       "(as for a caller whose tensors are already on the GPU)");

@@ -1,5 +1,5 @@
-// The attention entry point (see attention.h): plan, run the tensor-core or CUDA-core kernel,
-// combine split partials, pad the logsumexp.
+// The attention entry point (see attention.h): plan, run the decode, tensor-core or CUDA-core
+// kernel, combine split partials (unless the decode kernel did), pad the logsumexp.
 #include "backends/cuda/attention.h"
 
 #include "backends/cuda/attention_kernels.h"
@@ -14,11 +14,20 @@ Result<void> attention(const AttentionArgs& args, const KernelScratch& scratch,
   SPLICE_ASSIGN_OR_RETURN(AttnPlan plan, plan_attention(args, sms, scratch));
   if (plan.lse_pad) SPLICE_TRY(launch_attention_lse_pad(plan, stream));
   if (plan.empty) return ok_result();
-  if (plan.kernel == AttnKernel::kMma)
-    SPLICE_TRY(launch_attention_mma(plan, stream));
-  else
-    SPLICE_TRY(launch_attention_simt(plan, stream));
-  if (plan.params.splits > 1) SPLICE_TRY(launch_attention_combine(plan, stream));
+  switch (plan.kernel) {
+    case AttnKernel::kMma:
+      SPLICE_TRY(launch_attention_mma(plan, stream));
+      break;
+    case AttnKernel::kDecode:
+      SPLICE_TRY(launch_attention_decode(plan, stream));
+      break;
+    case AttnKernel::kSimt:
+      SPLICE_TRY(launch_attention_simt(plan, stream));
+      break;
+  }
+  // The decode kernel combines its own splits when it has counters.
+  const bool combined = plan.kernel == AttnKernel::kDecode && plan.params.counters != nullptr;
+  if (plan.params.splits > 1 && !combined) SPLICE_TRY(launch_attention_combine(plan, stream));
   return ok_result();
 }
 

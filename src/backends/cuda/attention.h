@@ -18,9 +18,13 @@
 // aligned rows and at least 16 query rows per KV head use tensor cores (mma.sync m16n8k16,
 // fp32 accumulation, P rounded to the input type for P·V as flash attention does): 64 query
 // rows per block, K/V tiles of 64 keys in shared memory, online softmax in registers.
-// Everything else (fp32, fp64, other head dims up to 1024, strided head dims, decode with few
-// query rows) runs the CUDA-core kernel: a warp per query row, 8 rows per block sharing K/V
-// tiles in shared memory. Both split the keys across blocks (flash-decoding) when the
+// Decode shapes (at most 16 query positions and 32 rows per K/V matrix, fp16/bf16/fp32, head
+// dims up to 256 in 16-byte multiples, 16-byte aligned K/V rows) run the decode kernel
+// (attention_decode.cu): every q head of a KV group in one block, K/V read once by 16-byte
+// loads, keys split over enough blocks to fill the GPU, the splits combined in the same launch
+// by each unit's last block (scratch counters). Everything else (fp32, fp64, other head dims
+// up to 1024, strided head dims) runs the CUDA-core kernel: a warp per query row, 8 rows per block
+// sharing K/V tiles in shared memory. Both split the keys across blocks (flash-decoding) when the
 // query rows alone cannot fill the GPU, with partial results in `scratch` combined by a
 // second kernel; any scratch size is correct (less scratch, fewer splits), attention_scratch_
 // bytes says how much enables every split.

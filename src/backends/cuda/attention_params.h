@@ -70,7 +70,44 @@ struct AttnParams {
   int64_t split_keys = 0;
   void* partial_ml = nullptr;
   void* partial_acc = nullptr;
+  // The decode kernel's per-unit counters (KernelScratch::counters, 0 at entry and left at 0):
+  // with splits > 1 the last block of a unit to finish combines the unit's partials in the
+  // same launch. nullptr: a second kernel combines.
+  uint32_t* counters = nullptr;
 };
+
+// The decode kernel (attention_decode.cu): a block of kAttnDecodeThreads threads per (unit,
+// key split) with all R rows of the unit, K/V staged through shared memory in tiles of
+// `key_tile` keys by 16-byte loads (at most kAttnDecodeLoads per thread and tile).
+inline constexpr int kAttnDecodeThreads = 256;
+inline constexpr int kAttnDecodeLoads = 8;
+
+// Its dynamic shared memory, byte offsets from the start: the K and V tiles (rows padded by 16
+// bytes, so the 8 threads of a 16-byte shared-memory phase reading 8 consecutive rows hit
+// distinct banks), the q rows in float, the tile's scores (R x key_tile float), per row the
+// running max, sum and the tile's correction factor (3 floats), and the accumulators the key
+// slices of the P·V product reduce through (a float per element of each thread's 16-byte chunk
+// of V).
+struct AttnDecodeSmem {
+  int64_t k_row = 0, v_row = 0;  // padded row bytes
+  int64_t v = 0, q = 0, s = 0, stat = 0, red = 0, total = 0;
+};
+
+SPLICE_HD int64_t attn_align16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+SPLICE_HD AttnDecodeSmem attn_decode_smem(int64_t R, int64_t E, int64_t Ev, int64_t elem_size,
+                                          int64_t key_tile) {
+  AttnDecodeSmem m;
+  m.k_row = E * elem_size + 16;
+  m.v_row = Ev * elem_size + 16;
+  m.v = key_tile * m.k_row;
+  m.q = m.v + key_tile * m.v_row;
+  m.s = m.q + attn_align16(R * E * 4);
+  m.stat = m.s + attn_align16(R * key_tile * 4);
+  m.red = m.stat + attn_align16(R * 3 * 4);
+  m.total = m.red + kAttnDecodeThreads * (16 / elem_size) * 4;
+  return m;
+}
 
 // Base element offsets of unit u in each tensor (row r = 0).
 SPLICE_HD void attn_unit_offsets(const AttnParams& p, int64_t u, int64_t (&off)[kAttnTensors]) {

@@ -58,6 +58,18 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
 
 }  // namespace
 
+const char* attn_kernel_name(AttnKernel k) {
+  switch (k) {
+    case AttnKernel::kMma:
+      return "mma";
+    case AttnKernel::kDecode:
+      return "decode";
+    case AttnKernel::kSimt:
+      break;
+  }
+  return "simt";
+}
+
 Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
                                 const KernelScratch& scratch) {
   constexpr std::string_view op = "scaled_dot_product_attention";
@@ -214,8 +226,10 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
   plan.empty = p.units == 0 || L == 0 || Ev == 0;
   if (plan.empty) return plan;
 
-  // Kernel choice: tensor cores for 16-bit inputs with a supported head dim, unit stride along
-  // it, 16-byte aligned rows and enough query rows to fill a warp's 16.
+  // Kernel choice. Decode shapes (few query rows per K/V matrix) are bound by reading K and V:
+  // the decode kernel reads them once per unit by 16-byte loads. Else tensor cores for 16-bit
+  // inputs with a supported head dim, unit stride along it, 16-byte aligned rows and enough
+  // query rows to fill a warp's 16. Else the CUDA-core kernel.
   const int64_t es = dtype_size(p.dtype);
   const auto aligned16 = [&](const void* ptr, std::initializer_list<int64_t> strides) {
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return false;
@@ -223,6 +237,27 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
       if ((s * es) % 16 != 0) return false;
     return true;
   };
+  const auto batch_aligned16 = [&](std::initializer_list<int> tensors) {
+    for (int d = 0; d < nb; ++d)
+      for (int t : tensors)
+        if ((p.batch_strides[t][d] * es) % 16 != 0) return false;
+    return true;
+  };
+  const int64_t vec = 16 / es;
+  const AttnDecodeSmem decode_smem = attn_decode_smem(p.R, E, Ev, es, 64);
+  const char* not_decode = nullptr;
+  if (p.dtype == DType::kFloat64)
+    not_decode = "float64";
+  else if (L > kDecodeMaxQueries || p.R > kDecodeMaxRows)
+    not_decode = "more query rows per KV head than decode has";
+  else if (E > kDecodeMaxHeadDim || Ev > kDecodeMaxHeadDim || E % vec != 0 || Ev % vec != 0 ||
+           p.R * (Ev / vec) > kAttnDecodeThreads)
+    not_decode = "head dims not a multiple of 16 bytes or over 256";
+  else if (p.k_es != 1 || p.v_es != 1 || !aligned16(p.k, {p.k_ss}) || !aligned16(p.v, {p.v_ss}) ||
+           !batch_aligned16({kAttnK, kAttnV}))
+    not_decode = "K/V rows not 16-byte aligned with unit stride";
+  else if (decode_smem.total > (160 << 10))
+    not_decode = "too much shared memory";
   bool mma = (p.dtype == DType::kFloat16 || p.dtype == DType::kBFloat16) && E == Ev &&
              (E == 32 || E == 64 || E == 80 || E == 96 || E == 128) && p.q_es == 1 && p.k_es == 1 &&
              p.v_es == 1 && p.R >= 16;
@@ -230,12 +265,22 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
     std::initializer_list<int64_t> q_strides = {p.q_ls, p.q_hs};
     std::initializer_list<int64_t> k_strides = {p.k_ss};
     std::initializer_list<int64_t> v_strides = {p.v_ss};
-    mma = aligned16(p.q, q_strides) && aligned16(p.k, k_strides) && aligned16(p.v, v_strides);
-    for (int d = 0; mma && d < nb; ++d)
-      for (int t : {kAttnQ, kAttnK, kAttnV}) mma = mma && (p.batch_strides[t][d] * es) % 16 == 0;
+    mma = aligned16(p.q, q_strides) && aligned16(p.k, k_strides) && aligned16(p.v, v_strides) &&
+          batch_aligned16({kAttnQ, kAttnK, kAttnV});
   }
-  if (mma) {
+  if (not_decode == nullptr) {
+    plan.kernel = AttnKernel::kDecode;
+    plan.reason = "decode: few query rows per KV head; K/V read once by 16-byte loads";
+    plan.head_dim_bound = static_cast<int>(std::max(E, Ev));
+    // Keys per tile: K + V of a tile at most kAttnDecodeLoads 16-byte loads per thread.
+    plan.key_tile = std::clamp<int64_t>(
+        (int64_t{kAttnDecodeLoads} * kAttnDecodeThreads * 16) / ((E + Ev) * es) / 8 * 8, 8, 64);
+    plan.threads = kAttnDecodeThreads;
+    p.rows_per_block = p.R;
+    plan.smem_bytes = static_cast<size_t>(attn_decode_smem(p.R, E, Ev, es, plan.key_tile).total);
+  } else if (mma) {
     plan.kernel = AttnKernel::kMma;
+    plan.reason = "tensor cores: 16-bit, head dim 32..128, >= 16 rows per KV head";
     plan.head_dim_bound = static_cast<int>(E);
     plan.key_tile = kMmaKeys;
     plan.threads = 128;
@@ -243,6 +288,7 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
     plan.smem_bytes = static_cast<size_t>(3 * kMmaRows * (E + 8) * es);
   } else {
     plan.kernel = AttnKernel::kSimt;
+    plan.reason = not_decode;
     const int64_t e_max = std::max(E, Ev);
     plan.head_dim_bound = e_max <= 128 ? 128 : e_max <= 256 ? 256 : 1024;
     plan.key_tile = std::clamp<int64_t>((48 << 10) / std::max<int64_t>((E + Ev) * es, 1), 1, 32);
@@ -252,13 +298,18 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
   }
   p.tiles_per_unit = ceil_div(p.R, p.rows_per_block);
 
-  // Key splits when the row tiles alone leave the GPU idle (decode): each split at least two
-  // key tiles, partials in scratch.
+  // Key splits when the row tiles alone leave the GPU idle (decode), partials in scratch: the
+  // decode kernel in multiples of 16 keys (at least 32) for kDecodeBlocksPerSm blocks per SM,
+  // the others in multiples of their key tile, at least two tiles, for 2 blocks per SM.
+  const bool decode = plan.kernel == AttnKernel::kDecode;
+  const int64_t quantum = decode ? kDecodeKeyQuantum : plan.key_tile;
+  const int64_t min_split = decode ? kDecodeMinSplitKeys : 2 * plan.key_tile;
   const int64_t blocks = p.units * p.tiles_per_unit;
-  const int64_t target = 2 * static_cast<int64_t>(std::max(sm_count, 1));
+  const int64_t target =
+      (decode ? kDecodeBlocksPerSm : 2) * static_cast<int64_t>(std::max(sm_count, 1));
   int64_t splits = 1;
-  if (blocks < target && S > 2 * plan.key_tile) {
-    splits = std::min(ceil_div(target, blocks), ceil_div(S, 2 * plan.key_tile));
+  if (blocks < target && S > min_split) {
+    splits = std::min(ceil_div(target, blocks), ceil_div(S, min_split));
     splits = std::min<int64_t>(splits, 1024);
   }
   const int64_t acc_size = p.dtype == DType::kFloat64 ? 8 : 4;
@@ -270,13 +321,16 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
   plan.split_bytes_wanted = splits > 1 ? partial_bytes(splits) : 0;
   while (splits > 1 && (scratch.data == nullptr || partial_bytes(splits) > scratch.bytes))
     splits = splits * 3 / 4;  // fewer splits fit; 1 always works
-  p.split_keys = splits > 1 ? ceil_div(ceil_div(S, splits), plan.key_tile) * plan.key_tile
-                            : std::max<int64_t>(S, 1);
+  p.split_keys =
+      splits > 1 ? ceil_div(ceil_div(S, splits), quantum) * quantum : std::max<int64_t>(S, 1);
   p.splits = splits > 1 ? ceil_div(S, p.split_keys) : 1;
   if (p.splits > 1) {
     p.partial_ml = scratch.data;
     p.partial_acc = static_cast<char*>(scratch.data) +
                     scratch_round(static_cast<size_t>(p.splits * rows_total * 2 * acc_size));
+    // The decode kernel's blocks count themselves per unit in the scratch counters.
+    if (decode && static_cast<size_t>(p.units) <= scratch.counter_count)
+      p.counters = scratch.counters;
   }
   return plan;
 }

@@ -1,7 +1,14 @@
 // make_call_probe (call_probe.h): CUDA events around each call on the session's stream, and
 // CUPTI's per-stream counts armed just before the start event and read just after the end
-// event completes.
+// event completes. A profiled call (enable_profile) keeps its kernel records instead, each
+// tagged with the plan step marked when it was launched.
 #include "backends/cuda/call_probe.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cupti_counter.h"
@@ -9,6 +16,16 @@
 namespace splice::cuda {
 
 namespace {
+
+// A kernel's C++ name from its mangled one (the mangled one where it is not C++).
+std::string demangled(const std::string& name) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || text == nullptr) return name;
+  std::string out(text);
+  std::free(text);
+  return out;
+}
 
 class CudaCallProbe final : public backend::CallProbe {
  public:
@@ -54,7 +71,10 @@ class CudaCallProbe final : public backend::CallProbe {
     session_.make_current();
     // Armed before the start event: arming waits for the stream and flushes CUPTI, host work
     // that must not fall inside the timed interval.
-    if (counter_ != nullptr) {
+    if (profiling_) {
+      SPLICE_TRY(counter_->profile_arm(session_.stream(), stream_id_));
+      armed_ = true;
+    } else if (counter_ != nullptr) {
       if (auto armed = counter_->arm(session_.stream(), stream_id_); !armed.ok())
         stop_counting(armed.error());
       else
@@ -72,7 +92,22 @@ class CudaCallProbe final : public backend::CallProbe {
     SPLICE_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     SPLICE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    if (counter_ != nullptr) {
+    if (profiling_) {
+      profiling_ = false;
+      armed_ = false;
+      SPLICE_ASSIGN_OR_RETURN(std::vector<KernelRecord> records,
+                              counter_->profile_disarm(session_.stream(), stream_id_));
+      kernels_.clear();
+      for (KernelRecord& r : records) {
+        backend::KernelTime k;
+        k.step = r.step;
+        k.kernel = demangled(r.name);
+        for (int i = 0; i < 3; ++i) k.grid[i] = r.grid[i];
+        k.ms = static_cast<double>(r.end_ns - r.start_ns) * 1e-6;
+        kernels_.push_back(std::move(k));
+      }
+      totals_.kernels += static_cast<int64_t>(records.size());
+    } else if (counter_ != nullptr) {
       auto counts = counter_->disarm(session_.stream(), stream_id_);
       armed_ = false;
       if (!counts.ok()) {
@@ -85,6 +120,20 @@ class CudaCallProbe final : public backend::CallProbe {
     }
     return static_cast<double>(ms);
   }
+
+  Result<bool> enable_profile() override {
+    SPLICE_CHECK_OR_RETURN(counter_ != nullptr, ErrorKind::kBackend,
+                           "profiling a GPU call needs CUPTI's kernel records: {}", note_);
+    profiling_ = true;
+    return true;
+  }
+
+  Result<void> mark_step(int64_t step) override {
+    if (!profiling_) return ok_result();
+    return counter_->mark_step(step);
+  }
+
+  Result<std::vector<backend::KernelTime>> kernel_times() override { return kernels_; }
 
   Result<backend::LaunchCounts> counts() override {
     backend::LaunchCounts c;
@@ -112,7 +161,9 @@ class CudaCallProbe final : public backend::CallProbe {
   cudaEvent_t stop_ = nullptr;
   ActivityCounter* counter_ = nullptr;  // null when not counting (note_ says why)
   uint32_t stream_id_ = 0;
-  bool armed_ = false;  // between a begin() that armed the stream and its end()
+  bool armed_ = false;      // between a begin() that armed the stream and its end()
+  bool profiling_ = false;  // enable_profile() until the profiled call's end()
+  std::vector<backend::KernelTime> kernels_;  // the profiled call's kernels
   StreamCounts totals_;
   std::string note_;
 };

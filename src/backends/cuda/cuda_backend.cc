@@ -258,6 +258,10 @@ Result<std::unique_ptr<CudaSession>> CudaSession::create(int device) {
   SPLICE_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready_, cudaEventDisableTiming));
   SPLICE_ASSIGN_OR_RETURN(s->error_word_, ErrorWord::create());
   SPLICE_TRY(s->error_word_.clear(s->stream_));
+  // The scratch counters start at 0 once; the kernels that use them leave them at 0.
+  SPLICE_ASSIGN_OR_RETURN(s->counters_, DeviceBuffer::allocate(kScratchCounters * sizeof(uint32_t),
+                                                               "the kernel scratch counters"));
+  SPLICE_CUDA_CHECK(cudaMemsetAsync(s->counters_.data(), 0, s->counters_.size(), s->stream_));
   SPLICE_ASSIGN_OR_RETURN(s->matmul_workspace_,
                           DeviceBuffer::allocate(kMatmulWorkspaceBytes, "the cuBLASLt workspace"));
   SPLICE_ASSIGN_OR_RETURN(
@@ -284,7 +288,8 @@ Result<KernelScratch> CudaSession::scratch(size_t bytes) {
     SPLICE_ASSIGN_OR_RETURN(scratch_,
                             DeviceBuffer::allocate(scratch_round(bytes), "kernel scratch"));
   }
-  return KernelScratch{scratch_.data(), scratch_.size()};
+  return KernelScratch{scratch_.data(), scratch_.size(), static_cast<uint32_t*>(counters_.data()),
+                       kScratchCounters};
 }
 
 Result<void> CudaSession::take_device_failure(std::string_view context) {

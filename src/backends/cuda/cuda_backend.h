@@ -76,6 +76,7 @@ class CudaSession final : public backend::SessionContext {
   ErrorWord error_word_;
   Workspace workspace_;
   DeviceBuffer scratch_;
+  DeviceBuffer counters_;  // KernelScratch::counters, zeroed once at creation
   DeviceBuffer matmul_workspace_;
   std::unique_ptr<MatmulRunner> matmul_;
   std::vector<std::string> site_ops_;  // recording_site(op) - 1 -> op

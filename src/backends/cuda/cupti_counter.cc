@@ -6,6 +6,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -29,6 +30,9 @@ struct CuptiLibrary {
   decltype(&cuptiActivityGetNextRecord) ActivityGetNextRecord;
   decltype(&cuptiActivityGetNumDroppedRecords) ActivityGetNumDroppedRecords;
   decltype(&cuptiGetStreamIdEx) GetStreamIdEx;
+  // Profiling only (optional: a library without them still counts).
+  decltype(&cuptiActivityPushExternalCorrelationId) PushExternalCorrelationId;
+  decltype(&cuptiActivityPopExternalCorrelationId) PopExternalCorrelationId;
 };
 
 // The record kinds counted. CONCURRENT_KERNEL, not KERNEL: KERNEL makes the driver run kernels
@@ -54,6 +58,13 @@ struct State {
   std::mutex records;
   std::unordered_map<uint32_t, StreamCounts> armed;
   size_t dropped = 0;
+  // Profiling: the stream whose kernel records are kept (0: none), those records by CUPTI
+  // correlation id, and the external ids (step + 1) of correlation ids.
+  uint32_t profiled = 0;
+  std::vector<std::pair<uint32_t, KernelRecord>> kernels;
+  std::unordered_map<uint32_t, uint64_t> external;
+  // Guarded by control: the step pushed on this process's external correlation stack, if any.
+  bool step_pushed = false;
 };
 
 State* state = nullptr;  // set once by open_once, never freed: CUPTI's thread may call back late
@@ -111,9 +122,26 @@ void CUPTIAPI buffer_completed(CUcontext /*context*/, uint32_t stream_id, uint8_
     // Ends with CUPTI_ERROR_MAX_LIMIT_REACHED after the last record (or any other error).
     while (valid_size > 0 &&
            s.lib.ActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+        const auto* r = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+        if (s.profiled != 0 && r->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+          s.external[r->correlationId] = r->externalId;
+        continue;
+      }
       uint32_t stream = 0;
       StreamCounts add;
       if (!record_stream(record, stream, add)) continue;
+      if (add.kernels > 0 && s.profiled != 0 && stream == s.profiled) {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        KernelRecord kr;
+        kr.name = k->name != nullptr ? k->name : "";
+        kr.grid[0] = k->gridX;
+        kr.grid[1] = k->gridY;
+        kr.grid[2] = k->gridZ;
+        kr.start_ns = k->start;
+        kr.end_ns = k->end;
+        s.kernels.emplace_back(k->correlationId, std::move(kr));
+      }
       auto it = s.armed.find(stream);
       if (it == s.armed.end()) continue;
       it->second.kernels += add.kernels;
@@ -185,6 +213,10 @@ void open_once() {
   resolve(handle, "cuptiActivityGetNextRecord", t.ActivityGetNextRecord, missing);
   resolve(handle, "cuptiActivityGetNumDroppedRecords", t.ActivityGetNumDroppedRecords, missing);
   resolve(handle, "cuptiGetStreamIdEx", t.GetStreamIdEx, missing);
+  t.PushExternalCorrelationId = reinterpret_cast<decltype(t.PushExternalCorrelationId)>(
+      dlsym(handle, "cuptiActivityPushExternalCorrelationId"));
+  t.PopExternalCorrelationId = reinterpret_cast<decltype(t.PopExternalCorrelationId)>(
+      dlsym(handle, "cuptiActivityPopExternalCorrelationId"));
   if (!missing.empty()) {
     s.error = loaded + " has no " + missing + " (another CUPTI version?)";
     return;
@@ -289,6 +321,63 @@ Result<StreamCounts> ActivityCounter::disarm(cudaStream_t stream, uint32_t id) {
                       "would be short",
                       dropped);
   return counts;
+}
+
+Result<void> ActivityCounter::profile_arm(cudaStream_t stream, uint32_t id) {
+  SPLICE_CHECK_OR_RETURN(
+      state->lib.PushExternalCorrelationId != nullptr &&
+          state->lib.PopExternalCorrelationId != nullptr,
+      ErrorKind::kBackend,
+      "this libcupti has no external correlation ids, which profiling maps kernels to steps by");
+  SPLICE_CUPTI_CHECK(state->lib.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+  SPLICE_TRY(arm(stream, id));
+  std::lock_guard<std::mutex> lock(state->records);
+  state->profiled = id;
+  state->kernels.clear();
+  state->external.clear();
+  return ok_result();
+}
+
+Result<void> ActivityCounter::mark_step(int64_t step) {
+  std::lock_guard<std::mutex> lock(state->control);
+  if (state->step_pushed) {
+    uint64_t last = 0;
+    SPLICE_CUPTI_CHECK(
+        state->lib.PopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last));
+    state->step_pushed = false;
+  }
+  if (step < 0) return ok_result();
+  SPLICE_CUPTI_CHECK(state->lib.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                          static_cast<uint64_t>(step) + 1));
+  state->step_pushed = true;
+  return ok_result();
+}
+
+Result<std::vector<KernelRecord>> ActivityCounter::profile_disarm(cudaStream_t stream,
+                                                                  uint32_t id) {
+  (void)mark_step(-1);
+  auto counts = disarm(stream, id);
+  (void)state->lib.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  std::vector<std::pair<uint32_t, KernelRecord>> kernels;
+  std::unordered_map<uint32_t, uint64_t> external;
+  {
+    std::lock_guard<std::mutex> lock(state->records);
+    state->profiled = 0;
+    kernels.swap(state->kernels);
+    external.swap(state->external);
+  }
+  if (!counts.ok()) return counts.error();
+  std::vector<KernelRecord> out;
+  out.reserve(kernels.size());
+  for (auto& [correlation, k] : kernels) {
+    auto it = external.find(correlation);
+    k.step = it == external.end() ? -1 : static_cast<int64_t>(it->second) - 1;
+    out.push_back(std::move(k));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KernelRecord& a, const KernelRecord& b) {
+    return a.start_ns < b.start_ns;
+  });
+  return out;
 }
 
 }  // namespace splice::cuda

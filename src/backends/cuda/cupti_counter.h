@@ -13,6 +13,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "support/error.h"
 
@@ -22,6 +24,15 @@ struct StreamCounts {
   int64_t kernels = 0;
   int64_t memcpys = 0;
   int64_t memsets = 0;
+};
+
+// A kernel record of a profiled stream: its name, grid, GPU time and the step that was marked
+// (ActivityCounter::mark_step) when the host launched it (-1: none).
+struct KernelRecord {
+  std::string name;
+  int64_t grid[3] = {0, 0, 0};
+  uint64_t start_ns = 0, end_ns = 0;
+  int64_t step = -1;
 };
 
 class ActivityCounter {
@@ -48,6 +59,15 @@ class ActivityCounter {
   // buffer, or a CUPTI call failed) means the counts would be short; the stream is disarmed
   // either way.
   Result<StreamCounts> disarm(cudaStream_t stream, uint32_t id);
+
+  // Profiling (Session::profile). profile_arm(stream, id) arms the stream as arm() does and
+  // also keeps its kernel records with their names, grids and times; mark_step(s) tags what
+  // this host thread launches from now on with step s (CUPTI's external correlation ids; -1:
+  // untagged); profile_disarm disarms and returns the kernels in launch order with their
+  // steps. The external correlation records are enabled only while profiling.
+  Result<void> profile_arm(cudaStream_t stream, uint32_t id);
+  Result<void> mark_step(int64_t step);
+  Result<std::vector<KernelRecord>> profile_disarm(cudaStream_t stream, uint32_t id);
 
  private:
   ActivityCounter() = default;

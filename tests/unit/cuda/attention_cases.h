@@ -7,6 +7,7 @@
 // flash_attention_for_cpu and efficient (padded) forms.
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <random>
@@ -224,6 +225,72 @@ inline std::vector<AttnCase> attention_cases() {
   c.L = c.S = 1000;
   c.causal = true;
   add(c);
+  return v;
+}
+
+// Decode shapes for the decode kernel (attention_decode.cu): key lengths 1, 7, 2049 and 32771
+// (not multiples of its tiles or splits), GQA 4:1 (head dim 64) and 1:1 (head dim 128), each
+// with no mask, a bool mask, a float mask [B,1,L,S], a per-head float mask with fully masked
+// heads, and causal (top-left: a decode row sees key 0 only); plus speculative decode (4 query
+// positions), a KV-cache slice in HF's interleaved layout, batch 2 and head dim 256.
+// max_s bounds S (the host emulation skips the long ones).
+inline std::vector<AttnCase> decode_attention_cases(int64_t max_s = INT64_MAX) {
+  std::vector<AttnCase> v;
+  const char* mask_names[] = {"no mask", "bool mask", "float mask", "per-head mask", "causal"};
+  for (int64_t S : {1, 7, 2049, 32771}) {
+    if (S > max_s) continue;
+    for (int group = 0; group < 2; ++group)
+      for (int m = 0; m < 5; ++m) {
+        AttnCase c;
+        c.B = 1;
+        c.Hq = group == 0 ? 32 : 8;
+        c.Hk = 8;
+        c.E = group == 0 ? 64 : 128;
+        c.L = 1;
+        c.S = S;
+        c.gqa = true;
+        c.mask = m == 1   ? MaskKind::kBoolLS
+                 : m == 2 ? MaskKind::kFloatB1LS
+                 : m == 3 ? MaskKind::kFloatPerHead
+                          : MaskKind::kNone;
+        c.masked_rows = m == 3;
+        c.causal = m == 4;
+        c.name =
+            "decode S=" + std::to_string(S) + (group == 0 ? " gqa 32/8 " : " 8/8 ") + mask_names[m];
+        v.push_back(c);
+      }
+  }
+  AttnCase c;
+  c.name = "speculative decode L=4 gqa 16/4 causal";
+  c.B = 1;
+  c.Hq = 16;
+  c.Hk = 4;
+  c.L = 4;
+  c.S = 300;
+  c.gqa = true;
+  c.causal = true;
+  v.push_back(c);
+  c = {};
+  c.name = "decode batch 2 cache slice interleaved, lse";
+  c.B = 2;
+  c.Hq = c.Hk = 4;
+  c.L = 1;
+  c.S = 1111;
+  c.kv_capacity = 2048;
+  c.interleaved = true;
+  c.lse = 1;
+  v.push_back(c);
+  c = {};
+  c.name = "decode head dim 256, explicit scale";
+  c.B = 1;
+  c.Hq = 4;
+  c.Hk = 2;
+  c.gqa = true;
+  c.L = 2;
+  c.S = 700;
+  c.E = 256;
+  c.scale = 0.2;
+  v.push_back(c);
   return v;
 }
 

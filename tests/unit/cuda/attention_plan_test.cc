@@ -204,7 +204,8 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     ADD_FAILURE() << "no case " << name;
     return cases[0];
   };
-  {  // decode with GQA: CUDA-core kernel, 4 q heads per unit, keys split across blocks
+  {  // decode with GQA: the decode kernel, 4 q heads per unit, keys split across blocks in
+     // multiples of 16, combined in the launch through the scratch counters
     const AttnCase c = find("decode gqa 32/8");
     const AttnInputs in = make_attn_inputs(c, DType::kFloat16, gen);
     const Tensor out = make_output(DType::kFloat16, {1, 32, 1, 128}, false);
@@ -212,15 +213,27 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     AttentionArgs a = args_for(in, out, q, k, v);
     a.gqa = true;
     std::vector<double> mem(1 << 20);
-    auto plan = plan_attention(a, 132, KernelScratch{mem.data(), mem.size() * 8});
+    std::vector<uint32_t> counters(kScratchCounters);
+    auto plan = plan_attention(
+        a, 132, KernelScratch{mem.data(), mem.size() * 8, counters.data(), counters.size()});
     ASSERT_TRUE(plan.ok()) << plan.error().message();
-    EXPECT_EQ(plan->kernel, AttnKernel::kSimt);
+    EXPECT_EQ(plan->kernel, AttnKernel::kDecode) << plan->reason;
+    EXPECT_STREQ(attn_kernel_name(plan->kernel), "decode");
     EXPECT_EQ(plan->params.G, 4);
     EXPECT_EQ(plan->params.R, 4);
     EXPECT_EQ(plan->params.units, 8);
-    EXPECT_GT(plan->params.splits, 1);
-    EXPECT_EQ(plan->params.split_keys % plan->key_tile, 0);
-    EXPECT_GE(plan->params.splits * plan->params.split_keys, c.S);
+    EXPECT_EQ(plan->threads, kAttnDecodeThreads);
+    EXPECT_EQ(plan->key_tile, 64);  // 32 KiB of K/V a tile at head dim 128 in fp16
+    // 2 blocks per SM: 264 / 8 units = 33 splits of 63 keys, rounded up to 64: 32 splits.
+    EXPECT_EQ(plan->params.split_keys, 64);
+    EXPECT_EQ(plan->params.splits, 32);
+    EXPECT_EQ(plan->params.counters, counters.data());
+    EXPECT_EQ(plan->smem_bytes, static_cast<size_t>(attn_decode_smem(4, 128, 128, 2, 64).total));
+    // Without counters the splits stay; a second kernel combines them.
+    auto no_counters = plan_attention(a, 132, KernelScratch{mem.data(), mem.size() * 8});
+    ASSERT_TRUE(no_counters.ok());
+    EXPECT_EQ(no_counters->params.splits, 32);
+    EXPECT_EQ(no_counters->params.counters, nullptr);
     auto no_scratch = plan_attention(a, 132, KernelScratch{});
     ASSERT_TRUE(no_scratch.ok());
     EXPECT_EQ(no_scratch->params.splits, 1);
@@ -240,6 +253,28 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     EXPECT_EQ(plan->params.R, 800);
     EXPECT_EQ(plan->params.tiles_per_unit, 13);
     EXPECT_EQ(plan->smem_bytes, 3u * 64 * 136 * 2);
+  }
+  {  // decode, but float64 or a cache slice whose rows are not 16-byte aligned: CUDA cores,
+     // with the reason
+    const AttnCase c = find("decode gqa 32/8");
+    const AttnInputs in64 = make_attn_inputs(c, DType::kFloat64, gen);
+    const Tensor out64 = make_output(DType::kFloat64, {1, 32, 1, 128}, false);
+    DeviceTensor q, k, v;
+    AttentionArgs a = args_for(in64, out64, q, k, v);
+    a.gqa = true;
+    auto plan = plan_attention(a, 132, KernelScratch{});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->kernel, AttnKernel::kSimt);
+    EXPECT_STREQ(plan->reason, "float64");
+    const AttnInputs in16 = make_attn_inputs(c, DType::kFloat16, gen);
+    const Tensor out16 = make_output(DType::kFloat16, {1, 32, 1, 128}, false);
+    a = args_for(in16, out16, q, k, v);
+    a.gqa = true;
+    a.k.data = static_cast<char*>(a.k.data) + 2;  // one element in: rows 2 bytes off alignment
+    plan = plan_attention(a, 132, KernelScratch{});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->kernel, AttnKernel::kSimt);
+    EXPECT_STREQ(plan->reason, "K/V rows not 16-byte aligned with unit stride");
   }
   {  // a transposed q (no unit stride along E) falls back to the CUDA-core kernel
     const AttnCase c = find("transposed q");

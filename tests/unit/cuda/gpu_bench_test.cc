@@ -145,5 +145,47 @@ TEST_F(GpuBench, MeasureCountsThroughTheApi) {
   EXPECT_GE(times->memcpys, 7 * (c.inputs + c.outputs));
 }
 
+// `bench --profile --json` on the GPU: one row per kernel (name, grid, GPU time from CUPTI's
+// records) mapped to the plan step that launched it; for a program without library calls the
+// rows' calls add up to the plan's kernels, every row has a step of the plan, and the kernels'
+// GPU time fits in the profiled call's time (one stream: they run one after another).
+TEST_F(GpuBench, ProfileRowsPerKernelMappedToSteps) {
+  const BenchCase& c = kCasesWithoutLibraryCalls.front();
+  const std::string dir = kCases + "/" + c.name;
+  const int64_t want = plan_kernels(dir + "/model.pt2");
+  test::Outcome o = splice({"bench", dir + "/model.pt2", "--inputs",
+                            dir + "/call0.inputs.safetensors", "--device", "cuda", "--warmup", "3",
+                            "--iters", "5", "--json", "--profile", "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << test::describe(o);
+  const json j = json::parse(o.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << o.out;
+  EXPECT_EQ(j["profile_source"], "cupti");
+  const json& rows = j["profile"];
+  ASSERT_TRUE(rows.is_array()) << o.out;
+  int64_t calls = 0;
+  double sum = 0, last = 1e300;
+  for (const json& r : rows) {
+    ASSERT_TRUE(r["kernel"].is_string()) << r.dump();
+    ASSERT_TRUE(r["grid"].is_array()) << r.dump();
+    EXPECT_EQ(r["grid"].size(), 3u) << r.dump();
+    EXPECT_GE(r["step"].get<int64_t>(), 0) << "a kernel outside every step: " << r.dump();
+    EXPECT_FALSE(r["op"].get<std::string>().empty()) << r.dump();
+    const double ms = r["ms"].get<double>();
+    EXPECT_GT(ms, 0.0) << r.dump();
+    EXPECT_LE(ms, last) << "not sorted by ms";
+    last = ms;
+    sum += ms;
+    calls += r["calls"].get<int64_t>();
+  }
+  EXPECT_EQ(calls, want) << o.out;
+  EXPECT_LE(sum, j["profile_call_ms"].get<double>()) << o.out;
+
+  test::Outcome text = splice({"bench", dir + "/model.pt2", "--inputs",
+                               dir + "/call0.inputs.safetensors", "--device", "cuda", "--warmup",
+                               "1", "--iters", "1", "--profile", "--top", "3", "--no-cache"});
+  ASSERT_EQ(text.exit_code, 0) << test::describe(text);
+  EXPECT_NE(text.out.find("GPU time per kernel, CUPTI"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace splice::cuda

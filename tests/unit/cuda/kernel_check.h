@@ -83,7 +83,12 @@ class DeviceArena {
     cudaMemcpy(t.storage()->data(), it->second, s->nbytes(), cudaMemcpyDeviceToHost);
   }
 
-  KernelScratch scratch(size_t bytes) { return {alloc(bytes), bytes}; }
+  // Scratch of `bytes` with zeroed counters, as a session's (kernel_scratch.h).
+  KernelScratch scratch(size_t bytes) {
+    auto* counters = static_cast<uint32_t*>(alloc(kScratchCounters * sizeof(uint32_t)));
+    if (counters) cudaMemset(counters, 0, kScratchCounters * sizeof(uint32_t));
+    return {alloc(bytes), bytes, counters, counters ? kScratchCounters : 0};
+  }
 
  private:
   std::vector<void*> ptrs_;

@@ -129,3 +129,59 @@ TEST(SpliceBench, DeviceCudaWithoutAGpuExitsTwoWithTheReason) {
 
 }  // namespace
 }  // namespace splice::test
+
+namespace splice::test {
+namespace {
+
+// `bench --profile` on the CPU: with --json the bench fields plus "profile", one row per plan
+// step {step, op, kernel: null, grid: null, calls, ms} sorted by ms, adding up to the profiled
+// call's time ("profile_call_ms") within 25%; without --json a table of the top --top rows.
+const std::string kLlama = kCasesDir + "/llama_block_2layer.default";
+
+TEST(SpliceBench, ProfileAsJson) {
+  Outcome o = run_splice({"bench", kLlama + "/model.pt2", "--inputs",
+                          kLlama + "/call0.inputs.safetensors", "--warmup", "2", "--iters", "3",
+                          "--threads", "1", "--json", "--profile", "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  const json j = json::parse(o.out);
+  EXPECT_EQ(j["iters"], 3);  // the bench fields stay
+  EXPECT_EQ(j["profile_source"], "host");
+  const json& rows = j["profile"];
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_GT(rows.size(), 3u);
+  double sum = 0, last = 1e300;
+  for (const json& r : rows) {
+    ASSERT_EQ(r.size(), 6u) << r.dump();
+    EXPECT_TRUE(r["step"].is_number_integer()) << r.dump();
+    EXPECT_TRUE(r["op"].is_string()) << r.dump();
+    EXPECT_TRUE(r["kernel"].is_null()) << r.dump();
+    EXPECT_TRUE(r["grid"].is_null()) << r.dump();
+    EXPECT_EQ(r["calls"], 1) << r.dump();
+    const double ms = r["ms"].get<double>();
+    EXPECT_LE(ms, last) << "not sorted by ms";
+    last = ms;
+    sum += ms;
+  }
+  const double call = j["profile_call_ms"].get<double>();
+  EXPECT_NEAR(sum, call, 0.25 * call) << o.out;
+}
+
+TEST(SpliceBench, ProfileAsATable) {
+  Outcome o = run_splice({"bench", kLlama + "/model.pt2", "--inputs",
+                          kLlama + "/call0.inputs.safetensors", "--warmup", "1", "--iters", "1",
+                          "--threads", "1", "--profile", "--top", "5", "--no-cache"});
+  ASSERT_EQ(o.exit_code, 0) << describe(o);
+  EXPECT_NE(o.out.find("profile of one call (host time per plan step)"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("top 5 of"), std::string::npos) << o.out;
+}
+
+TEST(SpliceBench, ProfileTopMustBePositive) {
+  Outcome o = run_splice({"bench", kLlama + "/model.pt2", "--inputs",
+                          kLlama + "/call0.inputs.safetensors", "--profile", "--top", "0"});
+  EXPECT_EQ(o.exit_code, 2) << describe(o);
+  EXPECT_NE(o.err.find("--top"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace splice::test
