@@ -2,6 +2,7 @@
 // std::threads (so __syncthreads and __shared__ work), blocks one after another.
 #pragma once
 #include <cuda_runtime_api.h>
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -18,33 +19,67 @@ struct EmuDim {
 inline thread_local EmuDim blockIdx, threadIdx;
 inline EmuDim blockDim, gridDim;
 inline std::barrier<>* g_barrier = nullptr;
+// One barrier per warp of the running block (barrier launches), for the warp shuffles.
+inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
+// Blocks of a 2-D grid (x fastest), as the hardware numbers them; barrier: every thread of a
+// block is a thread (for __syncthreads, __shared__ exchanges and warp shuffles).
+inline void emu_launch(dim3 grid, unsigned threads, const std::function<void()>& body,
+                       bool barrier = false) {
+  gridDim.x = grid.x;
+  gridDim.y = grid.y;
+  blockDim.x = threads;
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      if (!barrier) {
+        for (unsigned t = 0; t < threads; ++t) {
+          blockIdx.x = bx;
+          blockIdx.y = by;
+          threadIdx.x = t;
+          body();
+        }
+        continue;
+      }
+      std::barrier<> bar(threads);
+      g_barrier = &bar;
+      g_warp_barriers.clear();
+      for (unsigned w = 0; w < (threads + 31) / 32; ++w)
+        g_warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+      std::vector<std::thread> ts;
+      for (unsigned t = 0; t < threads; ++t)
+        ts.emplace_back([&, bx, by, t] {
+          blockIdx.x = bx;
+          blockIdx.y = by;
+          threadIdx.x = t;
+          body();
+        });
+      for (auto& t : ts) t.join();
+    }
+}
 inline void emu_launch(unsigned blocks, unsigned threads, const std::function<void()>& body,
                        bool barrier = false) {
-  gridDim.x = blocks;
-  blockDim.x = threads;
-  if (!barrier) {
-    for (unsigned b = 0; b < blocks; ++b)
-      for (unsigned t = 0; t < threads; ++t) {
-        blockIdx.x = b;
-        threadIdx.x = t;
-        body();
-      }
-    return;
-  }
-  for (unsigned b = 0; b < blocks; ++b) {
-    std::barrier<> bar(threads);
-    g_barrier = &bar;
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < threads; ++t)
-      ts.emplace_back([&, b, t] {
-        blockIdx.x = b;
-        threadIdx.x = t;
-        body();
-      });
-    for (auto& t : ts) t.join();
-  }
+  emu_launch(dim3(blocks, 1, 1), threads, body, barrier);
 }
+// __shfl_xor_sync over the warp's threads: each publishes its value, the warp meets, each
+// reads its partner's, the warp meets again (so the slots can be reused).
+inline uint32_t g_shfl_slots[1024];
+template <typename T>
+T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+  static_assert(sizeof(T) == 4);
+  const unsigned t = threadIdx.x;
+  std::barrier<>& warp = *g_warp_barriers[t / 32];
+  std::memcpy(&g_shfl_slots[t], &v, 4);
+  warp.arrive_and_wait();
+  T r;
+  std::memcpy(&r, &g_shfl_slots[t ^ static_cast<unsigned>(lane_mask)], 4);
+  warp.arrive_and_wait();
+  return r;
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_add(v); }
+inline float __ldcg(const float* p) { return *p; }
+inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
+using std::isnan;
 #define __device__
 #define __forceinline__ inline
 #define __global__
