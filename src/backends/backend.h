@@ -141,6 +141,11 @@ class Backend {
   void set_pointwise_classes(std::vector<uint8_t> classes) {
     target_.pointwise_classes = std::move(classes);
   }
+  // Declares the matrix products' two kernels (Target::gemv_max_rows, gemm_library).
+  void set_matmul_kernels(int64_t gemv_max_rows, std::string gemm_library) {
+    target_.gemv_max_rows = gemv_max_rows;
+    target_.gemm_library = std::move(gemm_library);
+  }
 
  private:
   std::vector<KernelEntry> by_op_;  // indexed by OpId

@@ -6,6 +6,7 @@
 #include "ir/ops.h"
 #include "plan/dataflow.h"
 #include "plan/fusion.h"
+#include "plan/matmul_kernels.h"
 #include "plan/memory_planner.h"
 #include "plan/write_planner.h"
 
@@ -67,6 +68,7 @@ Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target
   plan.placements = std::move(mem.placements);
   plan.totals.peak_bytes = mem.peak_bytes;
   plan.groups = fusion.groups;
+  plan.matmuls = plan_matmuls(program, target);
 
   // A copy_then_write whose producer stores into the new buffer copies the base just before.
   std::map<int, std::vector<int32_t>> base_copies;  // producer position → decisions

@@ -13,6 +13,8 @@
 //               a write (its producer stores straight into the slice).
 //   groups      pointwise groups (plan/fusion.h): chains of pointwise ops that run as one loop
 //               nest, their intermediates never stored.
+//   matmuls     which kernel runs each matrix product and why (plan/matmul_kernels.h), on a
+//               backend with more than one (the GPU's GEMV kernels or its GEMM library).
 //   steps       execution order: every node once (alone, or in its group's step), plus the
 //               base copies that must run before a producer writes into a copied base.
 
@@ -28,7 +30,8 @@ namespace splice::plan {
 
 // The engine file's format version; bump on any change to what the engine stores.
 // 4: a group may name identity views among its members (plan/fusion.h).
-inline constexpr uint32_t kPlanFormatVersion = 4;
+// 5: the matrix products' kernel choices (matmuls).
+inline constexpr uint32_t kPlanFormatVersion = 5;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -117,6 +120,14 @@ struct Group {
   bool operator==(const Group&) const = default;
 };
 
+// The kernel a matrix product runs: "gemv", or the backend's GEMM library ("cublaslt").
+struct MatmulDecision {
+  int32_t node = -1;  // index of the product in graph.nodes()
+  std::string kernel;
+  std::string reason;
+  bool operator==(const MatmulDecision&) const = default;
+};
+
 struct Step {
   StepKind kind = StepKind::kNode;
   int32_t index = -1;
@@ -141,6 +152,7 @@ struct Plan {
   std::vector<Buffer> buffers;
   std::vector<Placement> placements;
   std::vector<Group> groups;
+  std::vector<MatmulDecision> matmuls;
   std::vector<Step> steps;
   Totals totals;
   bool operator==(const Plan&) const = default;

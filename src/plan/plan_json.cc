@@ -8,6 +8,9 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/ops.h"
+#include "plan/matmul_kernels.h"
+
 namespace splice::plan {
 
 namespace {
@@ -237,6 +240,20 @@ Result<Group> read_group(const json& j, const std::string& where, const ir::Grap
   return g;
 }
 
+Result<MatmulDecision> read_matmul(const json& j, const std::string& where,
+                                   const ir::Graph& graph) {
+  SPLICE_TRY(expect_object(j, where));
+  MatmulDecision m;
+  SPLICE_ASSIGN_OR_RETURN(m.node,
+                          get_index(j, "node", where, graph.nodes().size(), "graph nodes", false));
+  SPLICE_ASSIGN_OR_RETURN(m.kernel, get_string(j, "kernel", where));
+  SPLICE_ASSIGN_OR_RETURN(m.reason, get_string(j, "reason", where));
+  if (!is_matrix_product(graph.nodes()[m.node]->op().id))
+    return plan_error("{}.node {} ('{}') is not a matrix product", where, m.node,
+                      graph.nodes()[m.node]->name());
+  return m;
+}
+
 Result<Step> read_step(const json& j, const std::string& where, size_t nodes, size_t writes,
                        size_t groups) {
   SPLICE_TRY(expect_object(j, where));
@@ -283,12 +300,16 @@ json plan_to_json(const Plan& plan) {
   json steps = json::array();
   for (const Step& s : plan.steps)
     steps.push_back({{"kind", step_kind_name(s.kind)}, {"index", s.index}});
+  json matmuls = json::array();
+  for (const MatmulDecision& m : plan.matmuls)
+    matmuls.push_back({{"node", m.node}, {"kernel", m.kernel}, {"reason", m.reason}});
   return {{"mode", plan_mode_name(plan.mode)},
           {"backend", plan.backend},
           {"writes", std::move(writes)},
           {"buffers", std::move(buffers)},
           {"placements", std::move(placements)},
           {"groups", std::move(groups)},
+          {"matmuls", std::move(matmuls)},
           {"steps", std::move(steps)},
           {"totals",
            {{"steps", plan.totals.steps},
@@ -349,6 +370,16 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
     SPLICE_ASSIGN_OR_RETURN(Group g,
                             read_group((*groups)[i], fmt::format("groups[{}]", i), graph, grouped));
     plan.groups.push_back(std::move(g));
+  }
+
+  SPLICE_ASSIGN_OR_RETURN(const json* matmuls, get_array(j, "matmuls"));
+  std::vector<bool> chosen(nodes, false);
+  for (size_t i = 0; i < matmuls->size(); ++i) {
+    SPLICE_ASSIGN_OR_RETURN(MatmulDecision m,
+                            read_matmul((*matmuls)[i], fmt::format("matmuls[{}]", i), graph));
+    if (decided[m.node]) return plan_error("matmuls[{}] decides node {} a second time", i, m.node);
+    decided[m.node] = true;
+    plan.matmuls.push_back(std::move(m));
   }
 
   SPLICE_ASSIGN_OR_RETURN(const json* steps, get_array(j, "steps"));

@@ -25,15 +25,24 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
     for (int32_t n : g.nodes) members.push_back(nodes[n]->name());
     groups.push_back({{"nodes", std::move(members)}, {"outputs", g.outputs}});
   }
-  return {{"mode", plan_mode_name(plan.mode)},
-          {"backend", plan.backend},
-          {"writes", std::move(writes)},
-          {"groups", std::move(groups)},
-          {"totals",
-           {{"steps", plan.totals.steps},
-            {"kernels", plan.totals.kernels},
-            {"copy_bytes", plan.totals.copy_bytes},
-            {"peak_bytes", plan.totals.peak_bytes}}}};
+  nlohmann::json matmuls = nlohmann::json::array();
+  for (const MatmulDecision& m : plan.matmuls)
+    matmuls.push_back({{"node", nodes[m.node]->name()},
+                       {"target", nodes[m.node]->target()},
+                       {"kernel", m.kernel},
+                       {"reason", m.reason}});
+  nlohmann::json report = {{"mode", plan_mode_name(plan.mode)},
+                           {"backend", plan.backend},
+                           {"writes", std::move(writes)},
+                           {"groups", std::move(groups)},
+                           {"totals",
+                            {{"steps", plan.totals.steps},
+                             {"kernels", plan.totals.kernels},
+                             {"copy_bytes", plan.totals.copy_bytes},
+                             {"peak_bytes", plan.totals.peak_bytes}}}};
+  // Only where the backend chooses between kernels: other plans' JSON stays as it was.
+  if (!plan.matmuls.empty()) report["matmuls"] = std::move(matmuls);
+  return report;
 }
 
 std::string plan_report_text(const ir::Program& program, const Plan& plan) {
@@ -60,6 +69,9 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
     out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
                        g.nodes.size(), outputs, members);
   }
+  for (const MatmulDecision& m : plan.matmuls)
+    out += fmt::format("matmul {} ({}): {}, {}\n", nodes[m.node]->name(), nodes[m.node]->target(),
+                       m.kernel, m.reason);
   int64_t pooled = 0, per_call = 0;
   for (const Buffer& b : plan.buffers) (b.per_call ? per_call : pooled) += 1;
   out += fmt::format(

@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/gemv.h"
 #include "backends/cuda/pointwise_groups.h"
 #include "backends/cuda/window_positions.h"
 #include "tensor/convert.h"
@@ -85,6 +86,7 @@ class CudaBackend final : public backend::Backend {
     set_kernels("cuda", cuda_kernels());
     // Pointwise groups run as one generated kernel each (pointwise_groups.h).
     set_pointwise_classes(gpu_pointwise_classes());
+    set_matmul_kernels(kGemvMaxRows, "cublaslt");
   }
 
   std::string_view name() const override { return "cuda"; }
