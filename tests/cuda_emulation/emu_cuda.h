@@ -44,7 +44,8 @@ inline void emu_launch(dim3 grid, unsigned threads, const std::function<void()>&
       g_barrier = &bar;
       g_warp_barriers.clear();
       for (unsigned w = 0; w < (threads + 31) / 32; ++w)
-        g_warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+        g_warp_barriers.push_back(
+            std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
       std::vector<std::thread> ts;
       for (unsigned t = 0; t < threads; ++t)
         ts.emplace_back([&, bx, by, t] {
@@ -76,7 +77,9 @@ T __shfl_xor_sync(unsigned, T v, int lane_mask) {
   return r;
 }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline unsigned atomicAdd(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_add(v); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  return std::atomic_ref<unsigned>(*p).fetch_add(v);
+}
 inline float __ldcg(const float* p) { return *p; }
 inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
 using std::isnan;
