@@ -10,6 +10,7 @@
 #include "backends/cuda/cublaslt_library.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/device_memory.h"
 #include "backends/cuda/strided_copy.h"
 
 namespace splice::cuda {
@@ -94,14 +95,13 @@ struct MatmulRunner::Impl {
   std::map<std::vector<int64_t>, CachedGemm> cache;
   // The GEMV kernels' split-k arrival counters (gemv.h): zeroed once here, left zeroed by
   // every launch, so no call allocates or clears them.
-  unsigned* gemv_counters = nullptr;
+  DeviceBuffer gemv_counters;
   size_t gemv_launches = 0;
   bool gemv_enabled = true;
 
   ~Impl() {
     for (auto& [key, entry] : cache) entry.destroy();
     if (handle) cublaslt().Destroy(handle);
-    if (gemv_counters) cudaFree(gemv_counters);
   }
 
   Result<CachedGemm*> configure(const BlasCall& c) {
@@ -295,8 +295,9 @@ Result<std::unique_ptr<MatmulRunner>> MatmulRunner::create(void* workspace,
   impl->workspace = workspace;
   impl->workspace_bytes = workspace == nullptr ? 0 : workspace_bytes;
   const size_t counter_bytes = kGemvCounters * sizeof(unsigned);
-  SPLICE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&impl->gemv_counters), counter_bytes));
-  SPLICE_CUDA_CHECK(cudaMemset(impl->gemv_counters, 0, counter_bytes));
+  SPLICE_ASSIGN_OR_RETURN(impl->gemv_counters,
+                          DeviceBuffer::allocate(counter_bytes, "the GEMV arrival counters"));
+  SPLICE_CUDA_CHECK(cudaMemset(impl->gemv_counters.data(), 0, counter_bytes));
   return std::unique_ptr<MatmulRunner>(new MatmulRunner(std::move(impl)));
 }
 
@@ -307,7 +308,8 @@ Result<void> MatmulRunner::run(const MatmulArgs& args, const KernelScratch& scra
   if (gemv_choice.use && impl_->gemv_enabled) {
     SPLICE_ASSIGN_OR_RETURN(int sm_count, current_sm_count());
     const GemvLaunch launch = plan_gemv(gemv_choice.args, sm_count);
-    SPLICE_TRY(gemv(gemv_choice.args, launch, scratch, impl_->gemv_counters, stream));
+    SPLICE_TRY(gemv(gemv_choice.args, launch, scratch,
+                    static_cast<unsigned*>(impl_->gemv_counters.data()), stream));
     ++impl_->gemv_launches;
     return ok_result();
   }
