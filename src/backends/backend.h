@@ -200,6 +200,11 @@ class Backend {
   }
   // Declares that run_rms_norm runs RMSNorm groups (Target::fused_rms_norm), after set_kernels.
   void set_fused_rms_norm() { target_.fused_rms_norm = true; }
+  // Declares the matrix products' two kernels (Target::gemv_max_rows, gemm_library).
+  void set_matmul_kernels(int64_t gemv_max_rows, std::string gemm_library) {
+    target_.gemv_max_rows = gemv_max_rows;
+    target_.gemm_library = std::move(gemm_library);
+  }
 
  private:
   std::vector<KernelEntry> by_op_;  // indexed by OpId

@@ -29,6 +29,11 @@ struct Target {
   // Whether Backend::run_rms_norm runs an RMSNorm chain (with the residual add before it) as
   // one kernel: the planner then forms RMSNorm groups (plan/norm_fusion.h) for this backend.
   bool fused_rms_norm = false;
+  // Matrix products (plan/matmul_kernels.h): products of at most gemv_max_rows rows in
+  // float16, bfloat16 or float32 run the backend's GEMV kernels, the rest its GEMM library
+  // (gemm_library, "cublaslt"). 0: one kernel for every shape (the CPU); nothing is recorded.
+  int64_t gemv_max_rows = 0;
+  std::string gemm_library;
 
   bool supports(ir::OpId op) const { return kernels.at(static_cast<size_t>(op)); }
   // Whether the backend's kernel for `op` runs `dtype` (false when it has no kernel).

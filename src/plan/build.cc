@@ -6,6 +6,7 @@
 #include "ir/ops.h"
 #include "plan/dataflow.h"
 #include "plan/fusion.h"
+#include "plan/matmul_kernels.h"
 #include "plan/memory_planner.h"
 #include "plan/write_planner.h"
 
@@ -94,6 +95,7 @@ Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target
   plan.groups = fusion.groups;
   plan.shared = program.shared;
   plan.fusion_notes = fusion.notes;
+  plan.matmuls = plan_matmuls(program, target);
 
   // A copy_then_write whose producer stores into the new buffer copies the base just before.
   std::map<int, std::vector<int32_t>> base_copies;  // producer position → decisions

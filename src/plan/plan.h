@@ -13,6 +13,8 @@
 //               a write (its producer stores straight into the slice).
 //   groups      pointwise groups (plan/fusion.h): chains of pointwise ops that run as one loop
 //               nest, their intermediates never stored.
+//   matmuls     which kernel runs each matrix product and why (plan/matmul_kernels.h), on a
+//               backend with more than one (the GPU's GEMV kernels or its GEMM library).
 //   steps       execution order: every node once (alone, or in its group's step), plus the
 //               base copies that must run before a producer writes into a copied base.
 
@@ -31,7 +33,8 @@ namespace splice::plan {
 // 4: a group may name identity views among its members (plan/fusion.h).
 // 5: a group has a kind: pointwise, or an RMSNorm run as one row kernel (plan/norm_fusion.h).
 // 6: the plan lists the computations share_identical_computations shared ("shared").
-inline constexpr uint32_t kPlanFormatVersion = 6;
+// 7: the matrix products' kernel choices (matmuls).
+inline constexpr uint32_t kPlanFormatVersion = 7;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -131,6 +134,14 @@ struct Group {
   bool operator==(const Group&) const = default;
 };
 
+// The kernel a matrix product runs: "gemv", or the backend's GEMM library ("cublaslt").
+struct MatmulDecision {
+  int32_t node = -1;  // index of the product in graph.nodes()
+  std::string kernel;
+  std::string reason;
+  bool operator==(const MatmulDecision&) const = default;
+};
+
 struct Step {
   StepKind kind = StepKind::kNode;
   int32_t index = -1;
@@ -155,6 +166,7 @@ struct Plan {
   std::vector<Buffer> buffers;
   std::vector<Placement> placements;
   std::vector<Group> groups;
+  std::vector<MatmulDecision> matmuls;
   std::vector<Step> steps;
   Totals totals;
   // What the passes computed once instead of several times (from ir::Program::shared), for

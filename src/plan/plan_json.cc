@@ -8,6 +8,9 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/ops.h"
+#include "plan/matmul_kernels.h"
+
 namespace splice::plan {
 
 namespace {
@@ -238,6 +241,20 @@ Result<Group> read_group(const json& j, const std::string& where, const ir::Grap
   return g;
 }
 
+Result<MatmulDecision> read_matmul(const json& j, const std::string& where,
+                                   const ir::Graph& graph) {
+  SPLICE_TRY(expect_object(j, where));
+  MatmulDecision m;
+  SPLICE_ASSIGN_OR_RETURN(m.node,
+                          get_index(j, "node", where, graph.nodes().size(), "graph nodes", false));
+  SPLICE_ASSIGN_OR_RETURN(m.kernel, get_string(j, "kernel", where));
+  SPLICE_ASSIGN_OR_RETURN(m.reason, get_string(j, "reason", where));
+  if (!is_matrix_product(graph.nodes()[m.node]->op().id))
+    return plan_error("{}.node {} ('{}') is not a matrix product", where, m.node,
+                      graph.nodes()[m.node]->name());
+  return m;
+}
+
 Result<Step> read_step(const json& j, const std::string& where, size_t nodes, size_t writes,
                        size_t groups) {
   SPLICE_TRY(expect_object(j, where));
@@ -289,6 +306,9 @@ json plan_to_json(const Plan& plan) {
   json shared = json::array();
   for (const ir::SharedComputation& c : plan.shared)
     shared.push_back({{"node", c.node}, {"target", c.target}, {"duplicates", c.duplicates}});
+  json matmuls = json::array();
+  for (const MatmulDecision& m : plan.matmuls)
+    matmuls.push_back({{"node", m.node}, {"kernel", m.kernel}, {"reason", m.reason}});
   return {{"mode", plan_mode_name(plan.mode)},
           {"shared", std::move(shared)},
           {"backend", plan.backend},
@@ -296,6 +316,7 @@ json plan_to_json(const Plan& plan) {
           {"buffers", std::move(buffers)},
           {"placements", std::move(placements)},
           {"groups", std::move(groups)},
+          {"matmuls", std::move(matmuls)},
           {"steps", std::move(steps)},
           {"fusion_notes", plan.fusion_notes},
           {"totals",
@@ -357,6 +378,16 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
     SPLICE_ASSIGN_OR_RETURN(Group g,
                             read_group((*groups)[i], fmt::format("groups[{}]", i), graph, grouped));
     plan.groups.push_back(std::move(g));
+  }
+
+  SPLICE_ASSIGN_OR_RETURN(const json* matmuls, get_array(j, "matmuls"));
+  std::vector<bool> chosen(nodes, false);
+  for (size_t i = 0; i < matmuls->size(); ++i) {
+    SPLICE_ASSIGN_OR_RETURN(MatmulDecision m,
+                            read_matmul((*matmuls)[i], fmt::format("matmuls[{}]", i), graph));
+    if (decided[m.node]) return plan_error("matmuls[{}] decides node {} a second time", i, m.node);
+    decided[m.node] = true;
+    plan.matmuls.push_back(std::move(m));
   }
 
   SPLICE_ASSIGN_OR_RETURN(const json* steps, get_array(j, "steps"));

@@ -11,6 +11,7 @@
 //    "buffers": [{"bytes": "16*s0", "per_call": false}],
 //    "placements": [{"value": "mul", "kind": "buffer", "buffer": 0, "write": -1}],
 //    "groups": [{"nodes": [3, 4, 6], "outputs": ["add"]}],
+//    "matmuls": [{"node": 2, "kernel": "gemv", "reason": "1 rows <= 16: ..."}],
 //    "steps": [{"kind": "node", "index": 0}, {"kind": "base_copy", "index": 0},
 //              {"kind": "group", "index": 0}],
 //    "totals": {"steps": 9, "kernels": 7, "copy_bytes": 128, "peak_bytes": 4096}}

@@ -38,18 +38,27 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
     shared.push_back({{"node", c.node}, {"target", c.target}, {"duplicates", c.duplicates}});
     shared_nodes += static_cast<int64_t>(c.duplicates.size());
   }
-  return {{"mode", plan_mode_name(plan.mode)},
-          {"backend", plan.backend},
-          {"writes", std::move(writes)},
-          {"groups", std::move(groups)},
-          {"shared", std::move(shared)},
-          {"fusion_notes", plan.fusion_notes},
-          {"totals",
-           {{"steps", plan.totals.steps},
-            {"kernels", plan.totals.kernels},
-            {"copy_bytes", plan.totals.copy_bytes},
-            {"peak_bytes", plan.totals.peak_bytes},
-            {"shared_nodes", shared_nodes}}}};
+  nlohmann::json matmuls = nlohmann::json::array();
+  for (const MatmulDecision& m : plan.matmuls)
+    matmuls.push_back({{"node", nodes[m.node]->name()},
+                       {"target", nodes[m.node]->target()},
+                       {"kernel", m.kernel},
+                       {"reason", m.reason}});
+  nlohmann::json report = {{"mode", plan_mode_name(plan.mode)},
+                           {"backend", plan.backend},
+                           {"writes", std::move(writes)},
+                           {"groups", std::move(groups)},
+                           {"shared", std::move(shared)},
+                           {"fusion_notes", plan.fusion_notes},
+                           {"totals",
+                            {{"steps", plan.totals.steps},
+                             {"kernels", plan.totals.kernels},
+                             {"copy_bytes", plan.totals.copy_bytes},
+                             {"peak_bytes", plan.totals.peak_bytes},
+                             {"shared_nodes", shared_nodes}}}};
+  // Only where the backend chooses between kernels: other plans' JSON stays as it was.
+  if (!plan.matmuls.empty()) report["matmuls"] = std::move(matmuls);
+  return report;
 }
 
 std::string plan_report_text(const ir::Program& program, const Plan& plan) {
@@ -102,6 +111,9 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
     }
   }
   for (const std::string& note : plan.fusion_notes) out += fmt::format("not fused: {}\n", note);
+  for (const MatmulDecision& m : plan.matmuls)
+    out += fmt::format("matmul {} ({}): {}, {}\n", nodes[m.node]->name(), nodes[m.node]->target(),
+                       m.kernel, m.reason);
   int64_t pooled = 0, per_call = 0;
   for (const Buffer& b : plan.buffers) (b.per_call ? per_call : pooled) += 1;
   out += fmt::format(

@@ -4,7 +4,9 @@
 // member nodes and the values it stores); then the plan's totals. The JSON form is one
 // object: {"mode", "backend", "writes": [{"node", "target", "strategy", "src",
 // "rejected": [{"strategy", "reason"}], "bytes"}], "groups": [{"nodes": [node names],
-// "outputs": [value names]}], "totals": {"steps", "kernels", "copy_bytes", "peak_bytes"}}
+// "outputs": [value names]}], "totals": {"steps", "kernels", "copy_bytes", "peak_bytes"}},
+// and on a backend with more than one matmul kernel "matmuls": [{"node", "target", "kernel",
+// "reason"}] (plan/matmul_kernels.h)
 // (bytes at the archive's example sizes; steps counts every op on its own, kernels the loop
 // nests and library calls a call runs, a group being one).
 

@@ -19,6 +19,8 @@ struct EmuDim {
 inline thread_local EmuDim blockIdx, threadIdx;
 inline EmuDim blockDim, gridDim;
 inline std::barrier<>* g_barrier = nullptr;
+// One barrier per warp of the running block (barrier launches), for the warp shuffles.
+inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 // Barrier kernels: a barrier per warp for the shuffles, an exchange slot per thread, and the
 // block's dynamic shared memory (extern __shared__ arrays, rewritten by prepare_cu.py).
@@ -53,41 +55,53 @@ template <typename T>
 T __ldcg(const T* p) {
   return *p;
 }
+// Blocks of a 2-D grid (x fastest), as the hardware numbers them; barrier: every thread of a
+// block is a thread (for __syncthreads, __shared__ exchanges and warp shuffles), with `smem`
+// bytes of dynamic shared memory.
+inline void emu_launch(dim3 grid, unsigned threads, const std::function<void()>& body,
+                       bool barrier = false, size_t smem = 0) {
+  gridDim.x = grid.x;
+  gridDim.y = grid.y;
+  blockDim.x = threads;
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      if (!barrier) {
+        for (unsigned t = 0; t < threads; ++t) {
+          blockIdx.x = bx;
+          blockIdx.y = by;
+          threadIdx.x = t;
+          body();
+        }
+        continue;
+      }
+      g_warp_barriers.clear();
+      for (unsigned w = 0; w < (threads + 31) / 32; ++w)
+        g_warp_barriers.push_back(
+            std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+      g_shfl_slots.assign(threads, 0);
+      std::barrier<> bar(threads);
+      g_barrier = &bar;
+      // Poisoned, as a GPU's shared memory is not zeroed.
+      g_dynamic_smem.assign(smem, 0xa5);
+      std::vector<std::thread> ts;
+      for (unsigned t = 0; t < threads; ++t)
+        ts.emplace_back([&, bx, by, t] {
+          blockIdx.x = bx;
+          blockIdx.y = by;
+          threadIdx.x = t;
+          body();
+          // A thread done with the kernel stops counting at later barriers: a warp whose rows
+          // ran out leaves while the other warps of its block still reduce.
+          g_barrier->arrive_and_drop();
+        });
+      for (auto& t : ts) t.join();
+    }
+}
 inline void emu_launch(unsigned blocks, unsigned threads, const std::function<void()>& body,
                        bool barrier = false, size_t smem = 0) {
-  gridDim.x = blocks;
-  blockDim.x = threads;
-  if (!barrier) {
-    for (unsigned b = 0; b < blocks; ++b)
-      for (unsigned t = 0; t < threads; ++t) {
-        blockIdx.x = b;
-        threadIdx.x = t;
-        body();
-      }
-    return;
-  }
-  g_warp_barriers.clear();
-  for (unsigned w = 0; w < (threads + 31) / 32; ++w)
-    g_warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
-  g_shfl_slots.assign(threads, 0);
-  for (unsigned b = 0; b < blocks; ++b) {
-    std::barrier<> bar(threads);
-    g_barrier = &bar;
-    // Poisoned, as a GPU's shared memory is not zeroed.
-    g_dynamic_smem.assign(smem, 0xa5);
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < threads; ++t)
-      ts.emplace_back([&, b, t] {
-        blockIdx.x = b;
-        threadIdx.x = t;
-        body();
-        // A thread done with the kernel stops counting at later barriers: a warp whose rows
-        // ran out leaves while the other warps of its block still reduce.
-        g_barrier->arrive_and_drop();
-      });
-    for (auto& t : ts) t.join();
-  }
+  emu_launch(dim3(blocks, 1, 1), threads, body, barrier, smem);
 }
+inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
 using std::isinf;
 using std::isnan;
 #define __device__

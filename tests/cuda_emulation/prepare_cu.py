@@ -8,16 +8,50 @@ import sys
 # arguments aside).
 BARRIER_KERNELS = ["nonzero_count", "nonzero_scan", "nonzero_write", "repeat_scan",
                    "fused_rms_norm_kernel", "row_norm_kernel", "group_norm_kernel",
-                   "attention_decode_kernel"]
+                   "attention_decode_kernel", "gemv_rows_kernel", "gemv_cols_kernel"]
 
 src, out = sys.argv[1], sys.argv[2]
 s = open(src).read()
 s = s.replace("#include <cuda_bf16.h>\n", "").replace("#include <cuda_fp16.h>\n", "")
 s = '#include "emu_cuda.h"\n' + s
 s = s.replace("return cudaGetLastError();", "return cudaSuccess;")
-# Kernels with __syncthreads or warp shuffles: real threads per block (matched by name, template
-# arguments aside).
-BARRIER_KERNELS = ["nonzero_count", "nonzero_scan", "nonzero_write", "repeat_scan",
-                   "fused_rms_norm_kernel", "row_norm_kernel", "group_norm_kernel",
-                   "attention_decode_kernel"]
+
+
+def split_top(text):
+    """text split at the commas outside parentheses and angle brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+# Dynamic shared memory: the block's buffer emu_launch holds.
+s = re.sub(r"extern __shared__ __align__\(16\) unsigned char ([A-Za-z_0-9]+)\[\];",
+           r"unsigned char* \1 = emu_dynamic_smem();", s)
+
+
+def launch(m):
+    name, config, args = m.group(1).strip(), split_top(m.group(2)), m.group(3)
+    barrier = name.split("<")[0] in BARRIER_KERNELS
+    # A barrier kernel gets real threads and its dynamic shared memory (the third launch
+    # argument) in bytes.
+    extra = ""
+    if barrier:
+        extra = ", true" + (", " + config[2].strip() if len(config) > 2 else "")
+    return "emu_launch(%s, %s, [&]{ %s(%s); }%s);" % (
+        config[0].strip(), config[1].strip(), name, args, extra)
+
+
+# kernel<T, ...>  <<<grid, block, smem, stream>>>(args);  (grid may hold calls with commas, and
+# the launch may be split over lines)
+s = re.sub(r"([A-Za-z_][A-Za-z0-9_]*(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\(([^;]*)\);", launch, s,
+           flags=re.S)
 open(out, "w").write(s)

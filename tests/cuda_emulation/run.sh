@@ -10,6 +10,9 @@
 #     (emu_stubs.cc) and the generated copy kernels replaced by a host interpreter.
 #  3. the RMSNorm group's kernel (norm.cu, tests/unit/cuda/gpu_norm_fusion_test.cc), its warp
 #     shuffles exchanged through the block's barrier.
+#  4. the GEMV kernels (gemv.cu) against the CPU backend's matmuls (gpu_gemv_test.cc: every row
+#     count, shape, layout, dtype and bias, with and without split k), the split-k arrival
+#     counters included (blocks run one after another, so the last block is the last in order).
 # What it cannot check: PTX, the GPU's math functions, real memory and launch behaviour.
 # Usage: tests/cuda_emulation/run.sh [BUILD_DIR=build-cuda]  (needs the built splice libraries)
 set -euo pipefail
@@ -68,3 +71,17 @@ g++ -std=c++20 -O2 -w -I"$work/shim" $inc "$here/emu_stubs.cc" "$work/attention_
   -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
   -lgtest_main -lgtest -lpthread -o "$work/emu_attention"
 "$work/emu_attention" | tail -15
+echo "== GEMV kernels"
+python3 "$here/prepare_cu.py" "$src/gemv.cu" "$work/gemv_emu.cc"
+# device_dtype.cuh includes the CUDA half headers; emu_cuda.h has the types instead.
+mkdir -p "$work/no_cuda_half" && touch "$work/no_cuda_half/cuda_fp16.h" "$work/no_cuda_half/cuda_bf16.h"
+g++ -std=c++20 -O1 -w -I"$work/no_cuda_half" $inc "$here/emu_stubs.cc" "$work/gemv_emu.cc" "$src/gemv_plan.cc" \
+  "$src/matmul_exec.cc" "$src/matmul_plan.cc" "$src/reduce_plan.cc" "$src/device_info.cc" \
+  "$src/cuda_check.cc" "$root/tests/unit/cuda/gpu_gemv_test.cc" \
+  -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
+  -lsplice_passes -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor \
+  -lsplice_support -Wl,--end-group -lfmt -lopenblas -lgtest_main -lgtest -lpthread \
+  -o "$work/emu_gemv"
+# The small products, the layout choice, split-k determinism and the scratch error; the full
+# sweep (EveryRowCount...) takes hours emulated: SPLICE_EMU_GEMV_FILTER='*' runs it.
+"$work/emu_gemv" --gtest_filter="${SPLICE_EMU_GEMV_FILTER:-GpuGemv.Small*:GpuGemv.Sixteen*:GpuGemv.SplitK*:GpuGemv.TooLittle*}" | tail -15

@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/gemv.h"
 #include "backends/cuda/pointwise_groups.h"
 #include "backends/cuda/window_positions.h"
 #include "tensor/convert.h"
@@ -87,6 +88,7 @@ class CudaBackend final : public backend::Backend {
     set_pointwise_classes(gpu_pointwise_classes());
     // RMSNorm chains (with the residual add before them) run as one kernel each.
     set_fused_rms_norm();
+    set_matmul_kernels(kGemvMaxRows, "cublaslt");
   }
 
   std::string_view name() const override { return "cuda"; }

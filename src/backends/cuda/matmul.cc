@@ -3,10 +3,14 @@
 // scale and integer kernels for the rest.
 #include "backends/cuda/matmul.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
 #include "backends/cuda/cublaslt_library.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device_info.h"
+#include "backends/cuda/device_memory.h"
 #include "backends/cuda/strided_copy.h"
 
 namespace splice::cuda {
@@ -89,6 +93,11 @@ struct MatmulRunner::Impl {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   std::map<std::vector<int64_t>, CachedGemm> cache;
+  // The GEMV kernels' split-k arrival counters (gemv.h): zeroed once here, left zeroed by
+  // every launch, so no call allocates or clears them.
+  DeviceBuffer gemv_counters;
+  size_t gemv_launches = 0;
+  bool gemv_enabled = true;
 
   ~Impl() {
     for (auto& [key, entry] : cache) entry.destroy();
@@ -285,12 +294,25 @@ Result<std::unique_ptr<MatmulRunner>> MatmulRunner::create(void* workspace,
   SPLICE_CUBLAS_CHECK(lt->Create(&impl->handle));
   impl->workspace = workspace;
   impl->workspace_bytes = workspace == nullptr ? 0 : workspace_bytes;
+  const size_t counter_bytes = kGemvCounters * sizeof(unsigned);
+  SPLICE_ASSIGN_OR_RETURN(impl->gemv_counters,
+                          DeviceBuffer::allocate(counter_bytes, "the GEMV arrival counters"));
+  SPLICE_CUDA_CHECK(cudaMemset(impl->gemv_counters.data(), 0, counter_bytes));
   return std::unique_ptr<MatmulRunner>(new MatmulRunner(std::move(impl)));
 }
 
 Result<void> MatmulRunner::run(const MatmulArgs& args, const KernelScratch& scratch,
                                cudaStream_t stream) {
   SPLICE_ASSIGN_OR_RETURN(MatmulExec exec, describe_matmul(matmul_kind_name(args.kind), args));
+  const GemvChoice gemv_choice = choose_gemv(exec);
+  if (gemv_choice.use && impl_->gemv_enabled) {
+    SPLICE_ASSIGN_OR_RETURN(int sm_count, current_sm_count());
+    const GemvLaunch launch = plan_gemv(gemv_choice.args, sm_count);
+    SPLICE_TRY(gemv(gemv_choice.args, launch, scratch,
+                    static_cast<unsigned*>(impl_->gemv_counters.data()), stream));
+    ++impl_->gemv_launches;
+    return ok_result();
+  }
   CudaGemmSteps steps(*impl_, stream);
   return execute_matmul(exec, scratch, steps);
 }
@@ -298,10 +320,21 @@ Result<void> MatmulRunner::run(const MatmulArgs& args, const KernelScratch& scra
 Result<size_t> MatmulRunner::scratch_bytes(const MatmulArgs& args) {
   SPLICE_ASSIGN_OR_RETURN(MatmulExec exec, describe_matmul(matmul_kind_name(args.kind), args));
   if (exec.empty || exec.k_zero || !is_floating(exec.dtype)) return size_t{0};
+  const GemvChoice gemv_choice = choose_gemv(exec);
+  if (gemv_choice.use) {
+    SPLICE_ASSIGN_OR_RETURN(int sm_count, current_sm_count());
+    // The larger of the two paths' needs: a runner with the GEMV kernels turned off takes
+    // cuBLASLt's path.
+    return std::max(plan_gemv(gemv_choice.args, sm_count).partial_bytes, exec.plan.scratch_bytes);
+  }
   return exec.plan.scratch_bytes;
 }
 
 size_t MatmulRunner::cached_algorithms() const { return impl_->cache.size(); }
+
+size_t MatmulRunner::gemv_launches() const { return impl_->gemv_launches; }
+
+void MatmulRunner::set_gemv_enabled(bool enabled) { impl_->gemv_enabled = enabled; }
 
 Result<void> MatmulRunner::mm(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& out,
                               const KernelScratch& scratch, cudaStream_t stream) {

@@ -20,6 +20,12 @@
 // MatmulRunner::scratch_bytes says how much scratch a call needs (0 for every layout cuBLASLt
 // reads in place); a call given less fails with kBackend naming the bytes.
 //
+// Products of at most kGemvMaxRows rows (after folding batch dims into rows) in float16,
+// bfloat16 and float32, unbatched, with no C or a bias-like C, run splice's GEMV kernels
+// instead (gemv.h; choose_gemv in matmul_exec.h says when and why): they read the weight at
+// the copy bandwidth where cuBLASLt's tiles do not, in any layout, with no scratch but their
+// split-k partials. Everything else goes to cuBLASLt.
+//
 // The algorithm is chosen once per (shape, dtype, layout, alignment, epilogue) with
 // cublasLtMatmulAlgoGetHeuristic and cached with its descriptors; cuBLASLt gets the fixed
 // workspace given at creation, so every call can be captured in a CUDA graph. One runner per
@@ -78,6 +84,11 @@ class MatmulRunner {
 
   // Algorithms chosen so far (one per distinct configuration).
   size_t cached_algorithms() const;
+  // Products computed by the GEMV kernels so far (gemv.h).
+  size_t gemv_launches() const;
+  // Whether products the GEMV kernels could compute go to them (default true); false sends
+  // everything to cuBLASLt (the benchmark's baseline).
+  void set_gemv_enabled(bool enabled);
 
   struct Impl;
 

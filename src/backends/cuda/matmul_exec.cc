@@ -239,7 +239,61 @@ Result<MatmulExec> describe_matmul(std::string_view op, const MatmulArgs& args) 
     const bool aligned = reinterpret_cast<uintptr_t>(args.c->data) % 16 == 0;
     exec.bias_epilogue = vector && aligned;
   }
+  if (exec.use_c && ys_eff.size() > 1) {
+    const Shape cb = strides_of(exec.c_broadcast);
+    bool vector = true;
+    for (size_t i = 0; i + 1 < cb.size(); ++i) vector = vector && (cb[i] == 0 || os[i] == 1);
+    exec.c_vector = vector;
+    exec.c_vector_stride = cb.empty() ? 0 : cb.back();
+  }
   return exec;
+}
+
+GemvChoice choose_gemv(const MatmulExec& exec) {
+  GemvChoice choice;
+  const GemmPlan& plan = exec.plan;
+  if (exec.empty || exec.k_zero || !is_reduced_or_single(exec.dtype)) {
+    choice.reason = "not a float16, bfloat16 or float32 product with k > 0";
+    return choice;
+  }
+  if (!plan.batch_sizes.empty()) {
+    choice.reason = "batched: the right operand differs between batches";
+    return choice;
+  }
+  if (plan.rows[0] > kGemvMaxRows) {
+    choice.reason = std::to_string(plan.rows[0]) + " rows > " + std::to_string(kGemvMaxRows) +
+                    ": a GEMM reuses each weight tile";
+    return choice;
+  }
+  if (exec.use_c && !exec.c_vector) {
+    choice.reason = "C varies along the rows (not a bias)";
+    return choice;
+  }
+  GemvArgs& a = choice.args;
+  a.dtype = exec.dtype;
+  a.m = plan.rows[0];
+  a.k = plan.cols[0];
+  a.n = plan.cols[1];
+  // Strides as the operands lie in memory (the plan's src_* strides: no copy is made).
+  a.x = exec.a_data;
+  a.x_rs = plan.src_row_stride[0];
+  a.x_cs = plan.src_col_stride[0];
+  a.w = exec.b_data;  // b is k x n: W(n, k) = b(k, n)
+  a.w_ns = plan.src_col_stride[1];
+  a.w_ks = plan.src_row_stride[1];
+  a.out = exec.d_data;
+  a.o_rs = plan.src_row_stride[2];
+  a.o_cs = plan.src_col_stride[2];
+  a.alpha = static_cast<float>(exec.alpha);
+  if (exec.use_c) {
+    a.bias = exec.c_broadcast.data;
+    a.bias_s = exec.c_vector_stride;
+    a.beta = static_cast<float>(exec.beta);
+  }
+  choice.use = true;
+  choice.reason =
+      std::to_string(a.m) + " rows <= " + std::to_string(kGemvMaxRows) + ": a read of the weight";
+  return choice;
 }
 
 Result<void> execute_matmul(const MatmulExec& exec, const KernelScratch& scratch,

@@ -9,9 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "backends/cuda/device_tensor.h"
+#include "backends/cuda/gemv.h"
 #include "backends/cuda/kernel_scratch.h"
 #include "backends/cuda/matmul_int.h"
 #include "backends/cuda/matmul_plan.h"
@@ -61,6 +63,10 @@ struct MatmulExec {
   bool use_c = false;          // C is added (beta != 0 and a C operand)
   DeviceTensor c_broadcast;    // C broadcast to out's shape (stride 0 on broadcast dims)
   bool bias_epilogue = false;  // C is a contiguous [n] bias added by cuBLASLt's epilogue
+  // C (when used) varies only along the output's last dim n (linear's bias, addmm's [n] or
+  // scalar self): element n at c_vector_stride * n (0 for a broadcast scalar).
+  bool c_vector = false;
+  int64_t c_vector_stride = 0;
   double alpha = 1.0, beta = 0.0;
 
   // The problem operand w (0 a, 1 b, 2 d) as a strided tensor [batch_sizes.., rows, cols] in
@@ -70,6 +76,16 @@ struct MatmulExec {
 };
 
 Result<MatmulExec> describe_matmul(std::string_view op, const MatmulArgs& args);
+
+// Whether splice's GEMV kernels (gemv.h) compute a described product, and why (not): a float16,
+// bfloat16 or float32 product with no batch left after folding, at most kGemvMaxRows rows,
+// and no C or a C that is a vector over n (added in the epilogue). `args` is filled when used.
+struct GemvChoice {
+  bool use = false;
+  std::string reason;
+  GemvArgs args;
+};
+GemvChoice choose_gemv(const MatmulExec& exec);
 
 // What execute_matmul needs done on the device.
 class GemmSteps {

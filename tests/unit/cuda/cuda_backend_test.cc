@@ -3,8 +3,8 @@
 // decomposed composites excluded), the write kernels honour in-place and pointwise kernels
 // store into destinations (what planning reads), plans for the cuda target are made without a
 // device (`splice inspect --plan --device cuda`: slice writes stay slice writes, the KV-cache
-// update moves only the update), and `splice run --device cuda` without a GPU fails with a
-// clear message and exit 2.
+// update moves only the update, every matrix product has a kernel and a reason), and
+// `splice run --device cuda` without a GPU fails with a clear message and exit 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -144,6 +144,25 @@ TEST(CudaPlan, SliceWritesStaySliceWritesAndMoveNoMoreThanOnTheCpu) {
     ++checked;
   }
   EXPECT_GT(checked, 20);
+}
+
+// Every matrix product of a decoder with a static cache gets a kernel and a reason in the cuda
+// plan (plan/matmul_kernels.h), chosen without a GPU; the CPU's plan reports none.
+TEST(CudaPlan, EveryMatrixProductHasAKernelAndAReason) {
+  const std::string model = model_of("hf_llama_static_cache.default");
+  json cuda = plan_json(model, "cuda");
+  ASSERT_FALSE(cuda.is_null());
+  ASSERT_TRUE(cuda.contains("matmuls")) << cuda.dump();
+  int gemv = 0;
+  for (const json& m : cuda["matmuls"]) {
+    EXPECT_TRUE(m["kernel"] == "gemv" || m["kernel"] == "cublaslt") << m.dump();
+    EXPECT_FALSE(m["reason"].get<std::string>().empty()) << m.dump();
+    gemv += m["kernel"] == "gemv";
+  }
+  EXPECT_GT(gemv, 0) << cuda["matmuls"].dump();
+  json cpu = plan_json(model, "cpu");
+  ASSERT_FALSE(cpu.is_null());
+  EXPECT_FALSE(cpu.contains("matmuls"));
 }
 
 TEST(CudaPlan, TextPlanNamesTheCudaBackend) {

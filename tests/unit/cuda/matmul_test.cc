@@ -102,9 +102,10 @@ TEST_F(GpuMatmul, AlgorithmCachedOncePerConfiguration) {
 }
 
 TEST_F(GpuMatmul, ScratchQueryAndErrors) {
-  const Tensor a = random_tensor(DType::kFloat32, {6, 10}, Layout::kSliced, gen_);
+  // 20 rows: cuBLASLt's path (at 16 rows or fewer the GEMV kernels read any layout in place).
+  const Tensor a = random_tensor(DType::kFloat32, {20, 10}, Layout::kSliced, gen_);
   const Tensor b = random_tensor(DType::kFloat32, {10, 4}, Layout::kContiguous, gen_);
-  const Tensor out = make_output(DType::kFloat32, {6, 4}, false);
+  const Tensor out = make_output(DType::kFloat32, {20, 4}, false);
   MatmulArgs args;
   args.kind = MatmulKind::kMm;
   args.a = arena_.to_device(a);
@@ -112,15 +113,38 @@ TEST_F(GpuMatmul, ScratchQueryAndErrors) {
   args.out = arena_.to_device(out);
   auto bytes = MatmulRunner::scratch_bytes(args);
   ASSERT_TRUE(bytes.ok()) << bytes.error().message();
-  EXPECT_EQ(*bytes, 256u);  // 6 x 10 floats, rounded to 256 bytes
+  EXPECT_EQ(*bytes, 1024u);  // 20 x 10 floats, rounded to 256 bytes
   auto r = runner_->run(args, {}, nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind(), ErrorKind::kBackend);
-  const Tensor contiguous = random_tensor(DType::kFloat32, {6, 10}, Layout::kTransposed, gen_);
+  const Tensor contiguous = random_tensor(DType::kFloat32, {20, 10}, Layout::kTransposed, gen_);
   args.a = arena_.to_device(contiguous);
   bytes = MatmulRunner::scratch_bytes(args);
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(*bytes, 0u);  // a transposed operand is read in place
+}
+
+// Up to kGemvMaxRows rows (batch dims folded in) the runner launches the GEMV kernels; above,
+// cuBLASLt (one more algorithm cached); both agree with the CPU.
+TEST_F(GpuMatmul, GemvAtSixteenRowsOrFewerCublasAbove) {
+  using L = Layout;
+  const size_t gemv_before = runner_->gemv_launches();
+  const size_t algos_before = runner_->cached_algorithms();
+  run_case(make_case(MatmulKind::kLinear, {{2, 8, 256}, L::kContiguous},
+                     {{96, 256}, L::kContiguous}, OperandSpec{{96}, L::kContiguous}),
+           DType::kFloat16, {});
+  EXPECT_EQ(runner_->gemv_launches(), gemv_before + 1);
+  EXPECT_EQ(runner_->cached_algorithms(), algos_before);
+  run_case(make_case(MatmulKind::kLinear, {{17, 256}, L::kContiguous}, {{96, 256}, L::kContiguous},
+                     OperandSpec{{96}, L::kContiguous}),
+           DType::kFloat16, {});
+  EXPECT_EQ(runner_->gemv_launches(), gemv_before + 1);
+  EXPECT_EQ(runner_->cached_algorithms(), algos_before + 1);
+  runner_->set_gemv_enabled(false);  // the benchmark's cuBLASLt baseline at one row
+  run_case(make_case(MatmulKind::kLinear, {{1, 256}, L::kContiguous}, {{96, 256}, L::kContiguous}),
+           DType::kFloat16, {});
+  EXPECT_EQ(runner_->gemv_launches(), gemv_before + 1);
+  EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
 }  // namespace

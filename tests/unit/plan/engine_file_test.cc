@@ -542,6 +542,22 @@ TEST_F(PlanJsonTest, RefusesWhatDoesNotFitTheGraph) {
                  "writes[0].dest_value 'nope' is not a tensor value");
   expect_refused([](json& j) { j["writes"][0]["rejected"][0].erase("reason"); },
                  "writes[0].rejected[0].reason is missing");
+  expect_refused([](json& j) { j.erase("matmuls"); }, "plan.matmuls is missing");
+  expect_refused(
+      [&](json& j) {
+        j["matmuls"].push_back({{"node", nodes}, {"kernel", "gemv"}, {"reason", "r"}});
+      },
+      fmt::format("matmuls[0].node is {}, outside the {} graph nodes", nodes, nodes));
+  expect_refused(
+      [&](json& j) {
+        j["matmuls"].push_back({{"node", 0}, {"kernel", "gemv"}, {"reason", "r"}});
+      },
+      "matmuls[0].node 0 ('");
+  expect_refused(
+      [&](json& j) {
+        j["matmuls"].push_back({{"node", 0}, {"reason", "r"}});
+      },
+      "matmuls[0].kernel is missing");
   expect_refused([](json& j) { j["buffers"][0]["bytes"] = "s0 +"; },
                  "buffers[0].bytes 's0 +' is not a size expression");
   expect_refused([](json& j) { j["buffers"][0]["bytes"] = "4*zz"; },
