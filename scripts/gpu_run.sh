@@ -14,7 +14,8 @@
 #      `splice run --device cuda` against PyTorch on CUDA (scripts/gpu_hf_models.py);
 #   5. compute-sanitizer: memcheck on a few cases (graphs on, off and replayed) and the backend
 #      tests; racecheck on cases whose kernels use shared memory (attention, norms, softmax,
-#      reductions, scans, index writes).
+#      reductions, scans, index writes); memcheck and racecheck on the GEMV, decode attention
+#      and RMSNorm group kernels' own tests.
 # Logs and summary.txt go to $OUT (default gpu-out/). Every step runs even when another one
 # fails, each under a time limit (GPU_RUN_{UNIT,CONFORMANCE,ROUTES,GRAPHS,BENCH,HF,SANITIZER}_
 # SECONDS: 300, 200, 200, 200, 180, 300, 120 by default; next to the conformance runs the unit
@@ -136,8 +137,15 @@ if [ -x "$sanitizer" ]; then
   step racecheck "$seconds" env SPLICE_TEST_DEVICE=cuda "$sanitizer" --tool racecheck \
     --error-exitcode 3 "$root/bin/conformance" \
     --gtest_filter="$(in_routes "$racecheck_cases" ConformanceGraphsOff)" &
+  # The kernels of issue 35 (GEMV, split-KV decode attention, the RMSNorm group) on their own
+  # tests: split-K and the in-launch combine count arrivals in device memory.
+  new_kernels='GpuGemv.Small*:GpuGemv.SplitK*:GpuAttention.Decode*:GpuNormFusion.*'
+  step memcheck_kernels "$seconds" "$sanitizer" --tool memcheck --error-exitcode 3 \
+    "$root/bin/unit_cuda" --gtest_filter="$new_kernels" &
+  step racecheck_kernels "$seconds" "$sanitizer" --tool racecheck --error-exitcode 3 \
+    "$root/bin/unit_cuda" --gtest_filter="$new_kernels" &
   wait
-  finish memcheck memcheck_backend racecheck
+  finish memcheck memcheck_backend racecheck memcheck_kernels racecheck_kernels
 else
   failed=1
   say "FAILED  memcheck (no compute-sanitizer)"
