@@ -14,9 +14,6 @@ if(SPLICE_CUDA)
   list(APPEND SPLICE_INSTALLED_LIBRARIES splice_cuda)
 endif()
 
-# The installed CLI keeps the run path to OpenBLAS's serial build (Findopenblas_serial.cmake
-# says why its folder must come before the loader's default).
-set_target_properties(splice PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS splice RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ${SPLICE_INSTALLED_LIBRARIES} splice_library EXPORT splice-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -32,5 +29,4 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/splice-config-version.cma
 install(FILES ${PROJECT_BINARY_DIR}/splice-config.cmake
               ${PROJECT_BINARY_DIR}/splice-config-version.cmake
               ${PROJECT_SOURCE_DIR}/cmake/Findxxhash.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/Findopenblas_serial.cmake
         DESTINATION ${SPLICE_INSTALL_CMAKEDIR})

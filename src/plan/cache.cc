@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <optional>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 

@@ -7,19 +7,26 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <string>
 
 namespace splice {
 
 namespace {
 
+// Reads a /proc or /sys file whole (they are small, and their size reads as 0 or 4096, so
+// they are read to the end rather than mapped).
 std::optional<std::string> read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return std::nullopt;
+  return text;
 }
 
 std::optional<int64_t> parse_int(std::string_view text) {
