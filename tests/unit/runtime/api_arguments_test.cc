@@ -13,20 +13,8 @@
 
 #include "splice/splice.h"
 #include "tensor/safetensors.h"
+#include "tests/unit/asan.h"
 #include "tests/unit/temp_dir_test_base.h"
-
-// Whether this is an AddressSanitizer build (GCC's macro, or clang's feature test): ASan maps
-// terabytes of shadow memory, so an RLIMIT_AS small enough to bind cannot be set under it.
-#if defined(__SANITIZE_ADDRESS__)
-#define SPLICE_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPLICE_TEST_ASAN 1
-#endif
-#endif
-#ifndef SPLICE_TEST_ASAN
-#define SPLICE_TEST_ASAN 0
-#endif
 
 namespace splice {
 namespace {

@@ -9,18 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <vector>
-
-// Whether this is an AddressSanitizer build (GCC's macro, or clang's feature test).
-#if defined(__SANITIZE_ADDRESS__)
-#define SPLICE_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPLICE_TEST_ASAN 1
-#endif
-#endif
-#ifndef SPLICE_TEST_ASAN
-#define SPLICE_TEST_ASAN 0
-#endif
+#include "tests/unit/asan.h"
 
 namespace splice {
 namespace {

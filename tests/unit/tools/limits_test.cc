@@ -8,20 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/unit/asan.h"
 #include "tests/unit/tools/cli_test_util.h"
-
-// Whether this is an AddressSanitizer build (GCC's macro, or clang's feature test): ASan maps
-// terabytes of shadow memory (no `ulimit -v` lets it start) and changes time and memory use.
-#if defined(__SANITIZE_ADDRESS__)
-#define SPLICE_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPLICE_TEST_ASAN 1
-#endif
-#endif
-#ifndef SPLICE_TEST_ASAN
-#define SPLICE_TEST_ASAN 0
-#endif
 
 namespace splice::test {
 namespace {
