@@ -140,9 +140,10 @@ struct Softplus {
   }
 };
 
-#define SPLICE_PW_ACTIVATION(X)                                                                 \
-  X(Sigmoid)                                                                                    \
-  X(Logit) X(Silu) X(Gelu) X(GeluTanh) X(Mish) X(Hardsigmoid) X(Hardswish) X(Relu) X(LeakyRelu) \
-      X(Elu) X(Softplus)
+#define SPLICE_PW_ACTIVATION(X)                                                               \
+  X(Sigmoid)                                                                                  \
+  X(Logit)                                                                                    \
+  X(Silu) X(Gelu) X(GeluTanh) X(Mish) X(Hardsigmoid) X(Hardswish) X(Relu) X(LeakyRelu) X(Elu) \
+      X(Softplus)
 
 }  // namespace splice::ir::pw

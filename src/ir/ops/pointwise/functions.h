@@ -33,6 +33,17 @@
 #include "ir/ops/pointwise/math.h"
 #include "ir/ops/pointwise/selection.h"
 
+// Pointwise ops defined whole in their family's header, one entry each:
+//   OP(id, target, schema, in-place target, in-place schema, rule, Function)
+// id, target and schema as in ir/op_list.inc (the op's class is kCompute), the in-place twin
+// (x.op_()) as in ir/inplace_list.inc ("", "" where PyTorch has none), the rule (PointwiseOpRule:
+// its shape and dtype rule, how it lowers to one node and what its CUDA unit-test case passes) and
+// the struct of its formula. Everything else follows from the entry: the op table and the in-place
+// table list it, the shape rules, the lowering, both backends' kernel tables (the CPU runs the
+// lowered program through its interpreter) and the CUDA pointwise cases read it. Each family
+// contributes its SPLICE_PW_<FAMILY>_OPS list here.
+#define SPLICE_POINTWISE_OPS(OP) SPLICE_PW_MATH_OPS(OP)
+
 // Every function, family by family.
 #define SPLICE_POINTWISE_FNS(X) \
   SPLICE_PW_ARITHMETIC(X)       \
@@ -43,6 +54,16 @@ namespace splice::ir {
 #define SPLICE_PW_ENUM(Name) k##Name,
 enum class PointwiseFn : uint8_t { SPLICE_POINTWISE_FNS(SPLICE_PW_ENUM) };
 #undef SPLICE_PW_ENUM
+
+// The rules an op defined in ir/ops/pointwise/ follows (PyTorch's elementwise_dtypes kinds).
+enum class PointwiseOpRule : uint8_t {
+  // f(self): integer and bool inputs lift to float32 (INT_TO_FLOAT), floats keep their dtype;
+  // 16-bit floats compute in float32.
+  kFloatUnary,
+  // f(self, other), two tensors: broadcast, promoted to their result_type, integers lifted to
+  // float32 (INT_TO_FLOAT, as atan2).
+  kFloatBinary,
+};
 
 namespace pw {
 
