@@ -81,14 +81,30 @@ struct RoundScaledNegative {
   }
 };
 
-// The ops defined whole here (functions.h, SPLICE_POINTWISE_OPS).
-#define SPLICE_PW_MATH_OPS(OP)
+// logaddexp(x, y) = log(exp(x) + exp(y)) without overflow, as PyTorch's CPU kernel:
+// max(x, y) + log1p(exp(-|x - y|)), and x itself where x and y are the same infinity.
+struct Logaddexp {
+  static constexpr std::string_view name = "logaddexp";
+  static constexpr int arity = 2;
+  template <class V>
+  static V on_float(V x, V y) {
+    const V m = select(x < y, y, x);
+    return select(isinf(x) && x == y, x, m + log1p(exp(-fabs(x - y))));
+  }
+};
 
-#define SPLICE_PW_MATH(X)                                                                          \
-  X(Sqrt)                                                                                          \
-  X(Rsqrt)                                                                                         \
-  X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sin) X(Cos) X(Tan) X(Asin) X(Acos)    \
-      X(Atan) X(Sinh) X(Cosh) X(Tanh) X(Asinh) X(Acosh) X(Atanh) X(Erf) X(Erfc) X(Erfinv) X(Floor) \
-          X(Ceil) X(Round) X(Trunc) X(Frac) X(RoundScaled) X(RoundScaledNegative)
+// The ops defined whole here (functions.h, SPLICE_POINTWISE_OPS).
+#define SPLICE_PW_MATH_OPS(OP)                                                             \
+  OP(logaddexp, "aten.logaddexp.default", "(Tensor self, Tensor other) -> Tensor", "", "", \
+     kFloatBinary, Logaddexp)
+
+#define SPLICE_PW_MATH(X)                                                                        \
+  X(Sqrt)                                                                                        \
+  X(Rsqrt)                                                                                       \
+  X(Exp)                                                                                         \
+  X(Exp2)                                                                                        \
+  X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) \
+      X(Cosh) X(Tanh) X(Asinh) X(Acosh) X(Atanh) X(Erf) X(Erfc) X(Erfinv) X(Floor) X(Ceil)       \
+          X(Round) X(Trunc) X(Frac) X(RoundScaled) X(RoundScaledNegative) X(Logaddexp)
 
 }  // namespace splice::ir::pw
