@@ -140,10 +140,20 @@ struct Softplus {
   }
 };
 
-#define SPLICE_PW_ACTIVATION(X)                                                               \
-  X(Sigmoid)                                                                                  \
-  X(Logit)                                                                                    \
-  X(Silu) X(Gelu) X(GeluTanh) X(Mish) X(Hardsigmoid) X(Hardswish) X(Relu) X(LeakyRelu) X(Elu) \
-      X(Softplus)
+// clang-format off
+#define SPLICE_PW_ACTIVATION(X) \
+  X(Sigmoid) \
+  X(Logit) \
+  X(Silu) \
+  X(Gelu) \
+  X(GeluTanh) \
+  X(Mish) \
+  X(Hardsigmoid) \
+  X(Hardswish) \
+  X(Relu) \
+  X(LeakyRelu) \
+  X(Elu) \
+  X(Softplus)
+// clang-format on
 
 }  // namespace splice::ir::pw

@@ -293,10 +293,28 @@ struct Lerp {
   }
 };
 
-#define SPLICE_PW_ARITHMETIC(X)                                                                  \
-  X(Copy)                                                                                        \
-  X(Add)                                                                                         \
-  X(AddScaled) X(Sub) X(Mul) X(Div) X(DivTrunc) X(DivFloor) X(Remainder) X(Fmod) X(Pow) X(Atan2) \
-      X(Neg) X(Abs) X(Sign) X(Square) X(Reciprocal) X(Addcmul) X(Addcdiv) X(Lerp)
+// clang-format off
+#define SPLICE_PW_ARITHMETIC(X) \
+  X(Copy) \
+  X(Add) \
+  X(AddScaled) \
+  X(Sub) \
+  X(Mul) \
+  X(Div) \
+  X(DivTrunc) \
+  X(DivFloor) \
+  X(Remainder) \
+  X(Fmod) \
+  X(Pow) \
+  X(Atan2) \
+  X(Neg) \
+  X(Abs) \
+  X(Sign) \
+  X(Square) \
+  X(Reciprocal) \
+  X(Addcmul) \
+  X(Addcdiv) \
+  X(Lerp)
+// clang-format on
 
 }  // namespace splice::ir::pw

@@ -42,12 +42,16 @@
 // table list it, the shape rules, the lowering, both backends' kernel tables (the CPU runs the
 // lowered program through its interpreter) and the CUDA pointwise cases read it. Each family
 // contributes its SPLICE_PW_<FAMILY>_OPS list here.
+// clang-format off
 #define SPLICE_POINTWISE_OPS(OP) SPLICE_PW_MATH_OPS(OP)
+// clang-format on
 
 // Every function, family by family.
+// clang-format off
 #define SPLICE_POINTWISE_FNS(X) \
   SPLICE_PW_ARITHMETIC(X)       \
   SPLICE_PW_LOGICAL(X) SPLICE_PW_SELECTION(X) SPLICE_PW_MATH(X) SPLICE_PW_ACTIVATION(X)
+// clang-format on
 
 namespace splice::ir {
 

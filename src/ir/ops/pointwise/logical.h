@@ -170,10 +170,25 @@ struct IsFinite {
   }
 };
 
-#define SPLICE_PW_LOGICAL(X)                                                                 \
-  X(BitwiseAnd)                                                                              \
-  X(BitwiseOr)                                                                               \
-  X(BitwiseXor) X(BitwiseNot) X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge) X(LogicalAnd) X(LogicalOr) \
-      X(LogicalXor) X(LogicalNot) X(IsNan) X(IsInf) X(IsFinite)
+// clang-format off
+#define SPLICE_PW_LOGICAL(X) \
+  X(BitwiseAnd) \
+  X(BitwiseOr) \
+  X(BitwiseXor) \
+  X(BitwiseNot) \
+  X(Eq) \
+  X(Ne) \
+  X(Lt) \
+  X(Le) \
+  X(Gt) \
+  X(Ge) \
+  X(LogicalAnd) \
+  X(LogicalOr) \
+  X(LogicalXor) \
+  X(LogicalNot) \
+  X(IsNan) \
+  X(IsInf) \
+  X(IsFinite)
+// clang-format on
 
 }  // namespace splice::ir::pw

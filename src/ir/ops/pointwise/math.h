@@ -94,17 +94,46 @@ struct Logaddexp {
 };
 
 // The ops defined whole here (functions.h, SPLICE_POINTWISE_OPS).
+// clang-format off
 #define SPLICE_PW_MATH_OPS(OP)                                                             \
   OP(logaddexp, "aten.logaddexp.default", "(Tensor self, Tensor other) -> Tensor", "", "", \
      kFloatBinary, Logaddexp)
+// clang-format on
 
-#define SPLICE_PW_MATH(X)                                                                        \
-  X(Sqrt)                                                                                        \
-  X(Rsqrt)                                                                                       \
-  X(Exp)                                                                                         \
-  X(Exp2)                                                                                        \
-  X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) \
-      X(Cosh) X(Tanh) X(Asinh) X(Acosh) X(Atanh) X(Erf) X(Erfc) X(Erfinv) X(Floor) X(Ceil)       \
-          X(Round) X(Trunc) X(Frac) X(RoundScaled) X(RoundScaledNegative) X(Logaddexp)
+// clang-format off
+#define SPLICE_PW_MATH(X) \
+  X(Sqrt) \
+  X(Rsqrt) \
+  X(Exp) \
+  X(Exp2) \
+  X(Expm1) \
+  X(Log) \
+  X(Log2) \
+  X(Log10) \
+  X(Log1p) \
+  X(Sin) \
+  X(Cos) \
+  X(Tan) \
+  X(Asin) \
+  X(Acos) \
+  X(Atan) \
+  X(Sinh) \
+  X(Cosh) \
+  X(Tanh) \
+  X(Asinh) \
+  X(Acosh) \
+  X(Atanh) \
+  X(Erf) \
+  X(Erfc) \
+  X(Erfinv) \
+  X(Floor) \
+  X(Ceil) \
+  X(Round) \
+  X(Trunc) \
+  X(Frac) \
+  X(RoundScaled) \
+  X(RoundScaledNegative) \
+  X(Logaddexp)
+// clang-format on
 
 }  // namespace splice::ir::pw

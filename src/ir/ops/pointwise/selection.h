@@ -135,7 +135,16 @@ struct NanToNum {
   }
 };
 
+// clang-format off
 #define SPLICE_PW_SELECTION(X) \
-  X(Minimum) X(Maximum) X(Clamp) X(ClampMin) X(ClampMax) X(Hardtanh) X(Where) X(NanToNum)
+  X(Minimum) \
+  X(Maximum) \
+  X(Clamp) \
+  X(ClampMin) \
+  X(ClampMax) \
+  X(Hardtanh) \
+  X(Where) \
+  X(NanToNum)
+// clang-format on
 
 }  // namespace splice::ir::pw
