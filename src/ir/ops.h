@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/ops/pointwise/functions.h"  // SPLICE_POINTWISE_OPS, read by op_list.inc
 
 namespace splice::ir {
 

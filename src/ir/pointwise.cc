@@ -5,120 +5,31 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <iterator>
 
 namespace splice::ir {
 
 namespace {
 
-constexpr uint8_t B = kComputeBool, I = kComputeInt, F = kComputeFloat;
-
-struct Row {
-  PointwiseFn fn;
-  PointwiseFnInfo info;
-};
-
-// One row per function, in enum order (checked at first use).
-constexpr Row kRows[] = {
-    {PointwiseFn::kCopy, {"copy", 1, B | I | F, false}},
-    {PointwiseFn::kAdd, {"add", 2, B | I | F, false}},
-    {PointwiseFn::kAddScaled, {"add_scaled", 3, B | I | F, false}},
-    {PointwiseFn::kSub, {"sub", 2, I | F, false}},
-    {PointwiseFn::kMul, {"mul", 2, B | I | F, false}},
-    {PointwiseFn::kDiv, {"div", 2, F, false}},
-    {PointwiseFn::kDivTrunc, {"div_trunc", 2, I | F, false}},
-    {PointwiseFn::kDivFloor, {"div_floor", 2, I | F, false}},
-    {PointwiseFn::kRemainder, {"remainder", 2, I | F, false}},
-    {PointwiseFn::kFmod, {"fmod", 2, I | F, false}},
-    {PointwiseFn::kPow, {"pow", 2, I | F, false}},
-    {PointwiseFn::kAtan2, {"atan2", 2, F, false}},
-    {PointwiseFn::kBitwiseAnd, {"bitwise_and", 2, B | I, false}},
-    {PointwiseFn::kBitwiseOr, {"bitwise_or", 2, B | I, false}},
-    {PointwiseFn::kBitwiseXor, {"bitwise_xor", 2, B | I, false}},
-    {PointwiseFn::kBitwiseNot, {"bitwise_not", 1, B | I, false}},
-    {PointwiseFn::kEq, {"eq", 2, B | I | F, true}},
-    {PointwiseFn::kNe, {"ne", 2, B | I | F, true}},
-    {PointwiseFn::kLt, {"lt", 2, B | I | F, true}},
-    {PointwiseFn::kLe, {"le", 2, B | I | F, true}},
-    {PointwiseFn::kGt, {"gt", 2, B | I | F, true}},
-    {PointwiseFn::kGe, {"ge", 2, B | I | F, true}},
-    {PointwiseFn::kLogicalAnd, {"logical_and", 2, B, true}},
-    {PointwiseFn::kLogicalOr, {"logical_or", 2, B, true}},
-    {PointwiseFn::kLogicalXor, {"logical_xor", 2, B, true}},
-    {PointwiseFn::kLogicalNot, {"logical_not", 1, B, true}},
-    {PointwiseFn::kMinimum, {"minimum", 2, B | I | F, false}},
-    {PointwiseFn::kMaximum, {"maximum", 2, B | I | F, false}},
-    {PointwiseFn::kClamp, {"clamp", 3, I | F, false}},
-    {PointwiseFn::kClampMin, {"clamp_min", 2, I | F, false}},
-    {PointwiseFn::kClampMax, {"clamp_max", 2, I | F, false}},
-    {PointwiseFn::kHardtanh, {"hardtanh", 3, I | F, false}},
-    {PointwiseFn::kWhere, {"where", 3, B | I | F, false}},
-    {PointwiseFn::kNeg, {"neg", 1, I | F, false}},
-    {PointwiseFn::kAbs, {"abs", 1, B | I | F, false}},
-    {PointwiseFn::kSign, {"sign", 1, B | I | F, false}},
-    {PointwiseFn::kSqrt, {"sqrt", 1, F, false}},
-    {PointwiseFn::kRsqrt, {"rsqrt", 1, F, false}},
-    {PointwiseFn::kExp, {"exp", 1, F, false}},
-    {PointwiseFn::kExp2, {"exp2", 1, F, false}},
-    {PointwiseFn::kExpm1, {"expm1", 1, F, false}},
-    {PointwiseFn::kLog, {"log", 1, F, false}},
-    {PointwiseFn::kLog2, {"log2", 1, F, false}},
-    {PointwiseFn::kLog10, {"log10", 1, F, false}},
-    {PointwiseFn::kLog1p, {"log1p", 1, F, false}},
-    {PointwiseFn::kSin, {"sin", 1, F, false}},
-    {PointwiseFn::kCos, {"cos", 1, F, false}},
-    {PointwiseFn::kTan, {"tan", 1, F, false}},
-    {PointwiseFn::kAsin, {"asin", 1, F, false}},
-    {PointwiseFn::kAcos, {"acos", 1, F, false}},
-    {PointwiseFn::kAtan, {"atan", 1, F, false}},
-    {PointwiseFn::kSinh, {"sinh", 1, F, false}},
-    {PointwiseFn::kCosh, {"cosh", 1, F, false}},
-    {PointwiseFn::kTanh, {"tanh", 1, F, false}},
-    {PointwiseFn::kAsinh, {"asinh", 1, F, false}},
-    {PointwiseFn::kAcosh, {"acosh", 1, F, false}},
-    {PointwiseFn::kAtanh, {"atanh", 1, F, false}},
-    {PointwiseFn::kErf, {"erf", 1, F, false}},
-    {PointwiseFn::kErfc, {"erfc", 1, F, false}},
-    {PointwiseFn::kErfinv, {"erfinv", 1, F, false}},
-    {PointwiseFn::kSigmoid, {"sigmoid", 1, F, false}},
-    {PointwiseFn::kLogit, {"logit", 2, F, false}},
-    {PointwiseFn::kSilu, {"silu", 1, F, false}},
-    {PointwiseFn::kGelu, {"gelu", 1, F, false}},
-    {PointwiseFn::kGeluTanh, {"gelu_tanh", 1, F, false}},
-    {PointwiseFn::kMish, {"mish", 1, F, false}},
-    {PointwiseFn::kReciprocal, {"reciprocal", 1, F, false}},
-    {PointwiseFn::kHardsigmoid, {"hardsigmoid", 1, F, false}},
-    {PointwiseFn::kHardswish, {"hardswish", 1, F, false}},
-    {PointwiseFn::kRelu, {"relu", 1, I | F, false}},
-    {PointwiseFn::kLeakyRelu, {"leaky_relu", 2, F, false}},
-    {PointwiseFn::kElu, {"elu", 4, F, false}},
-    {PointwiseFn::kSoftplus, {"softplus", 3, F, false}},
-    {PointwiseFn::kSquare, {"square", 1, I | F, false}},
-    {PointwiseFn::kFloor, {"floor", 1, F, false}},
-    {PointwiseFn::kCeil, {"ceil", 1, F, false}},
-    {PointwiseFn::kRound, {"round", 1, F, false}},
-    {PointwiseFn::kTrunc, {"trunc", 1, F, false}},
-    {PointwiseFn::kFrac, {"frac", 1, F, false}},
-    {PointwiseFn::kRoundScaled, {"round_scaled", 2, F, false}},
-    {PointwiseFn::kRoundScaledNegative, {"round_scaled_negative", 2, F, false}},
-    {PointwiseFn::kIsNan, {"isnan", 1, B | I | F, true}},
-    {PointwiseFn::kIsInf, {"isinf", 1, B | I | F, true}},
-    {PointwiseFn::kIsFinite, {"isfinite", 1, B | I | F, true}},
-    {PointwiseFn::kNanToNum, {"nan_to_num", 4, F, false}},
-    {PointwiseFn::kLerp, {"lerp", 3, F, false}},
-    {PointwiseFn::kAddcmul, {"addcmul", 4, I | F, false}},
-    {PointwiseFn::kAddcdiv, {"addcdiv", 4, F, false}},
-};
-
-constexpr size_t kFnCount = sizeof(kRows) / sizeof(kRows[0]);
-static_assert(static_cast<size_t>(PointwiseFn::kAddcdiv) + 1 == kFnCount,
-              "every PointwiseFn needs a row in kRows");
-
-constexpr bool rows_in_order() {
-  for (size_t i = 0; i < kFnCount; ++i)
-    if (static_cast<size_t>(kRows[i].fn) != i) return false;
-  return true;
+// One row per function, in enum order, from the formulas' structs.
+template <class F>
+constexpr PointwiseFnInfo info_of() {
+  return {F::name,
+          F::arity,
+          pw::compute_classes<F>(),
+          pw::is_predicate<F>(),
+          pw::has_bool_condition<F>(),
+          pw::kernel_only_classes<F>(),
+          pw::device_only_classes<F>()};
 }
-static_assert(rows_in_order(), "kRows must list the functions in enum order");
+
+#define SPLICE_PW_ROW(Name) info_of<pw::Name>(),
+constexpr PointwiseFnInfo kRows[] = {SPLICE_POINTWISE_FNS(SPLICE_PW_ROW)};
+#undef SPLICE_PW_ROW
+#define SPLICE_PW_VALUE(Name) PointwiseFn::k##Name,
+constexpr PointwiseFn kFns[] = {SPLICE_POINTWISE_FNS(SPLICE_PW_VALUE)};
+#undef SPLICE_PW_VALUE
+constexpr size_t kFnCount = std::size(kRows);
 
 uint8_t compute_class(DType d) {
   if (d == DType::kBool) return kComputeBool;
@@ -142,14 +53,12 @@ std::string ref_string(const PointwiseRef& r) {
 
 }  // namespace
 
-const PointwiseFnInfo& pointwise_fn_info(PointwiseFn fn) {
-  return kRows[static_cast<size_t>(fn)].info;
-}
+const PointwiseFnInfo& pointwise_fn_info(PointwiseFn fn) { return kRows[static_cast<size_t>(fn)]; }
 
 const std::vector<PointwiseFn>& all_pointwise_fns() {
   static const std::vector<PointwiseFn> fns = [] {
     std::vector<PointwiseFn> v;
-    for (const Row& r : kRows) v.push_back(r.fn);
+    for (PointwiseFn fn : kFns) v.push_back(fn);
     return v;
   }();
   return fns;

@@ -116,10 +116,28 @@ LoweredPointwise Builder::finish(PointwiseRef out) && {
 
 namespace {
 
+// An op defined whole in ir/ops/pointwise/: its rule's lowering with its function.
+template <PointwiseOpRule kRule, PointwiseFn kFn>
+Result<LoweredPointwise> lower_defined(std::string_view op, std::span<const OpArg> args) {
+  if constexpr (kRule == PointwiseOpRule::kFloatUnary) {
+    return lower_float_unary(kFn, op, args);
+  } else {
+    return lower_float_binary(kFn, op, args);
+  }
+}
+
+std::span<const LoweringEntry> defined_lowerings() {
+#define SPLICE_PW_LOWERING(id, target, schema, inplace_target, inplace_schema, rule, Fn) \
+  {target, lower_defined<PointwiseOpRule::rule, PointwiseFn::k##Fn>},
+  static const LoweringEntry kEntries[] = {SPLICE_POINTWISE_OPS(SPLICE_PW_LOWERING){}};
+#undef SPLICE_PW_LOWERING
+  return std::span(kEntries).first(std::size(kEntries) - 1);  // less the empty terminator
+}
+
 const std::vector<LoweringEntry>& table() {
   static const std::vector<LoweringEntry> entries = [] {
     std::vector<LoweringEntry> v;
-    for (auto part : {binary_lowerings(), unary_lowerings(), copy_lowerings()})
+    for (auto part : {binary_lowerings(), unary_lowerings(), copy_lowerings(), defined_lowerings()})
       v.insert(v.end(), part.begin(), part.end());
     std::sort(v.begin(), v.end(),
               [](const LoweringEntry& a, const LoweringEntry& b) { return a.target < b.target; });

@@ -349,8 +349,15 @@ Result<LoweredPointwise> clamp_tensor(std::string_view op, std::span<const OpArg
   return std::move(build).finish(build.node(PointwiseFn::kClamp, {px, pl, ph}, dtype));
 }
 
-// atan2(self, other): promoted; integers lift to float32.
 Result<LoweredPointwise> atan2(std::string_view op, std::span<const OpArg> args) {
+  return lower_float_binary(PointwiseFn::kAtan2, op, args);
+}
+
+}  // namespace
+
+// atan2(self, other) and the other float binaries: promoted; integers lift to float32.
+Result<LoweredPointwise> lower_float_binary(PointwiseFn fn, std::string_view op,
+                                            std::span<const OpArg> args) {
   LArgs a(op, args);
   SPLICE_TRY(a.tensor(0));
   SPLICE_TRY(a.tensor(1));
@@ -362,10 +369,8 @@ Result<LoweredPointwise> atan2(std::string_view op, std::span<const OpArg> args)
   Builder build;
   const PointwiseRef px = build.operand(x, dtype);
   const PointwiseRef py = build.operand(y, dtype);
-  return std::move(build).finish(build.node(PointwiseFn::kAtan2, {px, py}, dtype));
+  return std::move(build).finish(build.node(fn, {px, py}, dtype));
 }
-
-}  // namespace
 
 std::span<const LoweringEntry> binary_lowerings() {
   static const LoweringEntry kEntries[] = {

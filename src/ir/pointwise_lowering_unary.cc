@@ -25,14 +25,7 @@ PointwiseRef self_as(Builder& build, const OpArg& self, DType dtype) {
 
 template <PointwiseFn kFn>
 Result<LoweredPointwise> float_unary(std::string_view op, std::span<const OpArg> args) {
-  LArgs a(op, args);
-  SPLICE_ASSIGN_OR_RETURN(OpArg self, self_tensor(a));
-  LCHECK(kFn != PointwiseFn::kSilu || is_floating(self.dtype), ErrorKind::kBadInput,
-         "not implemented for {} tensors", dtype_name(self.dtype));
-  const DType dtype = is_floating(self.dtype) ? self.dtype : DType::kFloat32;
-  Builder build;
-  const PointwiseRef x = self_as(build, self, dtype);
-  return std::move(build).finish(build.node(kFn, {x}, dtype));
+  return lower_float_unary(kFn, op, args);
 }
 
 // neg/abs/relu in self's dtype; bool only for abs.
@@ -175,6 +168,18 @@ Result<LoweredPointwise> activation(std::string_view op, std::span<const OpArg> 
 }
 
 }  // namespace
+
+Result<LoweredPointwise> lower_float_unary(PointwiseFn fn, std::string_view op,
+                                           std::span<const OpArg> args) {
+  LArgs a(op, args);
+  SPLICE_ASSIGN_OR_RETURN(OpArg self, self_tensor(a));
+  LCHECK(fn != PointwiseFn::kSilu || is_floating(self.dtype), ErrorKind::kBadInput,
+         "not implemented for {} tensors", dtype_name(self.dtype));
+  const DType dtype = is_floating(self.dtype) ? self.dtype : DType::kFloat32;
+  Builder build;
+  const PointwiseRef x = self_as(build, self, dtype);
+  return std::move(build).finish(build.node(fn, {x}, dtype));
+}
 
 std::span<const LoweringEntry> unary_lowerings() {
   static const LoweringEntry kEntries[] = {

@@ -83,6 +83,13 @@ struct LoweringEntry {
   LowerFn fn;
 };
 
+// The lowerings of the rules of ir/ops/pointwise/functions.h (PointwiseOpRule): float math of
+// one tensor (integers lift to float32; silu refuses them) and of two promoted tensors.
+Result<LoweredPointwise> lower_float_unary(PointwiseFn fn, std::string_view op,
+                                           std::span<const OpArg> args);
+Result<LoweredPointwise> lower_float_binary(PointwiseFn fn, std::string_view op,
+                                            std::span<const OpArg> args);
+
 std::span<const LoweringEntry> binary_lowerings();
 std::span<const LoweringEntry> unary_lowerings();
 std::span<const LoweringEntry> copy_lowerings();

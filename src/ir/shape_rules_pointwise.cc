@@ -155,8 +155,23 @@ Result<Outputs> fill_tensor(RuleArgs& a) {
   return same_as(*self);
 }
 
+// The rule of each PointwiseOpRule (ir/ops/pointwise/functions.h).
+constexpr RuleFn rule_of(PointwiseOpRule rule) {
+  switch (rule) {
+    case PointwiseOpRule::kFloatUnary:
+      return unary<Promotion::kIntToFloat>;
+    case PointwiseOpRule::kFloatBinary:
+      return binary<Promotion::kIntToFloat>;
+  }
+  return nullptr;
+}
+
 constexpr RuleEntry kEntries[] = {
-    {OpId::add_Tensor, binary<Promotion::kDefault>},
+#define SPLICE_PW_RULE_ENTRY(id, target, schema, inplace_target, inplace_schema, rule, ...) \
+  {OpId::id, rule_of(PointwiseOpRule::rule)},
+    SPLICE_POINTWISE_OPS(SPLICE_PW_RULE_ENTRY)
+#undef SPLICE_PW_RULE_ENTRY
+        {OpId::add_Tensor, binary<Promotion::kDefault>},
     {OpId::add_Scalar, binary<Promotion::kDefault>},
     {OpId::sub_Tensor, sub},
     {OpId::sub_Scalar, sub},

@@ -79,6 +79,8 @@ std::span<const KernelEntry> copy_kernels();
 std::span<const KernelEntry> factory_kernels();
 std::span<const KernelEntry> binary_kernels();
 std::span<const KernelEntry> unary_kernels();
+// The ops defined whole in ir/ops/pointwise/ (pointwise_defined.cc).
+std::span<const KernelEntry> defined_pointwise_kernels();
 std::span<const KernelEntry> compare_kernels();
 std::span<const KernelEntry> reduce_kernels();
 std::span<const KernelEntry> matmul_kernels();

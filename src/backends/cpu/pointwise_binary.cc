@@ -12,6 +12,7 @@
 #include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
+#include "ir/pointwise.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
@@ -51,50 +52,9 @@ struct Operand {
   double value() const { return tensor ? item_as_double(*tensor) : scalar.to_double(); }
 };
 
-template <typename T>
-T wrap_add(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-
-// Integer power by squaring with wraparound; negative exponents as PyTorch's powi.
-template <typename T>
-T int_pow(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-      return 0;
-    }
-  }
-  T result = 1;
-  while (exp) {
-    if (exp & 1) result = wrap_mul(result, base);
-    exp = static_cast<T>(exp >> 1);
-    base = wrap_mul(base, base);
-  }
-  return result;
-}
-
-// PyTorch's div_floor for floating types (c10::div_floor_floating).
-template <typename T>
-T div_floor_float(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
-  T floordiv;
-  if (div != 0) {
-    floordiv = std::floor(div);
-    if (div - floordiv > T(0.5)) floordiv += T(1);
-  } else {
-    floordiv = std::copysign(T(0), a / b);
-  }
-  return floordiv;
-}
+using ir::pw::int_pow;
+using ir::pw::wrap_add;
+using ir::pw::wrap_mul;
 
 Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Operand& b,
                      const Scalar& alpha) {
@@ -196,29 +156,29 @@ Result<Tensor> arith(std::string_view op, BinOp kind, const Operand& a, const Op
         M r = M(0);
         switch (kind) {
           case BinOp::kAdd:
-            r = alpha.to_double() == 1.0 ? x + y : x + al * y;
+            r = alpha.to_double() == 1.0 ? ir::pw::Add::on_float(x, y)
+                                         : ir::pw::AddScaled::on_float(x, y, al);
             break;
           case BinOp::kMul:
-            r = x * y;
+            r = ir::pw::Mul::on_float(x, y);
             break;
           case BinOp::kDiv:
-            r = x / y;
+            r = ir::pw::Div::on_float(x, y);
             break;
           case BinOp::kDivTrunc:
-            r = std::trunc(x / y);
+            r = ir::pw::DivTrunc::on_float(x, y);
             break;
           case BinOp::kDivFloor:
-            r = div_floor_float(x, y);
+            r = ir::pw::DivFloor::on_float(x, y);
             break;
           case BinOp::kRem:
-            r = std::fmod(x, y);
-            if (r != M(0) && ((y < M(0)) != (r < M(0)))) r += y;
+            r = ir::pw::Remainder::on_float(x, y);
             break;
           case BinOp::kFmod:
-            r = std::fmod(x, y);
+            r = ir::pw::Fmod::on_float(x, y);
             break;
           case BinOp::kPow:
-            r = std::pow(x, y);
+            r = ir::pw::Pow::on_float(x, y);
             break;
         }
         return from_opmath<T>(r);

@@ -9,6 +9,7 @@
 #include "backends/common/promotion.h"
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
+#include "ir/pointwise.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
 
@@ -28,9 +29,8 @@ Result<Outputs> sign(std::string_view op, std::span<const KernelArg> args) {
       if constexpr (std::is_same_v<T, bool>) {
         return xs;
       } else {
-        using M = opmath_t<T>;
-        const M x = to_opmath(xs);
-        return from_opmath<T>(static_cast<M>((M(0) < x) - (x < M(0))));
+        return from_opmath<T>(
+            ir::pw::formula<ir::pw::Sign, ir::pw::class_of<opmath_t<T>>()>(to_opmath(xs)));
       }
     });
   });
@@ -69,7 +69,7 @@ Result<Outputs> atan2(std::string_view op, std::span<const KernelArg> args) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {
       binary_loop<T, T, T>(out, x, y, [](T p, T q) {
-        return from_opmath<T>(std::atan2(to_opmath(p), to_opmath(q)));
+        return from_opmath<T>(ir::pw::Atan2::on_float(to_opmath(p), to_opmath(q)));
       });
     }
   });
@@ -92,10 +92,9 @@ Result<Outputs> hardtanh(std::string_view op, std::span<const KernelArg> args) {
       const auto lv = to_opmath(*scalar_to_tensor(lo, self.dtype()).data<T>());
       const auto hv = to_opmath(*scalar_to_tensor(hi, self.dtype()).data<T>());
       unary_loop<T, T>(out, self, [&](T xs) {
-        auto x = to_opmath(xs);
-        x = x < lv ? lv : x;  // a NaN x stays NaN
-        x = hv < x ? hv : x;
-        return from_opmath<T>(x);
+        using M = decltype(lv);
+        return from_opmath<T>(
+            ir::pw::formula<ir::pw::Hardtanh, ir::pw::class_of<M>()>(to_opmath(xs), lv, hv));
       });
     }
   });
@@ -129,11 +128,11 @@ Result<Outputs> activation(std::string_view op, std::span<const KernelArg> args)
         const M x = to_opmath(xs);
         switch (kAct) {
           case Act::kLeakyRelu:
-            return from_opmath<T>(x > M(0) ? x : x * a0);
+            return from_opmath<T>(ir::pw::LeakyRelu::on_float(x, a0));
           case Act::kSoftplus:  // a0 = beta, a1 = threshold
-            return from_opmath<T>(x * a0 > a1 ? x : std::log1p(std::exp(x * a0)) / a0);
+            return from_opmath<T>(ir::pw::Softplus::on_float(x, a0, a1));
           case Act::kElu:  // a0 = alpha, a1 = scale, a2 = input_scale
-            return from_opmath<T>(x <= M(0) ? std::expm1(x * a2) * (a0 * a1) : x * a1);
+            return from_opmath<T>(ir::pw::Elu::on_float(x, a0, a1, a2));
         }
         return xs;
       });

@@ -315,7 +315,7 @@ class Interpreter {
                                  ? slot(p_.inputs.size() + r.index)
                              : r.kind == PointwiseRef::Kind::kNode ? node_at[r.index]
                                                                    : slot(index_slot);
-      const DType to = node.fn == PointwiseFn::kWhere && k == 0 ? DType::kBool : node.compute;
+      const DType to = info.bool_condition && k == 0 ? DType::kBool : node.compute;
       if (from == to) {
         ops[k] = src;
       } else {
@@ -364,19 +364,8 @@ uint8_t compute_class(DType d) {
 }  // namespace
 
 uint8_t interpreted_classes(PointwiseFn fn) {
-  uint8_t classes = ir::pointwise_fn_info(fn).classes;
-  switch (fn) {
-    case PointwiseFn::kErfinv:
-      return 0;  // no std:: function; the kernel has its own
-    case PointwiseFn::kDivTrunc:
-    case PointwiseFn::kDivFloor:
-    case PointwiseFn::kRemainder:
-    case PointwiseFn::kFmod:
-      // Integer division by zero is an error the kernel reports.
-      return static_cast<uint8_t>(classes & ~ir::kComputeInt);
-    default:
-      return classes;
-  }
+  const ir::PointwiseFnInfo& info = ir::pointwise_fn_info(fn);
+  return static_cast<uint8_t>(info.classes & ~info.kernel_only & ~info.device_only);
 }
 
 Result<void> run_pointwise_program(const PointwiseProgram& p, std::span<const Tensor> inputs,

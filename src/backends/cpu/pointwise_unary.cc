@@ -8,6 +8,7 @@
 
 #include "backends/cpu/args.h"
 #include "backends/cpu/iter.h"
+#include "backends/cpu/pointwise_fns.h"
 #include "backends/cpu/vec_math.h"
 #include "tensor/convert.h"
 #include "tensor/dtype_dispatch.h"
@@ -16,71 +17,12 @@ namespace splice::cpu {
 
 namespace {
 
-enum class FloatFn {
-  kSqrt,
-  kRsqrt,
-  kExp,
-  kLog,
-  kSin,
-  kCos,
-  kTanh,
-  kSigmoid,
-  kReciprocal,
-  kErf,
-  kSilu,
-  kLog1p,
-  kExpm1,
-  kLog2,
-  kSinh,
-  kCosh,
-  kAsin,
-  kAcos,
-  kAtan
-};
+using ir::PointwiseFn;
 
-template <typename M>
-M apply(FloatFn fn, M x) {
-  switch (fn) {
-    case FloatFn::kSqrt:
-      return std::sqrt(x);
-    case FloatFn::kRsqrt:
-      return M(1) / std::sqrt(x);
-    case FloatFn::kExp:
-      return std::exp(x);
-    case FloatFn::kLog:
-      return std::log(x);
-    case FloatFn::kSin:
-      return std::sin(x);
-    case FloatFn::kCos:
-      return std::cos(x);
-    case FloatFn::kTanh:
-      return std::tanh(x);
-    case FloatFn::kSigmoid:
-      return M(1) / (M(1) + std::exp(-x));
-    case FloatFn::kReciprocal:
-      return M(1) / x;
-    case FloatFn::kErf:
-      return std::erf(x);
-    case FloatFn::kSilu:
-      return x / (M(1) + std::exp(-x));
-    case FloatFn::kLog1p:
-      return std::log1p(x);
-    case FloatFn::kExpm1:
-      return std::expm1(x);
-    case FloatFn::kLog2:
-      return std::log2(x);
-    case FloatFn::kSinh:
-      return std::sinh(x);
-    case FloatFn::kCosh:
-      return std::cosh(x);
-    case FloatFn::kAsin:
-      return std::asin(x);
-    case FloatFn::kAcos:
-      return std::acos(x);
-    case FloatFn::kAtan:
-      return std::atan(x);
-  }
-  return x;
+// The formula of a float function (ir/ops/pointwise/) in the opmath type M.
+template <PointwiseFn kFn, typename M>
+M apply(M x) {
+  return ir::pw::formula<typename ir::pw::struct_of<kFn>::type, ir::kComputeFloat>(x);
 }
 
 // The single output of a kernel, moved (an initializer list would copy it).
@@ -94,21 +36,8 @@ Outputs single_output(Tensor t) {
 // exp, sigmoid, silu and erf (and gelu, below) on float-computed dtypes run the vectorised loops of
 // vec_math.h: the same ones a fused pointwise group runs, so a value is the same bits whichever
 // route computed it.
-using FloatArrayFn = void (*)(const float*, float*, int64_t);
-constexpr FloatArrayFn vector_fn(FloatFn fn) {
-  switch (fn) {
-    case FloatFn::kExp:
-      return exp_floats;
-    case FloatFn::kSigmoid:
-      return sigmoid_floats;
-    case FloatFn::kSilu:
-      return silu_floats;
-    case FloatFn::kErf:
-      return erf_floats;
-    default:
-      return nullptr;
-  }
-}
+using pointwise::FloatArrayFn;
+using pointwise::vector_fn;
 
 // out = fn(in) for float32, float16 and bfloat16 (16-bit floats compute in float and round once).
 void vector_unary(FloatArrayFn fn, const Tensor& in, const Tensor& out) {
@@ -130,14 +59,14 @@ void vector_unary(FloatArrayFn fn, const Tensor& in, const Tensor& out) {
   });
 }
 
-template <FloatFn kFn>
+template <PointwiseFn kFn>
 Result<Outputs> float_unary(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   // The argument itself, not a copy, when it is a tensor (the common case).
   if (!a.is_tensor(0)) return a.tensor(0).error();
   const Tensor& self = std::get<Tensor>(args[0]);
   // silu has no integer promotion in PyTorch: its kernel is dispatched for floats only.
-  KCHECK(kFn != FloatFn::kSilu || is_floating(self.dtype()), ErrorKind::kBadInput,
+  KCHECK(kFn != PointwiseFn::kSilu || is_floating(self.dtype()), ErrorKind::kBadInput,
          "not implemented for {} tensors", dtype_name(self.dtype()));
   const DType dtype = is_floating(self.dtype()) ? self.dtype() : DType::kFloat32;
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, dtype, self.sizes()));
@@ -153,52 +82,30 @@ Result<Outputs> float_unary(std::string_view op, std::span<const KernelArg> args
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {
-      unary_loop<T, T>(out, in, [](T x) { return from_opmath<T>(apply(kFn, to_opmath(x))); });
+      unary_loop<T, T>(out, in, [](T x) { return from_opmath<T>(apply<kFn>(to_opmath(x))); });
     }
   });
   return single_output(std::move(out));
 }
 
-enum class SameFn { kNeg, kAbs, kRelu };
-
-template <SameFn kFn>
+template <PointwiseFn kFn>
 Result<Outputs> same_dtype_unary(std::string_view op, std::span<const KernelArg> args) {
+  using F = typename ir::pw::struct_of<kFn>::type;
   Args a(op, args);
   if (!a.is_tensor(0)) return a.tensor(0).error();
   const Tensor& self = std::get<Tensor>(args[0]);
-  KCHECK(self.dtype() != DType::kBool || kFn == SameFn::kAbs, ErrorKind::kBadInput,
+  KCHECK(self.dtype() != DType::kBool || kFn == PointwiseFn::kAbs, ErrorKind::kBadInput,
          "not supported for bool tensors");
   SPLICE_ASSIGN_OR_RETURN(Tensor out, new_tensor(op, self.dtype(), self.sizes()));
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     unary_loop<T, T>(out, self, [](T xs) -> T {
-      if constexpr (std::is_same_v<T, bool>) {
-        return xs;
-      } else if constexpr (is_int_v<T>) {
-        // Wraparound negation (INT_MIN stays INT_MIN, as in PyTorch).
-        const T neg = static_cast<T>(0 - static_cast<uint64_t>(xs));
-        switch (kFn) {
-          case SameFn::kNeg:
-            return neg;
-          case SameFn::kAbs:
-            if constexpr (std::is_signed_v<T>) return xs < 0 ? neg : xs;
-            return xs;
-          case SameFn::kRelu:
-            return xs > 0 ? xs : T(0);
-        }
-        return xs;
+      if constexpr (is_float_v<T>) {
+        return from_opmath<T>(ir::pw::formula<F, ir::kComputeFloat>(to_opmath(xs)));
+      } else if constexpr (ir::pw::defines<F, ir::pw::class_of<T>()>()) {
+        return ir::pw::formula<F, ir::pw::class_of<T>()>(xs);
       } else {
-        const auto x = to_opmath(xs);
-        using M = decltype(x);
-        switch (kFn) {
-          case SameFn::kNeg:
-            return from_opmath<T>(-x);
-          case SameFn::kAbs:
-            return from_opmath<T>(std::abs(x));
-          case SameFn::kRelu:
-            return from_opmath<T>(x > M(0) || x != x ? x : M(0));
-        }
-        return xs;
+        return xs;  // bool, refused above
       }
     });
   });
@@ -224,28 +131,19 @@ Result<Outputs> gelu(std::string_view op, std::span<const KernelArg> args) {
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {
-      using M = opmath_t<T>;
-      const M alpha = static_cast<M>(M_SQRT1_2);
-      const M beta = static_cast<M>(M_SQRT2 * M_2_SQRTPI * 0.5);
-      const M kappa = static_cast<M>(0.044715);
       unary_loop<T, T>(out, self, [&](T xs) {
-        const M x = to_opmath(xs);
-        if (use_tanh) {
-          const M inner = beta * (x + kappa * (x * x * x));
-          return from_opmath<T>(M(0.5) * x * (M(1) + std::tanh(inner)));
-        }
-        return from_opmath<T>(x * M(0.5) * (M(1) + std::erf(x * alpha)));
+        const auto x = to_opmath(xs);
+        return from_opmath<T>(use_tanh ? apply<PointwiseFn::kGeluTanh>(x)
+                                       : apply<PointwiseFn::kGelu>(x));
       });
     }
   });
   return Outputs{out};
 }
 
-enum class RoundFn { kFloor, kCeil, kRound };
-
 // floor/ceil/round: integers come back unchanged (a copy of the same dtype); bool is rejected
 // as in PyTorch; round is half-to-even (nearbyint in the default rounding mode).
-template <RoundFn kFn>
+template <PointwiseFn kFn>
 Result<Outputs> rounding(std::string_view op, std::span<const KernelArg> args) {
   Args a(op, args);
   SPLICE_ASSIGN_OR_RETURN(Tensor self, a.tensor(0));
@@ -255,18 +153,7 @@ Result<Outputs> rounding(std::string_view op, std::span<const KernelArg> args) {
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_float_v<T>) {
-      unary_loop<T, T>(out, self, [](T xs) {
-        const auto x = to_opmath(xs);
-        switch (kFn) {
-          case RoundFn::kFloor:
-            return from_opmath<T>(std::floor(x));
-          case RoundFn::kCeil:
-            return from_opmath<T>(std::ceil(x));
-          case RoundFn::kRound:
-            return from_opmath<T>(std::nearbyint(x));
-        }
-        return xs;
-      });
+      unary_loop<T, T>(out, self, [](T xs) { return from_opmath<T>(apply<kFn>(to_opmath(xs))); });
     }
   });
   return Outputs{out};
@@ -291,9 +178,9 @@ Result<Outputs> round_decimals(std::string_view op, std::span<const KernelArg> a
       const M ten_pow = static_cast<M>(std::pow(10.0, exponent));
       unary_loop<T, T>(out, self, [&](T xs) {
         const M x = to_opmath(xs);
-        if (decimals == 0) return from_opmath<T>(std::nearbyint(x));
-        return from_opmath<T>(negative ? std::nearbyint(x / ten_pow) * ten_pow
-                                       : std::nearbyint(x * ten_pow) / ten_pow);
+        if (decimals == 0) return from_opmath<T>(apply<PointwiseFn::kRound>(x));
+        return from_opmath<T>(negative ? ir::pw::RoundScaledNegative::on_float(x, ten_pow)
+                                       : ir::pw::RoundScaled::on_float(x, ten_pow));
       });
     }
   });
@@ -311,9 +198,9 @@ Result<Outputs> bitwise_not(std::string_view op, std::span<const KernelArg> args
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      unary_loop<bool, bool>(out, self, [](bool x) { return !x; });
+      unary_loop<bool, bool>(out, self, [](bool x) { return ir::pw::BitwiseNot::on_bool(x); });
     } else if constexpr (is_int_v<T>) {
-      unary_loop<T, T>(out, self, [](T x) { return static_cast<T>(~x); });
+      unary_loop<T, T>(out, self, [](T x) { return ir::pw::BitwiseNot::on_int(x); });
     }
   });
   return Outputs{out};
@@ -332,32 +219,32 @@ Result<Outputs> logical_not(std::string_view op, std::span<const KernelArg> args
 
 std::span<const KernelEntry> unary_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      entry<OpId::neg, same_dtype_unary<SameFn::kNeg>>(kStoresIntoDestination),
-      entry<OpId::abs, same_dtype_unary<SameFn::kAbs>>(kStoresIntoDestination),
-      entry<OpId::relu, same_dtype_unary<SameFn::kRelu>>(kStoresIntoDestination),
-      entry<OpId::sqrt, float_unary<FloatFn::kSqrt>>(kStoresIntoDestination),
-      entry<OpId::rsqrt, float_unary<FloatFn::kRsqrt>>(kStoresIntoDestination),
-      entry<OpId::exp, float_unary<FloatFn::kExp>>(kStoresIntoDestination),
-      entry<OpId::log, float_unary<FloatFn::kLog>>(),
-      entry<OpId::sin, float_unary<FloatFn::kSin>>(kStoresIntoDestination),
-      entry<OpId::cos, float_unary<FloatFn::kCos>>(kStoresIntoDestination),
-      entry<OpId::tanh, float_unary<FloatFn::kTanh>>(kStoresIntoDestination),
-      entry<OpId::sigmoid, float_unary<FloatFn::kSigmoid>>(kStoresIntoDestination),
-      entry<OpId::reciprocal, float_unary<FloatFn::kReciprocal>>(kStoresIntoDestination),
-      entry<OpId::erf, float_unary<FloatFn::kErf>>(),
-      entry<OpId::silu, float_unary<FloatFn::kSilu>>(kStoresIntoDestination),
-      entry<OpId::log1p, float_unary<FloatFn::kLog1p>>(),
-      entry<OpId::expm1, float_unary<FloatFn::kExpm1>>(),
-      entry<OpId::log2, float_unary<FloatFn::kLog2>>(),
-      entry<OpId::sinh, float_unary<FloatFn::kSinh>>(),
-      entry<OpId::cosh, float_unary<FloatFn::kCosh>>(),
-      entry<OpId::asin, float_unary<FloatFn::kAsin>>(),
-      entry<OpId::acos, float_unary<FloatFn::kAcos>>(),
-      entry<OpId::atan, float_unary<FloatFn::kAtan>>(),
+      entry<OpId::neg, same_dtype_unary<PointwiseFn::kNeg>>(kStoresIntoDestination),
+      entry<OpId::abs, same_dtype_unary<PointwiseFn::kAbs>>(kStoresIntoDestination),
+      entry<OpId::relu, same_dtype_unary<PointwiseFn::kRelu>>(kStoresIntoDestination),
+      entry<OpId::sqrt, float_unary<PointwiseFn::kSqrt>>(kStoresIntoDestination),
+      entry<OpId::rsqrt, float_unary<PointwiseFn::kRsqrt>>(kStoresIntoDestination),
+      entry<OpId::exp, float_unary<PointwiseFn::kExp>>(kStoresIntoDestination),
+      entry<OpId::log, float_unary<PointwiseFn::kLog>>(),
+      entry<OpId::sin, float_unary<PointwiseFn::kSin>>(kStoresIntoDestination),
+      entry<OpId::cos, float_unary<PointwiseFn::kCos>>(kStoresIntoDestination),
+      entry<OpId::tanh, float_unary<PointwiseFn::kTanh>>(kStoresIntoDestination),
+      entry<OpId::sigmoid, float_unary<PointwiseFn::kSigmoid>>(kStoresIntoDestination),
+      entry<OpId::reciprocal, float_unary<PointwiseFn::kReciprocal>>(kStoresIntoDestination),
+      entry<OpId::erf, float_unary<PointwiseFn::kErf>>(),
+      entry<OpId::silu, float_unary<PointwiseFn::kSilu>>(kStoresIntoDestination),
+      entry<OpId::log1p, float_unary<PointwiseFn::kLog1p>>(),
+      entry<OpId::expm1, float_unary<PointwiseFn::kExpm1>>(),
+      entry<OpId::log2, float_unary<PointwiseFn::kLog2>>(),
+      entry<OpId::sinh, float_unary<PointwiseFn::kSinh>>(),
+      entry<OpId::cosh, float_unary<PointwiseFn::kCosh>>(),
+      entry<OpId::asin, float_unary<PointwiseFn::kAsin>>(),
+      entry<OpId::acos, float_unary<PointwiseFn::kAcos>>(),
+      entry<OpId::atan, float_unary<PointwiseFn::kAtan>>(),
       entry<OpId::gelu, gelu>(kStoresIntoDestination),
-      entry<OpId::floor, rounding<RoundFn::kFloor>>(),
-      entry<OpId::ceil, rounding<RoundFn::kCeil>>(),
-      entry<OpId::round, rounding<RoundFn::kRound>>(),
+      entry<OpId::floor, rounding<PointwiseFn::kFloor>>(),
+      entry<OpId::ceil, rounding<PointwiseFn::kCeil>>(),
+      entry<OpId::round, rounding<PointwiseFn::kRound>>(),
       entry<OpId::round_decimals, round_decimals>(),
       entry<OpId::bitwise_not, bitwise_not>(),
       entry<OpId::logical_not, logical_not>(),

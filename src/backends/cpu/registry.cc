@@ -11,12 +11,16 @@ namespace splice::cpu {
 std::span<const KernelEntry> kernels() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> v;
-    for (auto table :
-         {view_kernels(), copy_kernels(), factory_kernels(), binary_kernels(), unary_kernels(),
-          compare_kernels(), reduce_kernels(), matmul_kernels(), cat_kernels(), scatter_kernels(),
-          index_kernels(), nn_kernels(), attention_kernels(), gather_scatter_kernels(),
-          minmax_kernels(), extrema_kernels(), repeat_kernels(), pointwise_more_kernels(),
-          shape_op_kernels()}) {
+    for (auto table : {view_kernels(),      copy_kernels(),
+                       factory_kernels(),   binary_kernels(),
+                       unary_kernels(),     compare_kernels(),
+                       reduce_kernels(),    matmul_kernels(),
+                       cat_kernels(),       scatter_kernels(),
+                       index_kernels(),     nn_kernels(),
+                       attention_kernels(), gather_scatter_kernels(),
+                       minmax_kernels(),    extrema_kernels(),
+                       repeat_kernels(),    pointwise_more_kernels(),
+                       shape_op_kernels(),  defined_pointwise_kernels()}) {
       v.insert(v.end(), table.begin(), table.end());
     }
     // native_group_norm (composite_math.cc); the CompositeImplicit ops that file used to run

@@ -164,8 +164,12 @@ constexpr KernelEntry pw() {
 
 std::span<const KernelEntry> pointwise_kernels() {
   static constexpr KernelEntry kEntries[] = {
-      // Copies and casts.
-      pw<OpId::clone>(),
+  // Copies and casts.
+  // The ops defined whole in ir/ops/pointwise/ (functions.h).
+#define SPLICE_PW_KERNEL(id, ...) pw<OpId::id>(),
+      SPLICE_POINTWISE_OPS(SPLICE_PW_KERNEL)
+#undef SPLICE_PW_KERNEL
+          pw<OpId::clone>(),
       pw<OpId::lift_fresh_copy>(),
       pw<OpId::_to_copy>(),
       pw<OpId::copy>(),

@@ -102,7 +102,7 @@ Result<std::string> compute_function(const PointwiseProgram& p) {
     for (size_t k = 0; k < n.operands.size(); ++k) {
       const PointwiseRef& r = n.operands[k];
       // where's condition is a bool; every other operand takes the compute type.
-      const DType target = n.fn == ir::PointwiseFn::kWhere && k == 0 ? DType::kBool : n.compute;
+      const DType target = info.bool_condition && k == 0 ? DType::kBool : n.compute;
       const std::string var = fmt::format("n{}_{}", i, k);
       s += fmt::format("  const {} {} = {};\n", pointwise_storage_type(target), var,
                        convert_expression(operand_dtype(p, r), target, operand_name(r)));

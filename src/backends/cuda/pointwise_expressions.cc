@@ -1,18 +1,20 @@
 // The generated code's building blocks: the preamble (16-bit float conversions through PTX,
 // c10's float→int truncation with the x86 result for NaN and out-of-range values as the CPU
-// backend gives, the error-word helpers, integer division with PyTorch's checks, Python's
-// remainder, PyTorch's div_floor and powi), one expression per function and compute class, and
-// dtype conversion expressions. Each expression mirrors the CPU backend's kernel for the op
-// (same operation order, so float results agree to the last bit wherever the math functions
-// themselves do; --fmad=false keeps a*b+c from contracting).
+// backend gives, the error-word helpers, integer division with PyTorch's checks, PyTorch's
+// div_floor and powi: the primitives of ir/ops/pointwise/primitives.h a CUDA function does not
+// provide), each function's expression rendered from its formula (ir/ops/pointwise/, with
+// pointwise_expr.h's Expr), and dtype conversion expressions. A formula is the one the CPU
+// backend runs (same operation order, so float results agree to the last bit wherever the math
+// functions themselves do; --fmad=false keeps a*b+c from contracting).
 #include "backends/cuda/pointwise_expressions.h"
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <type_traits>
 
 #include "backends/cuda/error_word.h"
 #include "backends/cuda/pointwise_codegen.h"
+#include "backends/cuda/pointwise_expr.h"
 
 namespace splice::cuda {
 
@@ -138,248 +140,34 @@ __device__ __forceinline__ T sp_div_floor_float(T a, T b) {
   return floordiv;
 }
 template <typename T>
-__device__ __forceinline__ T sp_remainder_float(T x, T y) {
-  T r = fmod(x, y);
-  if (r != T(0) && ((y < T(0)) != (r < T(0)))) r += y;
-  return r;
-}
-template <typename T>
 __device__ __forceinline__ T sp_nan() { return (T)__int_as_float(0x7fc00000); }
-template <typename T>
-__device__ __forceinline__ T sp_minimum(T x, T y) {
-  if (isnan(x) || isnan(y)) return sp_nan<T>();
-  return y < x ? y : x;
-}
-template <typename T>
-__device__ __forceinline__ T sp_maximum(T x, T y) {
-  if (isnan(x) || isnan(y)) return sp_nan<T>();
-  return x < y ? y : x;
-}
-// std::max / std::min (a NaN first argument stays).
-template <typename T>
-__device__ __forceinline__ T sp_std_max(T a, T b) { return a < b ? b : a; }
-template <typename T>
-__device__ __forceinline__ T sp_std_min(T a, T b) { return b < a ? b : a; }
-template <typename T>
-__device__ __forceinline__ T sp_clamp(T x, T lo, T hi) {
-  T r = x < lo ? lo : x;
-  return hi < r ? hi : r;
-}
-template <typename T>
-__device__ __forceinline__ T sp_clamp_nan(T x, T lo, T hi) {
-  if (isnan(lo) || isnan(hi)) return sp_nan<T>();
-  return sp_clamp(x, lo, hi);
-}
-template <typename T>
-__device__ __forceinline__ T sp_logit(T x, T eps) {
-  if (eps >= T(0)) {
-    const T lo = eps, hi = T(1) - eps;
-    x = x < lo ? lo : (x > hi ? hi : x);
-  }
-  return log(x / (T(1) - x));
-}
-template <typename T>
-__device__ __forceinline__ T sp_lerp(T x, T y, T w) {
-  return fabs(w) < T(0.5) ? x + w * (y - x) : y - (y - x) * (T(1) - w);
-}
+
 )PREAMBLE";
 
-// Templates per compute class.
-struct Templates {
-  const char* b = nullptr;  // bool
-  const char* i = nullptr;  // integers
-  const char* f = nullptr;  // float32, float64
-};
-
-Templates templates(PointwiseFn fn) {
-  switch (fn) {
-    case PointwiseFn::kCopy:
-      return {"{x}", "{x}", "{x}"};
-    case PointwiseFn::kAdd:
-      return {"({x} || {y})", "({T})((sp_u64){x} + (sp_u64){y})", "({x} + {y})"};
-    case PointwiseFn::kAddScaled:
-      return {"({x} || ({z} && {y}))", "({T})((sp_u64){x} + (sp_u64){z} * (sp_u64){y})",
-              "({x} + {z} * {y})"};
-    case PointwiseFn::kSub:
-      return {nullptr, "({T})((sp_u64){x} - (sp_u64){y})", "({x} - {y})"};
-    case PointwiseFn::kMul:
-      return {"({x} && {y})", "({T})((sp_u64){x} * (sp_u64){y})", "({x} * {y})"};
-    case PointwiseFn::kDiv:
-      return {nullptr, nullptr, "({x} / {y})"};
-    case PointwiseFn::kDivTrunc:
-      return {nullptr, "sp_div_trunc<{T}>({x}, {y}, {err})", "trunc{f}({x} / {y})"};
-    case PointwiseFn::kDivFloor:
-      return {nullptr, "sp_div_floor<{T}>({x}, {y}, {err})", "sp_div_floor_float<{T}>({x}, {y})"};
-    case PointwiseFn::kRemainder:
-      return {nullptr, "sp_remainder<{T}>({x}, {y}, {err})", "sp_remainder_float<{T}>({x}, {y})"};
-    case PointwiseFn::kFmod:
-      return {nullptr, "sp_fmod<{T}>({x}, {y}, {err})", "fmod{f}({x}, {y})"};
-    case PointwiseFn::kPow:
-      return {nullptr, "sp_ipow<{T}>({x}, {y})", "pow{f}({x}, {y})"};
-    case PointwiseFn::kAtan2:
-      return {nullptr, nullptr, "atan2{f}({x}, {y})"};
-    case PointwiseFn::kBitwiseAnd:
-      return {"({x} && {y})", "({T})({x} & {y})", nullptr};
-    case PointwiseFn::kBitwiseOr:
-      return {"({x} || {y})", "({T})({x} | {y})", nullptr};
-    case PointwiseFn::kBitwiseXor:
-      return {"({x} != {y})", "({T})({x} ^ {y})", nullptr};
-    case PointwiseFn::kBitwiseNot:
-      return {"(!{x})", "({T})(~{x})", nullptr};
-    case PointwiseFn::kEq:
-      return {"({x} == {y})", "({x} == {y})", "({x} == {y})"};
-    case PointwiseFn::kNe:
-      return {"({x} != {y})", "({x} != {y})", "({x} != {y})"};
-    case PointwiseFn::kLt:
-      return {"({x} < {y})", "({x} < {y})", "({x} < {y})"};
-    case PointwiseFn::kLe:
-      return {"({x} <= {y})", "({x} <= {y})", "({x} <= {y})"};
-    case PointwiseFn::kGt:
-      return {"({x} > {y})", "({x} > {y})", "({x} > {y})"};
-    case PointwiseFn::kGe:
-      return {"({x} >= {y})", "({x} >= {y})", "({x} >= {y})"};
-    case PointwiseFn::kLogicalAnd:
-      return {"({x} && {y})", nullptr, nullptr};
-    case PointwiseFn::kLogicalOr:
-      return {"({x} || {y})", nullptr, nullptr};
-    case PointwiseFn::kLogicalXor:
-      return {"({x} != {y})", nullptr, nullptr};
-    case PointwiseFn::kLogicalNot:
-      return {"(!{x})", nullptr, nullptr};
-    case PointwiseFn::kMinimum:
-      return {"({x} && {y})", "({y} < {x} ? {y} : {x})", "sp_minimum<{T}>({x}, {y})"};
-    case PointwiseFn::kMaximum:
-      return {"({x} || {y})", "({x} < {y} ? {y} : {x})", "sp_maximum<{T}>({x}, {y})"};
-    case PointwiseFn::kClamp:
-      return {nullptr, "sp_clamp<{T}>({x}, {y}, {z})", "sp_clamp_nan<{T}>({x}, {y}, {z})"};
-    case PointwiseFn::kClampMin:
-      return {nullptr, "({x} < {y} ? {y} : {x})", "({x} < {y} ? {y} : {x})"};
-    case PointwiseFn::kClampMax:
-      return {nullptr, "({y} < {x} ? {y} : {x})", "({y} < {x} ? {y} : {x})"};
-    case PointwiseFn::kHardtanh:
-      return {nullptr, "sp_clamp<{T}>({x}, {y}, {z})", "sp_clamp<{T}>({x}, {y}, {z})"};
-    case PointwiseFn::kWhere:
-      return {"({x} ? {y} : {z})", "({x} ? {y} : {z})", "({x} ? {y} : {z})"};
-    case PointwiseFn::kNeg:
-      return {nullptr, "sp_wrap_neg<{T}>({x})", "(-{x})"};
-    case PointwiseFn::kAbs:
-      return {"{x}", "sp_abs_int<{T}>({x})", "fabs{f}({x})"};
-    case PointwiseFn::kSign:
-      return {"{x}", "({T})((({T})0 < {x}) - ({x} < ({T})0))",
-              "({T})((({T})0 < {x}) - ({x} < ({T})0))"};
-    case PointwiseFn::kSqrt:
-      return {nullptr, nullptr, "sqrt{f}({x})"};
-    case PointwiseFn::kRsqrt:
-      return {nullptr, nullptr, "(({T})1 / sqrt{f}({x}))"};
-    case PointwiseFn::kExp:
-      return {nullptr, nullptr, "exp{f}({x})"};
-    case PointwiseFn::kExp2:
-      return {nullptr, nullptr, "exp2{f}({x})"};
-    case PointwiseFn::kExpm1:
-      return {nullptr, nullptr, "expm1{f}({x})"};
-    case PointwiseFn::kLog:
-      return {nullptr, nullptr, "log{f}({x})"};
-    case PointwiseFn::kLog2:
-      return {nullptr, nullptr, "log2{f}({x})"};
-    case PointwiseFn::kLog10:
-      return {nullptr, nullptr, "log10{f}({x})"};
-    case PointwiseFn::kLog1p:
-      return {nullptr, nullptr, "log1p{f}({x})"};
-    case PointwiseFn::kSin:
-      return {nullptr, nullptr, "sin{f}({x})"};
-    case PointwiseFn::kCos:
-      return {nullptr, nullptr, "cos{f}({x})"};
-    case PointwiseFn::kTan:
-      return {nullptr, nullptr, "tan{f}({x})"};
-    case PointwiseFn::kAsin:
-      return {nullptr, nullptr, "asin{f}({x})"};
-    case PointwiseFn::kAcos:
-      return {nullptr, nullptr, "acos{f}({x})"};
-    case PointwiseFn::kAtan:
-      return {nullptr, nullptr, "atan{f}({x})"};
-    case PointwiseFn::kSinh:
-      return {nullptr, nullptr, "sinh{f}({x})"};
-    case PointwiseFn::kCosh:
-      return {nullptr, nullptr, "cosh{f}({x})"};
-    case PointwiseFn::kTanh:
-      return {nullptr, nullptr, "tanh{f}({x})"};
-    case PointwiseFn::kAsinh:
-      return {nullptr, nullptr, "asinh{f}({x})"};
-    case PointwiseFn::kAcosh:
-      return {nullptr, nullptr, "acosh{f}({x})"};
-    case PointwiseFn::kAtanh:
-      return {nullptr, nullptr, "atanh{f}({x})"};
-    case PointwiseFn::kErf:
-      return {nullptr, nullptr, "erf{f}({x})"};
-    case PointwiseFn::kErfc:
-      return {nullptr, nullptr, "erfc{f}({x})"};
-    case PointwiseFn::kErfinv:
-      return {nullptr, nullptr, "erfinv{f}({x})"};
-    case PointwiseFn::kSigmoid:
-      return {nullptr, nullptr, "(({T})1 / (({T})1 + exp{f}(-{x})))"};
-    case PointwiseFn::kLogit:
-      return {nullptr, nullptr, "sp_logit<{T}>({x}, {y})"};
-    case PointwiseFn::kSilu:
-      return {nullptr, nullptr, "({x} / (({T})1 + exp{f}(-{x})))"};
-    case PointwiseFn::kGelu:
-      return {nullptr, nullptr, "({x} * ({T})0.5 * (({T})1 + erf{f}({x} * {SQRT1_2})))"};
-    case PointwiseFn::kGeluTanh:
-      return {nullptr, nullptr,
-              "(({T})0.5 * {x} * (({T})1 + tanh{f}({GELU_BETA} * ({x} + {GELU_KAPPA} * ({x} * "
-              "{x} * {x})))))"};
-    case PointwiseFn::kMish:
-      return {nullptr, nullptr, "({x} * tanh{f}(log1p{f}(exp{f}({x}))))"};
-    case PointwiseFn::kReciprocal:
-      return {nullptr, nullptr, "(({T})1 / {x})"};
-    case PointwiseFn::kHardsigmoid:
-      return {nullptr, nullptr,
-              "(sp_std_min<{T}>(sp_std_max<{T}>({x} + ({T})3, ({T})0), ({T})6) / ({T})6)"};
-    case PointwiseFn::kHardswish:
-      return {nullptr, nullptr,
-              "({x} * sp_std_min<{T}>(sp_std_max<{T}>({x} + ({T})3, ({T})0), ({T})6) / ({T})6)"};
-    case PointwiseFn::kRelu:
-      return {nullptr, "({x} > ({T})0 ? {x} : ({T})0)",
-              "(({x} > ({T})0 || {x} != {x}) ? {x} : ({T})0)"};
-    case PointwiseFn::kLeakyRelu:
-      return {nullptr, nullptr, "({x} > ({T})0 ? {x} : {x} * {y})"};
-    case PointwiseFn::kElu:
-      return {nullptr, nullptr, "({x} <= ({T})0 ? expm1{f}({x} * {w}) * ({y} * {z}) : {x} * {z})"};
-    case PointwiseFn::kSoftplus:
-      return {nullptr, nullptr, "({x} * {y} > {z} ? {x} : log1p{f}(exp{f}({x} * {y})) / {y})"};
-    case PointwiseFn::kSquare:
-      return {nullptr, "({T})((sp_u64){x} * (sp_u64){x})", "({x} * {x})"};
-    case PointwiseFn::kFloor:
-      return {nullptr, nullptr, "floor{f}({x})"};
-    case PointwiseFn::kCeil:
-      return {nullptr, nullptr, "ceil{f}({x})"};
-    case PointwiseFn::kRound:
-      return {nullptr, nullptr, "rint{f}({x})"};
-    case PointwiseFn::kTrunc:
-      return {nullptr, nullptr, "trunc{f}({x})"};
-    case PointwiseFn::kFrac:
-      return {nullptr, nullptr, "({x} - trunc{f}({x}))"};
-    case PointwiseFn::kRoundScaled:
-      return {nullptr, nullptr, "(rint{f}({x} * {y}) / {y})"};
-    case PointwiseFn::kRoundScaledNegative:
-      return {nullptr, nullptr, "(rint{f}({x} / {y}) * {y})"};
-    case PointwiseFn::kIsNan:
-      return {"false", "false", "isnan({x})"};
-    case PointwiseFn::kIsInf:
-      return {"false", "false", "isinf({x})"};
-    case PointwiseFn::kIsFinite:
-      return {"true", "true", "isfinite({x})"};
-    case PointwiseFn::kNanToNum:
-      return {nullptr, nullptr,
-              "(isnan({x}) ? {y} : (isinf({x}) ? ({x} > ({T})0 ? {z} : {w}) : {x}))"};
-    case PointwiseFn::kLerp:
-      return {nullptr, nullptr, "sp_lerp<{T}>({x}, {y}, {z})"};
-    case PointwiseFn::kAddcmul:
-      return {nullptr, "({T})((sp_u64){x} + (sp_u64){w} * (sp_u64){y} * (sp_u64){z})",
-              "({x} + {w} * {y} * {z})"};
-    case PointwiseFn::kAddcdiv:
-      return {nullptr, nullptr, "({x} + {w} * {y} / {z})"};
+// The formula of F for compute class `cls` rendered with Expr operands, or nullopt where F has
+// none.
+template <class F, uint8_t cls>
+std::optional<std::string> render() {
+  if constexpr (!ir::pw::defines<F, cls>()) {
+    return std::nullopt;
+  } else {
+    const expr::Expr x("{x}"), y("{y}"), z("{z}"), w("{w}");
+    auto result = [&] {
+      if constexpr (F::arity == 1)
+        return ir::pw::formula<F, cls>(x);
+      else if constexpr (F::arity == 2)
+        return ir::pw::formula<F, cls>(x, y);
+      else if constexpr (F::arity == 3)
+        return ir::pw::formula<F, cls>(x, y, z);
+      else
+        return ir::pw::formula<F, cls>(x, y, z, w);
+    }();
+    // A constant truth value (isnan of an integer).
+    if constexpr (std::is_same_v<decltype(result), bool>)
+      return std::string(result ? "true" : "false");
+    else
+      return result.text();
   }
-  return {};
 }
 
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
@@ -402,18 +190,15 @@ std::string float_literal(const char* type, double value) {
 }
 
 std::optional<std::string> pointwise_expression(PointwiseFn fn, DType compute) {
-  const Templates t = templates(fn);
-  const char* tpl = compute == DType::kBool ? t.b : is_integral(compute) ? t.i : t.f;
-  if (tpl == nullptr || compute == DType::kFloat16 || compute == DType::kBFloat16) {
-    return std::nullopt;
-  }
-  const char* type = pointwise_storage_type(compute);
-  std::string s = tpl;
-  // GELU's constants as the CPU kernel rounds them into the compute type.
-  replace_all(s, "{SQRT1_2}", float_literal(type, M_SQRT1_2));
-  replace_all(s, "{GELU_BETA}", float_literal(type, M_SQRT2 * M_2_SQRTPI * 0.5));
-  replace_all(s, "{GELU_KAPPA}", float_literal(type, 0.044715));
-  replace_all(s, "{T}", type);
+  if (compute == DType::kFloat16 || compute == DType::kBFloat16) return std::nullopt;
+  auto rendered = ir::pw::visit(fn, [&]<class F>(ir::pw::Fn<F>) {
+    if (compute == DType::kBool) return render<F, ir::kComputeBool>();
+    if (is_integral(compute)) return render<F, ir::kComputeInt>();
+    return render<F, ir::kComputeFloat>();
+  });
+  if (!rendered) return std::nullopt;
+  std::string s = std::move(*rendered);
+  replace_all(s, "{T}", pointwise_storage_type(compute));
   replace_all(s, "{f}", compute == DType::kFloat32 ? "f" : "");
   replace_all(s, "{err}", "p.err, p.site");
   return s;

@@ -27,16 +27,8 @@ std::vector<uint8_t> gpu_pointwise_classes() {
                     {ir::kComputeFloat, DType::kFloat32}};
     for (const auto& k : kClasses)
       if ((listed & k.bit) != 0 && pointwise_expression(fn, k.dtype).has_value()) c |= k.bit;
-    switch (fn) {
-      case ir::PointwiseFn::kDivTrunc:
-      case ir::PointwiseFn::kDivFloor:
-      case ir::PointwiseFn::kRemainder:
-      case ir::PointwiseFn::kFmod:
-        c &= static_cast<uint8_t>(~ir::kComputeInt);
-        break;
-      default:
-        break;
-    }
+    // Integer division records its ZeroDivisionError only in a single-op kernel.
+    c &= static_cast<uint8_t>(~ir::pointwise_fn_info(fn).kernel_only);
     classes.push_back(c);
   }
   return classes;

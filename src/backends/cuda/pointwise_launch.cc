@@ -23,10 +23,9 @@ namespace {
 bool program_checks(const ir::PointwiseProgram& p, const PointwiseVariant& v) {
   if (v.dynamic_count() > 0) return true;
   for (const ir::PointwiseNode& n : p.nodes) {
-    const bool int_division = n.fn == ir::PointwiseFn::kDivTrunc ||
-                              n.fn == ir::PointwiseFn::kDivFloor ||
-                              n.fn == ir::PointwiseFn::kRemainder || n.fn == ir::PointwiseFn::kFmod;
-    if (int_division && is_integral(n.compute)) return true;
+    // The kernel-only classes are those that report errors (integer division by zero).
+    if ((ir::pointwise_fn_info(n.fn).kernel_only & ir::kComputeInt) != 0 && is_integral(n.compute))
+      return true;
   }
   return false;
 }

@@ -198,3 +198,13 @@ def _():
         y = (x.transpose(0, 1) @ w).transpose(0, 1)
         return y.reshape(-1), (x.t() * 2).reshape(-1), (x @ w.new_ones(4, 2)).view(6), x.detach() + 1
     return module(forward), same(1, randn(3, 4), randn(3, 5)), None
+
+
+@case("x2_logaddexp")
+def _():
+    # logaddexp (defined whole in src/ir/ops/pointwise/math.h): broadcasting, an integer
+    # operand lifted to float32, and the same infinity on both sides.
+    def forward(self, x, y, i, s):
+        return torch.logaddexp(x, y), torch.logaddexp(y, i), torch.logaddexp(s, s.flip(0))
+    s = torch.tensor([float("inf"), -float("inf"), 0.0, float("-inf"), 30.0, -1e30])
+    return module(forward), same(1, randn(3, 4) * 4, randn(4) * 4, randint(-3, 4, 4), s), None

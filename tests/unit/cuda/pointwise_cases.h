@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/ops/pointwise/functions.h"
 #include "support/dtype.h"
 #include "tensor/scalar.h"
 
@@ -250,6 +251,17 @@ inline std::vector<PointwiseCase> pointwise_cases() {
                {T({-1, -2}), none(), none(), none(), none(), bnum(false), bnum(true), none()}});
   c.push_back({"aten.to.device",
                {T({-1, -2}), str("cuda"), dt(DType::kBFloat16), bnum(false), bnum(false), none()}});
+  // The ops defined whole in ir/ops/pointwise/: the arguments their rule takes (a broadcast
+  // second operand for binaries), compared within the math functions' tolerance.
+  using ir::PointwiseOpRule;
+#define SPLICE_PW_CASE(id, target, schema, inplace_target, inplace_schema, rule, ...) \
+  c.push_back({target,                                                                \
+               PointwiseOpRule::rule == PointwiseOpRule::kFloatUnary                  \
+                   ? std::vector<ArgSpec>{T({-1, -2})}                                \
+                   : std::vector<ArgSpec>{T({-1, -2}), T({-2})},                      \
+               false});
+  SPLICE_POINTWISE_OPS(SPLICE_PW_CASE)
+#undef SPLICE_PW_CASE
   return c;
 }
 

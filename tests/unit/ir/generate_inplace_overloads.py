@@ -18,7 +18,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 def table_targets():
     text = open(os.path.join(ROOT, "src/ir/op_list.inc")).read()
-    return set(re.findall(r'SPLICE_OP\(\w+, "(aten\.[^"]+)"', text))
+    targets = set(re.findall(r'SPLICE_OP\(\w+, "(aten\.[^"]+)"', text))
+    # The pointwise ops defined whole in src/ir/ops/pointwise/ (an OP(id, target, ...) entry).
+    folder = os.path.join(ROOT, "src/ir/ops/pointwise")
+    for name in sorted(os.listdir(folder)):
+        text = open(os.path.join(folder, name)).read()
+        targets |= set(re.findall(r'OP\(\w+, "(aten\.[^"]+)"', text))
+    return targets
 
 
 def target(schema):
