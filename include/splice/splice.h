@@ -176,6 +176,9 @@ struct InputInfo {
   DType dtype = DType::kFloat32;
   std::vector<std::string> shape;  // each dim a number or a symbolic expression ("s0 + 1")
   bool is_tensor = true;
+  // The program writes this input (a USER_INPUT_MUTATION): run() writes its new value into the
+  // caller's memory, which must be writable.
+  bool mutated = false;
 };
 
 struct LoadOptions {
@@ -254,6 +257,9 @@ class Model {
   int threads() const;
   // A new session whose state starts as the archive's buffer values.
   Result<Session> open_session() const;
+  // The document `splice inspect --plan --json` prints for this model's plan (its writes,
+  // buffers, kernels and totals; docs/planning.md), as JSON text. Empty for a moved-from Model.
+  std::string plan_json() const;
 
  private:
   explicit Model(std::shared_ptr<const detail::ModelImpl> impl, bool from_cache = false)

@@ -18,6 +18,7 @@
 #include "plan/build.h"
 #include "plan/cache.h"
 #include "plan/engine_file.h"
+#include "plan/report.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_check.h"
 #include "runtime/recorded_calls.h"
@@ -299,6 +300,9 @@ std::vector<InputInfo> Model::inputs() const {
     info.name = v->name();
     info.dtype = v->type().dtype;
     for (const auto& d : v->type().sizes) info.shape.push_back(d.to_string());
+    for (const auto& out : impl_->program.signature.outputs)
+      info.mutated = info.mutated ||
+                     (out.kind == ir::OutputKind::kUserInputMutation && out.target == info.name);
     result.push_back(std::move(info));
   }
   return result;
@@ -317,6 +321,11 @@ std::string Model::device() const {
 }
 
 int Model::threads() const { return impl_ == nullptr ? 0 : impl_->backend_model->threads(); }
+
+std::string Model::plan_json() const {
+  if (impl_ == nullptr) return {};
+  return plan::plan_report_json(impl_->program, impl_->plan).dump(2) + "\n";
+}
 
 Result<Session> Model::open_session() const {
   return no_throw("opening a session", [&]() -> Result<Session> {

@@ -82,11 +82,31 @@ TEST(Api, DescribesInputsAndState) {
   EXPECT_EQ(inputs[0].shape, (std::vector<std::string>{"1", "2", "1", "4"}));
   EXPECT_EQ(inputs[1].name, "pos");
   EXPECT_EQ(inputs[1].dtype, DType::kInt64);
+  EXPECT_FALSE(inputs[0].mutated || inputs[1].mutated) << "the program writes only its buffer";
   EXPECT_EQ(model.state_names(), std::vector<std::string>{"cache"});
+
+  // x[:, 1:3] = s: x is a user input the program writes, s one it only reads.
+  auto written = load("f_input_slice_write.default").inputs();
+  ASSERT_EQ(written.size(), 2u);
+  EXPECT_EQ(written[0].name, "x");
+  EXPECT_TRUE(written[0].mutated);
+  EXPECT_FALSE(written[1].mutated);
 
   Model dynamic = load("slice_scatter_dynamic_batch.default");
   ASSERT_EQ(dynamic.inputs().size(), 2u);
   EXPECT_EQ(dynamic.inputs()[0].shape, (std::vector<std::string>{"s75", "6"}));
+}
+
+// Model::plan_json is the document `splice inspect --plan --json` prints for the same plan: its
+// writes (the cache's index_copy planned in place on the state buffer) and its totals.
+TEST(Api, PlanJsonIsTheInspectDocument) {
+  Model model = load(kKv);
+  const std::string json = model.plan_json();
+  for (const char* part : {"\"writes\"", "\"totals\"", "\"kernels\"", "aten.index_put",
+                           "\"strategy\": \"in_place_state\""})
+    EXPECT_NE(json.find(part), std::string::npos) << part << " missing from\n" << json;
+  Model moved = std::move(model);
+  EXPECT_EQ(model.plan_json(), "");  // NOLINT(bugprone-use-after-move): the documented state
 }
 
 // A device address handed to a CPU model is refused before anything reads it.
