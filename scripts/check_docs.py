@@ -77,7 +77,7 @@ import subprocess
 import sys
 
 DOCS_GLOB_DIR = "docs"
-SOURCE_DIRS = ("src", "include", "tools", "tests", "bench", "examples")
+SOURCE_DIRS = ("src", "include", "tools", "tests", "bench", "examples", "python")
 SOURCE_EXTS = (".cc", ".h", ".cu", ".cuh", ".inc", ".py", ".cpp", ".hpp")
 PATH_EXTS = (".cc", ".h", ".cu", ".cuh", ".inc", ".py", ".sh", ".md", ".txt", ".json",
              ".cmake", ".in", ".pt2", ".safetensors", ".cpp", ".hpp")

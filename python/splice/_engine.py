@@ -55,8 +55,7 @@ class State(collections.abc.MutableMapping):
 
     def __getitem__(self, name: str):
         e = self._engine
-        as_torch = e._as_torch()
-        return _tensors.to_caller(e._session.state(name, bf16_bits=not as_torch), as_torch)
+        return _tensors.to_caller(e._session.state(name, torch=e._as_torch()))
 
     def __setitem__(self, name: str, value) -> None:
         # splice has no uint16 dtype: uint16 values for a buffer can only be bfloat16 bits.
@@ -185,11 +184,11 @@ class Engine:
         arrays, bf16_inputs = self._arrays(prepared)
         outputs, mutated = self._session.run(
             arrays, bf16_inputs, stream=self._stream(prepared),
-            outputs_on_device=as_torch and self.device != "cpu", bf16_bits=not as_torch)
+            outputs_on_device=as_torch and self.device != "cpu", torch=as_torch)
         for name, value in mutated.items():
             if name in prepared:
                 _tensors.write_back(prepared[name], value)
-        results = tuple(_tensors.to_caller(o, as_torch) for o in outputs)
+        results = tuple(_tensors.to_caller(o) for o in outputs)
         return results[0] if len(results) == 1 else results
 
     def bench(self, *args, iters: int = 100, warmup: int = 10, device_io: bool = False,

@@ -51,6 +51,9 @@ def prepare_input(name: str, value, mutated: bool, dtype: str = "") -> Prepared:
     prepared = _prepare(name, value, mutated)
     array = prepared.array
     if isinstance(array, np.ndarray):
+        if array.dtype.kind not in "biufc":  # objects, strings: nothing DLPack can carry
+            raise _errors.BadInput(f"input '{name}': {type(value).__name__} is not a tensor "
+                                   f"(as a numpy array its dtype is {array.dtype})")
         bf16 = bfloat16_numpy_dtype()
         if bf16 is not None and array.dtype == bf16:
             prepared.array, prepared.bf16_bits = array.view(np.uint16), True
@@ -79,9 +82,10 @@ def _prepare(name: str, value, mutated: bool) -> Prepared:
             f"input '{name}' is a {type(value).__name__}, but the program writes it: pass an "
             "array or tensor splice can write into")
     try:
-        return Prepared(np.ascontiguousarray(value))
+        array = np.ascontiguousarray(value)
     except (TypeError, ValueError) as e:
         raise _errors.BadInput(f"input '{name}': {type(value).__name__} is not a tensor ({e})")
+    return Prepared(array)
 
 
 def write_back(prepared: Prepared, new_value) -> None:
@@ -92,10 +96,9 @@ def write_back(prepared: Prepared, new_value) -> None:
     if _is_torch_tensor(target):
         torch = sys.modules["torch"]
         with torch.no_grad():
-            target.copy_(torch.from_dlpack(new_value) if not _is_torch_tensor(new_value)
-                         else new_value)
+            target.copy_(new_value if _is_torch_tensor(new_value) else torch.from_numpy(new_value))
     else:
-        target[...] = np.from_dlpack(new_value)
+        target[...] = new_value
 
 
 def bfloat16_numpy_dtype():
@@ -107,18 +110,13 @@ def bfloat16_numpy_dtype():
     return ml_dtypes.bfloat16
 
 
-def to_caller(array, as_torch: bool):
-    """An output array of the extension as the caller gets it: a torch tensor (as_torch) or a
-    numpy array. Without torch a bfloat16 tensor arrives as its uint16 bits (splice has no
-    uint16 dtype, so those are always bfloat16): viewed as ml_dtypes.bfloat16 where that is
-    installed, else left as the bits."""
-    if array is None:
-        return None
-    if as_torch:
-        return sys.modules["torch"].from_dlpack(array)
-    out = np.from_dlpack(array)
-    if out.dtype == np.uint16:
+def to_caller(array):
+    """An output of the extension as the caller gets it: a torch tensor as is; a numpy array
+    with bfloat16 values arrives as their uint16 bits (numpy has no bfloat16; splice has no
+    uint16 dtype, so such bits are always bfloat16) and is viewed as ml_dtypes.bfloat16 where
+    that is installed."""
+    if isinstance(array, np.ndarray) and array.dtype == np.uint16:
         bf16 = bfloat16_numpy_dtype()
         if bf16 is not None:
-            out = out.view(bf16)
-    return out
+            return array.view(bf16)
+    return array

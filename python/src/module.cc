@@ -10,8 +10,6 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
-#include <nanobind/stl/optional.h>
-#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -88,8 +86,8 @@ nb::dlpack::dtype dlpack_dtype(DType d) {
 DType splice_dtype(const std::string& input, nb::dlpack::dtype d) {
   for (const auto& e : kDTypes)
     if (static_cast<uint8_t>(e.code) == d.code && e.bits == d.bits && d.lanes == 1) return e.dtype;
-  fail(ErrorKind::kBadInput, "input '" + input + "': DLPack dtype (code " +
-                                 std::to_string(d.code) + ", " + std::to_string(d.bits) +
+  fail(ErrorKind::kBadInput, "input '" + input + "': DLPack dtype (code " + std::to_string(d.code) +
+                                 ", " + std::to_string(d.bits) +
                                  " bits) is not a dtype splice runs");
 }
 
@@ -100,8 +98,11 @@ TensorArg tensor_arg(const std::string& name, const nb::ndarray<nb::ro>& a, bool
   TensorArg arg;
   const nb::dlpack::dtype uint16{static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), 16, 1};
   arg.dtype = bf16_bits && a.dtype() == uint16 ? DType::kBFloat16 : splice_dtype(name, a.dtype());
+  // Row-major: each dim's stride the product of the sizes after it, except where the stride
+  // cannot matter (a dim of size 1, or an array without elements).
   int64_t expected = 1;
-  for (size_t i = a.ndim(); i-- > 0;) {
+  const bool empty = a.size() == 0;
+  for (size_t i = a.ndim(); i-- > 0 && !empty;) {
     const auto size = static_cast<int64_t>(a.shape(i));
     if (size != 1 && a.stride(i) != expected)
       fail(ErrorKind::kBadInput, "input '" + name + "' is not contiguous (row-major)");
@@ -130,36 +131,41 @@ std::map<std::string, TensorArg> tensor_args(const Arrays& in,
   return args;
 }
 
-std::vector<size_t> sizes_of(const std::vector<int64_t>& shape) {
-  return std::vector<size_t>(shape.begin(), shape.end());
+// An array over `data` that `owner` keeps alive, as the caller's framework's own type: a torch
+// tensor (nanobind hands it over through DLPack) or a numpy array.
+nb::object framework_array(void* data, const std::vector<int64_t>& shape, nb::handle owner,
+                           nb::dlpack::dtype dtype, int device_type, int device_id, bool torch) {
+  const std::vector<size_t> sizes(shape.begin(), shape.end());
+  if (torch)
+    return nb::cast(nb::ndarray<nb::pytorch>(data, sizes.size(), sizes.data(), owner, nullptr,
+                                             dtype, device_type, device_id));
+  return nb::cast(nb::ndarray<nb::numpy>(data, sizes.size(), sizes.data(), owner, nullptr, dtype,
+                                         device_type, device_id));
 }
 
-// A HostTensor handed to Python: the array owns it. `bf16_bits`: a bfloat16 tensor comes as its
-// uint16 bits (numpy has no bfloat16; the package reinterprets them where it can).
-nb::ndarray<> host_array(HostTensor&& h, bool bf16_bits) {
+// A HostTensor handed to Python: the array owns it. For numpy (`torch` false) a bfloat16
+// tensor comes as its uint16 bits: numpy has no bfloat16 (the package views them as
+// ml_dtypes.bfloat16 where it can).
+nb::object host_array(HostTensor&& h, bool torch) {
   auto* owned = new HostTensor(std::move(h));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<HostTensor*>(p); });
-  const std::vector<size_t> shape = sizes_of(owned->shape);
   nb::dlpack::dtype dtype = dlpack_dtype(owned->dtype);
-  if (bf16_bits && owned->dtype == DType::kBFloat16)
+  if (!torch && owned->dtype == DType::kBFloat16)
     dtype = nb::dlpack::dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), 16, 1};
   // An empty tensor still needs an address that is not null.
   static std::byte empty_byte;
   void* data = owned->bytes.empty() ? &empty_byte : owned->bytes.data();
-  return nb::ndarray<>(data, shape.size(), shape.data(), owner, nullptr, dtype,
-                       nb::device::cpu::value, 0);
+  return framework_array(data, owned->shape, owner, dtype, nb::device::cpu::value, 0, torch);
 }
 
-// A DeviceTensor handed to Python: the array keeps its owner (splice's allocation) alive.
-nb::ndarray<> device_array(DeviceTensor&& d) {
+// A DeviceTensor handed to torch: the tensor keeps its owner (splice's allocation) alive.
+nb::object device_array(DeviceTensor&& d) {
   auto* owned = new DeviceTensor(std::move(d));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<DeviceTensor*>(p); });
-  const std::vector<size_t> shape = sizes_of(owned->shape);
   const bool cuda = owned->device.type == DeviceType::kCUDA;
-  return nb::ndarray<>(owned->data, shape.size(), shape.data(), owner, nullptr,
-                       dlpack_dtype(owned->dtype),
-                       cuda ? nb::device::cuda::value : nb::device::cpu::value,
-                       owned->device.index);
+  return framework_array(owned->data, owned->shape, owner, dlpack_dtype(owned->dtype),
+                         cuda ? nb::device::cuda::value : nb::device::cpu::value,
+                         owned->device.index, true);
 }
 
 PlanMode plan_mode_of(const std::string& mode) {
@@ -180,11 +186,9 @@ LoadOptions load_options(const std::string& device, int threads, const std::stri
 }
 
 // One call's results: the user outputs in order (None where the program returns None) and the
-// new values of the user inputs it mutated, by name.
-using Outputs = std::pair<std::vector<std::optional<nb::ndarray<>>>, std::map<std::string, nb::ndarray<>>>;
-
-Outputs run(Session& session, const Arrays& inputs, const std::vector<std::string>& bf16_inputs,
-            uintptr_t stream, bool outputs_on_device, bool bf16_bits) {
+// new values of the user inputs it mutated, by name; torch tensors (`torch`) or numpy arrays.
+nb::tuple run(Session& session, const Arrays& inputs, const std::vector<std::string>& bf16_inputs,
+              uintptr_t stream, bool outputs_on_device, bool torch) {
   const std::map<std::string, TensorArg> args = tensor_args(inputs, bf16_inputs);
   RunOptions options;
   options.stream = reinterpret_cast<void*>(stream);
@@ -194,19 +198,18 @@ Outputs run(Session& session, const Arrays& inputs, const std::vector<std::strin
     return session.run(args, options);
   }();
   RunResult r = unwrap(std::move(result));
-  Outputs out;
-  const size_t n = r.present.size();
-  for (size_t i = 0; i < n; ++i) {
-    if (!r.present[i]) {
-      out.first.emplace_back(std::nullopt);
-    } else if (outputs_on_device) {
-      out.first.emplace_back(device_array(std::move(r.device_outputs[i])));
-    } else {
-      out.first.emplace_back(host_array(std::move(r.outputs[i]), bf16_bits));
-    }
+  nb::list outputs;
+  for (size_t i = 0; i < r.present.size(); ++i) {
+    if (!r.present[i])
+      outputs.append(nb::none());
+    else if (outputs_on_device)
+      outputs.append(device_array(std::move(r.device_outputs[i])));
+    else
+      outputs.append(host_array(std::move(r.outputs[i]), torch));
   }
-  for (auto& [name, h] : r.mutated_inputs) out.second.emplace(name, host_array(std::move(h), bf16_bits));
-  return out;
+  nb::dict mutated;
+  for (auto& [name, h] : r.mutated_inputs) mutated[name.c_str()] = host_array(std::move(h), torch);
+  return nb::make_tuple(outputs, mutated);
 }
 
 nb::dict measure(Session& session, const Arrays& inputs,
@@ -246,8 +249,8 @@ NB_MODULE(_core, m) {
     try {
       std::rethrow_exception(p);
     } catch (const Failure& f) {
-      nb::object cls = nb::module_::import_("splice._errors").attr("error_class")(
-          error_kind_name(f.kind));
+      nb::object cls =
+          nb::module_::import_("splice._errors").attr("error_class")(error_kind_name(f.kind));
       PyErr_SetString(cls.ptr(), f.message.c_str());
     }
   });
@@ -256,17 +259,16 @@ NB_MODULE(_core, m) {
   // Every ErrorKind's name, for the package's test that each has its exception class.
   m.def("error_kind_names", [] {
     std::vector<std::string> names;
-    for (ErrorKind k : {ErrorKind::kBadUsage, ErrorKind::kIo, ErrorKind::kBadArchive,
-                        ErrorKind::kUnsupportedOp, ErrorKind::kShapeMismatch,
-                        ErrorKind::kOutOfRange, ErrorKind::kBadInput, ErrorKind::kAssertFailed,
-                        ErrorKind::kBackend, ErrorKind::kInternal})
+    for (ErrorKind k :
+         {ErrorKind::kBadUsage, ErrorKind::kIo, ErrorKind::kBadArchive, ErrorKind::kUnsupportedOp,
+          ErrorKind::kShapeMismatch, ErrorKind::kOutOfRange, ErrorKind::kBadInput,
+          ErrorKind::kAssertFailed, ErrorKind::kBackend, ErrorKind::kInternal})
       names.emplace_back(error_kind_name(k));
     return names;
   });
   // Where an array's data is as the extension sees it (the tests check inputs are not copied).
-  m.def("address_of", [](const nb::ndarray<nb::ro>& a) {
-    return reinterpret_cast<uintptr_t>(a.data());
-  });
+  m.def("address_of",
+        [](const nb::ndarray<nb::ro>& a) { return reinterpret_cast<uintptr_t>(a.data()); });
   m.def("dtype_names", [] {
     std::vector<std::string> names;
     for (const auto& e : kDTypes) names.emplace_back(e.name);
@@ -275,17 +277,16 @@ NB_MODULE(_core, m) {
 
   nb::class_<Session>(m, "Session")
       .def("run", &run, nb::arg("inputs"), nb::arg("bf16_inputs") = std::vector<std::string>{},
-           nb::arg("stream") = 0, nb::arg("outputs_on_device") = false,
-           nb::arg("bf16_bits") = false)
+           nb::arg("stream") = 0, nb::arg("outputs_on_device") = false, nb::arg("torch") = false)
       .def("measure", &measure, nb::arg("inputs"),
            nb::arg("bf16_inputs") = std::vector<std::string>{}, nb::arg("warmup") = 10,
            nb::arg("iters") = 100, nb::arg("device_io") = false)
       .def(
           "state",
-          [](const Session& s, const std::string& name, bool bf16_bits) {
-            return host_array(unwrap(s.state(name)), bf16_bits);
+          [](const Session& s, const std::string& name, bool torch) {
+            return host_array(unwrap(s.state(name)), torch);
           },
-          nb::arg("name"), nb::arg("bf16_bits") = false)
+          nb::arg("name"), nb::arg("torch") = false)
       .def(
           "set_state",
           [](Session& s, const std::string& name, const nb::ndarray<nb::ro>& value,
@@ -309,8 +310,8 @@ NB_MODULE(_core, m) {
              const std::string& plan_mode, bool cuda_graphs, const std::string& cache_dir) {
             Result<Model> r = [&] {
               nb::gil_scoped_release unlocked;  // loading and planning take a while
-              return Model::load(path, load_options(device, threads, plan_mode, cuda_graphs,
-                                                    cache_dir));
+              return Model::load(path,
+                                 load_options(device, threads, plan_mode, cuda_graphs, cache_dir));
             }();
             return unwrap(std::move(r));
           },
