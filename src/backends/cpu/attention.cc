@@ -15,7 +15,7 @@
 // (cum_seq_*, philox/rng state, debug masks) have the shapes and dtypes of the ops' meta
 // functions and hold zeros; uint64 rng state is returned as int64, which splice has no
 // uint64 dtype for. dropout_p must be 0 (inference).
-#include <cblas.h>
+#include "backends/cpu/blas_setup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -80,9 +80,9 @@ void gemm(bool tb, int64_t m, int64_t n, int64_t k, const M* a, const M* b, M* c
   const auto b_trans = tb ? CblasTrans : CblasNoTrans;
   const int64_t ldb = tb ? k : n;
   if constexpr (std::is_same_v<M, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0f, a, k, b, ldb, 0.0f, c, n);
+    blas().sgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0f, a, k, b, ldb, 0.0f, c, n);
   } else {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0, a, k, b, ldb, 0.0, c, n);
+    blas().dgemm(CblasRowMajor, CblasNoTrans, b_trans, m, n, k, 1.0, a, k, b, ldb, 0.0, c, n);
   }
 }
 

@@ -1,30 +1,31 @@
+// OpenBLAS opened at run time (blas_setup.h says why), and its kernel set chosen.
+//
 // Debian 12's OpenBLAS 0.3.21 is built for every x86 core (DYNAMIC_ARCH) and picks one at load
 // by the CPU's family and model number. A CPU newer than the library (an Emerald Rapids Xeon is
 // model 207) matches none and gets the generic Prescott (SSE3) kernels: sgemm ran 1.6x slower
 // than with the AVX-512 ones on a 2-layer block (bench/RESULTS.md). Newer OpenBLAS releases fall
-// back by feature flags; this does the same for the one we link: when the library chose
+// back by feature flags; this does the same for the one we open: when the library chose
 // Prescott and the CPU has AVX-512 (or AVX2 and FMA), it re-runs OpenBLAS's own core selection
 // with OPENBLAS_CORETYPE naming that core, as a user could at the shell. A user's own
 // OPENBLAS_CORETYPE is left alone.
 #include "backends/cpu/blas_setup.h"
 
+#include <dlfcn.h>
+
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string_view>
-
-// OpenBLAS entry points outside the cblas header. The core-selection ones exist only in a
-// DYNAMIC_ARCH build: weak, so a library without them links and they read as null.
-extern "C" {
-void openblas_set_num_threads(int);
-char* openblas_get_corename(void) __attribute__((weak));
-void gotoblas_dynamic_init(void) __attribute__((weak));
-void gotoblas_dynamic_quit(void) __attribute__((weak));
-}
 
 namespace splice::cpu {
 
 namespace {
+
+// The soname of Debian's OpenBLAS builds (the alternatives system points it at the pthread,
+// OpenMP or serial one; the pthread one is the default of libopenblas-dev).
+constexpr const char* kLibrary = "libopenblas.so.0";
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -46,38 +47,121 @@ const char* core_for_this_cpu() {
   return nullptr;
 }
 
-void choose_core() {
-  if (openblas_get_corename == nullptr || gotoblas_dynamic_init == nullptr ||
-      gotoblas_dynamic_quit == nullptr)
-    return;  // not a DYNAMIC_ARCH build: the core was fixed when it was compiled
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;  // the user chose
-  if (!equals_ignoring_case(blas_core_name(), "prescott")) return;
+// Sets an environment variable for the duration of a scope, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (saved_)
+      setenv(name_, saved_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
+
+template <typename F>
+F symbol(void* library, const char* name) {
+  return reinterpret_cast<F>(dlsym(library, name));
+}
+
+// The core OpenBLAS runs, re-selected where it fell back to Prescott on a CPU that can do more.
+// The core-selection entry points exist only in a DYNAMIC_ARCH build; without them the core
+// was fixed when the library was compiled.
+std::string choose_core(void* library) {
+  using CoreName = char* (*)();
+  using Hook = void (*)();
+  auto core_name = symbol<CoreName>(library, "openblas_get_corename");
+  auto init = symbol<Hook>(library, "gotoblas_dynamic_init");
+  auto quit = symbol<Hook>(library, "gotoblas_dynamic_quit");
+  const auto current = [&] {
+    const char* name = core_name != nullptr ? core_name() : nullptr;
+    return std::string(name == nullptr ? "" : name);
+  };
+  if (core_name == nullptr || init == nullptr || quit == nullptr) return current();
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return current();  // the user chose
+  if (!equals_ignoring_case(current(), "prescott")) return current();
   const char* core = core_for_this_cpu();
-  if (core == nullptr) return;
-  // OpenBLAS reads the variable only in its core selection; it is removed again right after,
-  // so the process's environment is as it was.
-  setenv("OPENBLAS_CORETYPE", core, 0);
-  gotoblas_dynamic_quit();
-  gotoblas_dynamic_init();
-  unsetenv("OPENBLAS_CORETYPE");
+  if (core == nullptr) return current();
+  {
+    // OpenBLAS reads the variable only in its core selection.
+    ScopedEnv coretype("OPENBLAS_CORETYPE", core);
+    quit();
+    init();
+  }
+  return current();
+}
+
+struct Opened {
+  BlasLibrary library;
+  std::optional<Error> error;
+};
+
+Opened open_once() {
+  Opened o;
+  void* library = nullptr;
+  {
+    // No worker threads: OpenBLAS reads this in its load-time constructor. The user's value,
+    // if any, is restored once it has been read (splice's pools do the threading).
+    ScopedEnv threads("OPENBLAS_NUM_THREADS", "1");
+    library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (library == nullptr) {
+    const char* why = dlerror();
+    o.error = make_error(ErrorKind::kBackend,
+                         "the CPU backend needs OpenBLAS ({}), which cannot be opened: {} "
+                         "(scripts/setup installs it: libopenblas-dev)",
+                         kLibrary, why != nullptr ? why : "unknown reason");
+    return o;
+  }
+  o.library.sgemm = symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm");
+  o.library.dgemm = symbol<decltype(&cblas_dgemm)>(library, "cblas_dgemm");
+  if (o.library.sgemm == nullptr || o.library.dgemm == nullptr) {
+    o.error = make_error(ErrorKind::kBackend, "{} has no cblas_sgemm/cblas_dgemm", kLibrary);
+    return o;
+  }
+  o.library.core = choose_core(library);
+  // A library another part of the process opened first started its threads already: keep
+  // them idle (each call runs on the thread that makes it).
+  if (auto set_threads = symbol<void (*)(int)>(library, "openblas_set_num_threads")) set_threads(1);
+  return o;  // the library stays open for the process's life
+}
+
+const Opened& opened() {
+  static std::once_flag once;
+  static Opened o;
+  std::call_once(once, [] { o = open_once(); });
+  return o;
 }
 
 }  // namespace
 
-std::string blas_core_name() {
-  if (openblas_get_corename == nullptr) return "";
-  const char* name = openblas_get_corename();
-  return name == nullptr ? "" : name;
+Result<const BlasLibrary*> open_blas() {
+  const Opened& o = opened();
+  if (o.error) return *o.error;
+  return &o.library;
 }
 
-void set_up_blas() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    choose_core();
-    // Matmul splits its rows over the model's pool and calls BLAS on each block: BLAS must not
-    // start threads of its own on top (it would oversubscribe the cores).
-    openblas_set_num_threads(1);
-  });
+const BlasLibrary& blas() {
+  const Opened& o = opened();
+  if (o.error) {
+    std::fprintf(stderr, "splice: %s\n", o.error->message().c_str());
+    std::abort();
+  }
+  return o.library;
+}
+
+std::string blas_core_name() {
+  const Opened& o = opened();
+  return o.error ? std::string() : o.library.core;
 }
 
 }  // namespace splice::cpu

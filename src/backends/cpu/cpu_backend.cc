@@ -38,7 +38,6 @@ class CpuSession final : public backend::SessionContext {
 class CpuBackend final : public backend::Backend {
  public:
   CpuBackend() {
-    set_up_blas();  // single-threaded, with the kernels this CPU can run
     set_kernels("cpu", kernels());
     // Pointwise groups run in the program interpreter (pointwise_program.h).
     std::vector<uint8_t> classes;
@@ -82,6 +81,9 @@ class CpuBackend final : public backend::Backend {
 
   Result<std::shared_ptr<backend::ModelContext>> open_model(
       const backend::ModelOptions& options) const override {
+    // OpenBLAS is opened with the first CPU model (blas_setup.h), so a missing library is an
+    // error of the load that needs it, and a process that never runs a CPU model never maps it.
+    SPLICE_TRY(open_blas());
     return std::shared_ptr<backend::ModelContext>(std::make_shared<CpuModel>(options.threads));
   }
 

@@ -1,13 +1,13 @@
 // Matrix products: mm, bmm, addmm, matmul (every rank combination of torch.matmul) and linear.
-// float32/float64 go through OpenBLAS (cblas_sgemm / cblas_dgemm) on the operands' own memory
-// whenever BLAS can address it: each matrix of a batch needs one stride of 1 and the other at
-// least its extent (a transposed view like k.transpose(-2, -1) or linear's weight.T goes as a
-// transposed operand, a slice of wider rows with its leading dimension), and batch dims may
-// have any strides (broadcast ones are 0); only other layouts are copied to contiguous first.
-// f16/bf16 are widened to float, multiplied by sgemm and rounded once; integer types use plain
-// loops with wraparound accumulation (PyTorch's integer GEMM accumulates in the element type,
-// which wraps the same way mod 2^n).
-#include <cblas.h>
+// float32/float64 go through OpenBLAS (cblas_sgemm / cblas_dgemm, opened by blas_setup.h) on the
+// operands' own memory whenever BLAS can address it: each matrix of a batch needs one stride of 1
+// and the other at least its extent (a transposed view like k.transpose(-2, -1) or linear's
+// weight.T goes as a transposed operand, a slice of wider rows with its leading dimension), and
+// batch dims may have any strides (broadcast ones are 0); only other layouts are copied to
+// contiguous first. f16/bf16 are widened to float, multiplied by sgemm and rounded once; integer
+// types use plain loops with wraparound accumulation (PyTorch's integer GEMM accumulates in the
+// element type, which wraps the same way mod 2^n).
+#include "backends/cpu/blas_setup.h"
 
 #include <atomic>
 
@@ -58,9 +58,9 @@ void blas_block(int64_t m, int64_t n, int64_t k, const T* a, const BlasOperand& 
   const auto ta = fa.trans ? CblasTrans : CblasNoTrans;
   const auto tb = fb.trans ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, fa.ld, b, fb.ld, 0.0f, c, n);
+    blas().sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, fa.ld, b, fb.ld, 0.0f, c, n);
   } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, fa.ld, b, fb.ld, 0.0, c, n);
+    blas().dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, fa.ld, b, fb.ld, 0.0, c, n);
   }
 }
 

@@ -1,6 +1,7 @@
-// Tests for backends/cpu/blas_setup.h: on a CPU OpenBLAS does not know by model number (this
-// project's VMs report an Emerald Rapids Xeon, model 207, which Debian 12's OpenBLAS 0.3.21
-// maps to its generic Prescott kernels), the backend still runs the AVX2/AVX-512 ones.
+// Tests for backends/cpu/blas_setup.h: OpenBLAS opened once, leaving the environment as it was;
+// on a CPU OpenBLAS does not know by model number (this project's VMs have reported an Emerald
+// Rapids Xeon, model 207, which Debian 12's OpenBLAS 0.3.21 maps to its generic Prescott
+// kernels), the backend still runs the AVX2/AVX-512 ones.
 #include "backends/cpu/blas_setup.h"
 
 #include <gtest/gtest.h>
@@ -21,8 +22,11 @@ std::string lower(std::string s) {
 
 TEST(BlasSetup, ACpuWithAvx2NeverRunsTheGenericKernels) {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) GTEST_SKIP() << "the user chose the core";
-  set_up_blas();
-  set_up_blas();  // a second call changes nothing
+  auto first = open_blas();
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  auto second = open_blas();  // a second call opens nothing again
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*first, *second);
   const std::string core = lower(blas_core_name());
   if (core.empty()) GTEST_SKIP() << "OpenBLAS without a core name (not a DYNAMIC_ARCH build)";
 #if defined(__x86_64__)
@@ -31,6 +35,22 @@ TEST(BlasSetup, ACpuWithAvx2NeverRunsTheGenericKernels) {
 #endif
   EXPECT_NE(core, "prescott");
   EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE"), nullptr) << "the environment is left as it was";
+}
+
+// OpenBLAS is opened with OPENBLAS_NUM_THREADS=1 set only while it loads: the process's
+// environment is as it was afterwards (the variable absent, as the test runs without it).
+TEST(BlasSetup, OpeningLeavesTheEnvironmentAsItWas) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) GTEST_SKIP() << "the user set it";
+  ASSERT_TRUE(open_blas().ok());
+  EXPECT_EQ(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
+  // And it computes: 2x2 times 2x2 through the opened sgemm.
+  const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+  float c[4] = {};
+  blas().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+  EXPECT_EQ(c[0], 19);
+  EXPECT_EQ(c[1], 22);
+  EXPECT_EQ(c[2], 43);
+  EXPECT_EQ(c[3], 50);
 }
 
 }  // namespace

@@ -113,11 +113,77 @@ TEST_F(InflatingArchive, EveryCommandExitsTwoUnderAnAddressSpaceLimit) {
   }
 }
 
-// Not tested here: `splice --help` under `ulimit -v 100000` (issue 34 item 3). OpenBLAS's
-// pthread build, which splice links, starts its worker threads when it is loaded and one retries
-// a 128 MB allocation forever under such a limit; Debian's serial build has no threads but is
-// not safe to call from several threads at once, and the model's pool does (its calls raced:
-// wrong matmul results on two threads). See the issue's note.
+// Issue 34 item 3: with `ulimit -v 100000` even `splice --help` never returned: OpenBLAS's
+// pthread build, then linked, started worker threads in a load-time constructor, one retried a
+// 128 MB allocation forever, and exit joined it. OpenBLAS is now opened with the first CPU
+// model, set to one thread while it loads (backends/cpu/blas_setup.h), and NVRTC, cuBLASLt and
+// CUPTI only when a GPU needs them: commands that plan nothing start in 100 MB.
+TEST(AddressSpaceLimit, HelpAndInspectStartUnderOneHundredMegabytes) {
+  if (SPLICE_TEST_ASAN) GTEST_SKIP() << "limits and timings do not apply under AddressSanitizer";
+  Outcome o = run_limited("ulimit -v 100000", {"--help"}, false, std::chrono::seconds(20));
+  ASSERT_FALSE(o.timed_out) << describe(o);
+  EXPECT_EQ(o.exit_code, 0) << describe(o);
+  EXPECT_NE(o.out.find("inspect"), std::string::npos) << describe(o);
+  o = run_limited("ulimit -v 100000",
+                  {"inspect", kCasesDir + "/slice_scatter_basic.default/model.pt2", "--no-graph"},
+                  false, std::chrono::seconds(20));
+  ASSERT_FALSE(o.timed_out) << describe(o);
+  EXPECT_EQ(o.exit_code, 0) << describe(o);
+}
+
+// A call that runs a matmul (so opens OpenBLAS) under an address-space limit finishes: no
+// OpenBLAS worker thread retries its buffer's allocation forever.
+TEST(AddressSpaceLimit, AMatmulRunsUnderALimitWithoutOpenBlasThreads) {
+  if (SPLICE_TEST_ASAN) GTEST_SKIP() << "limits and timings do not apply under AddressSanitizer";
+  const std::string dir = kCasesDir + "/linear.default";
+  Outcome o = run_limited("ulimit -v 400000",
+                          {"run", dir + "/model.pt2", "--no-cache", "--threads", "2", "--inputs",
+                           dir + "/call0.inputs.safetensors"},
+                          false, std::chrono::seconds(30));
+  ASSERT_FALSE(o.timed_out) << describe(o);
+  EXPECT_EQ(o.exit_code, 0) << describe(o);
+}
+
+// The threads of a running `splice bench --threads 1` on a matmul: the main thread only (the
+// pthread OpenBLAS, linked, added one per core before splice's main even ran).
+TEST(AddressSpaceLimit, OpenBlasStartsNoThreadsOfItsOwn) {
+  const std::string dir = kCasesDir + "/linear.default";
+  std::vector<std::string> args{
+      kSpliceBinary, "bench",    dir + "/model.pt2", "--inputs", dir + "/call0.inputs.safetensors",
+      "--iters",     "10000000", "--threads",        "1",        "--no-cache"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(null_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  // Once the process runs splice (its exe link names the binary) and has had two seconds to
+  // load the model (opening OpenBLAS) and start calling, count its threads.
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::string threads;
+  for (int i = 0; i < 200 && threads.empty(); ++i) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink(proc + "/exe", ec);
+    if (!ec && exe.filename() == "splice") {
+      sleep(2);
+      std::ifstream status(proc + "/status");
+      for (std::string line; std::getline(status, line);)
+        if (line.starts_with("Threads:")) threads = line.substr(8);
+    } else {
+      usleep(50'000);
+    }
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_FALSE(threads.empty());
+  EXPECT_EQ(std::stoi(threads), 1);
+}
 
 class MappedFileTruncated : public splice::testing::TempDirTest {};
 
