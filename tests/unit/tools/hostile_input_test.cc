@@ -33,6 +33,24 @@ Outcome run_limited(const std::string& limits, const std::vector<std::string>& a
                      {{"XDG_CACHE_HOME", SPLICE_BINARY_DIR "/cli-test-cache"}});
 }
 
+// Starts `args` (a program and its arguments) in the background, its stdout to /dev/null and
+// its stderr to `err_path`; the caller kills and reaps the returned process.
+pid_t start_in_background(std::vector<std::string> args, const std::string& err_path) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 // A number from /usr/bin/time -v's report ("\tMaximum resident set size (kbytes): 123").
 double time_field(const std::string& err, const std::string& label) {
   size_t at = err.find(label + ": ");
@@ -148,20 +166,10 @@ TEST(AddressSpaceLimit, AMatmulRunsUnderALimitWithoutOpenBlasThreads) {
 // pthread OpenBLAS, linked, added one per core before splice's main even ran).
 TEST(AddressSpaceLimit, OpenBlasStartsNoThreadsOfItsOwn) {
   const std::string dir = kCasesDir + "/linear.default";
-  std::vector<std::string> args{
-      kSpliceBinary, "bench",    dir + "/model.pt2", "--inputs", dir + "/call0.inputs.safetensors",
-      "--iters",     "10000000", "--threads",        "1",        "--no-cache"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null_fd = open("/dev/null", O_WRONLY);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(null_fd, STDERR_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  const pid_t pid = start_in_background(
+      {kSpliceBinary, "bench", dir + "/model.pt2", "--inputs", dir + "/call0.inputs.safetensors",
+       "--iters", "10000000", "--threads", "1", "--no-cache"},
+      "/dev/null");
   ASSERT_GT(pid, 0);
   // Once the process runs splice (its exe link names the binary) and has had two seconds to
   // load the model (opening OpenBLAS) and start calling, count its threads.
@@ -192,21 +200,10 @@ TEST_F(MappedFileTruncated, ReportsModelFileChangedAndExitsTwo) {
   const std::string model = (dir_ / "model.pt2").string();
   std::filesystem::copy_file(dir + "/model.pt2", model);
   const std::string err_path = (dir_ / "stderr.txt").string();
-  std::vector<std::string> args{
-      kSpliceBinary, "bench",    model,      "--inputs", dir + "/call0.inputs.safetensors",
-      "--iters",     "10000000", "--warmup", "0",        "--no-cache"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int null_fd = open("/dev/null", O_WRONLY);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(err_fd, STDERR_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  const pid_t pid = start_in_background(
+      {kSpliceBinary, "bench", model, "--inputs", dir + "/call0.inputs.safetensors", "--iters",
+       "10000000", "--warmup", "0", "--no-cache"},
+      err_path);
   ASSERT_GT(pid, 0);
   bool mapped = false;
   for (int i = 0; i < 1200 && !mapped; ++i) {  // up to 60 s on a loaded machine
