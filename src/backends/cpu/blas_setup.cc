@@ -10,14 +10,14 @@
 // OPENBLAS_CORETYPE is left alone.
 #include "backends/cpu/blas_setup.h"
 
-#include <dlfcn.h>
-
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string_view>
+
+#include "support/shared_library.h"
 
 namespace splice::cpu {
 
@@ -70,7 +70,7 @@ class ScopedEnv {
 
 template <typename F>
 F symbol(void* library, const char* name) {
-  return reinterpret_cast<F>(dlsym(library, name));
+  return reinterpret_cast<F>(library_symbol(library, name));
 }
 
 // The core OpenBLAS runs, re-selected where it fell back to Prescott on a CPU that can do more.
@@ -108,24 +108,25 @@ struct Opened {
 Opened open_once() {
   Opened o;
   void* library = nullptr;
+  std::string reason;
   {
     // No worker threads: OpenBLAS reads this in its load-time constructor. The user's value,
     // if any, is restored once it has been read (splice's pools do the threading).
     ScopedEnv threads("OPENBLAS_NUM_THREADS", "1");
-    library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+    library = open_shared_library(kLibrary, "", reason);
   }
   if (library == nullptr) {
-    const char* why = dlerror();
     o.error = make_error(ErrorKind::kBackend,
                          "the CPU backend needs OpenBLAS ({}), which cannot be opened: {} "
                          "(scripts/setup installs it: libopenblas-dev)",
-                         kLibrary, why != nullptr ? why : "unknown reason");
+                         kLibrary, reason);
     return o;
   }
-  o.library.sgemm = symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm");
-  o.library.dgemm = symbol<decltype(&cblas_dgemm)>(library, "cblas_dgemm");
-  if (o.library.sgemm == nullptr || o.library.dgemm == nullptr) {
-    o.error = make_error(ErrorKind::kBackend, "{} has no cblas_sgemm/cblas_dgemm", kLibrary);
+  std::string missing;
+  resolve_symbol(library, "cblas_sgemm", o.library.sgemm, missing);
+  resolve_symbol(library, "cblas_dgemm", o.library.dgemm, missing);
+  if (!missing.empty()) {
+    o.error = make_error(ErrorKind::kBackend, "{} has no {}", kLibrary, missing);
     return o;
   }
   o.library.core = choose_core(library);

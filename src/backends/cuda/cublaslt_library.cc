@@ -7,19 +7,14 @@
 
 #include <string>
 
+#include "support/shared_library.h"
+
 namespace splice::cuda {
 
 namespace {
 
 // The soname matching the headers this build compiled against (ABI of that major version).
 std::string soname() { return "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR); }
-
-template <typename Fn>
-bool resolve(void* handle, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn == nullptr && missing.empty()) missing = name;
-  return fn != nullptr;
-}
 
 struct Opened {
   CublasLtLibrary table{};
@@ -29,12 +24,8 @@ struct Opened {
 Opened open_once() {
   Opened o;
   const std::string name = soname();
-  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  std::string reason = handle == nullptr ? dlerror() : "";
-  if (handle == nullptr) {
-    const std::string beside = toolkit_library_folder();
-    if (!beside.empty()) handle = dlopen((beside + name).c_str(), RTLD_NOW | RTLD_LOCAL);
-  }
+  std::string reason;
+  void* handle = open_shared_library(name, toolkit_library_folder(), reason);
   if (handle == nullptr) {
     o.error = "cannot load " + name + " (cuBLASLt, needed for matmuls on the GPU): " + reason;
     return o;
@@ -42,21 +33,22 @@ Opened open_once() {
   // The handle stays open for the life of the process: the table points into it.
   std::string missing;
   CublasLtLibrary& t = o.table;
-  resolve(handle, "cublasLtCreate", t.Create, missing);
-  resolve(handle, "cublasLtDestroy", t.Destroy, missing);
-  resolve(handle, "cublasLtGetStatusName", t.GetStatusName, missing);
-  resolve(handle, "cublasLtGetStatusString", t.GetStatusString, missing);
-  resolve(handle, "cublasLtMatmul", t.Matmul, missing);
-  resolve(handle, "cublasLtMatmulAlgoGetHeuristic", t.MatmulAlgoGetHeuristic, missing);
-  resolve(handle, "cublasLtMatmulDescCreate", t.MatmulDescCreate, missing);
-  resolve(handle, "cublasLtMatmulDescDestroy", t.MatmulDescDestroy, missing);
-  resolve(handle, "cublasLtMatmulDescSetAttribute", t.MatmulDescSetAttribute, missing);
-  resolve(handle, "cublasLtMatmulPreferenceCreate", t.MatmulPreferenceCreate, missing);
-  resolve(handle, "cublasLtMatmulPreferenceDestroy", t.MatmulPreferenceDestroy, missing);
-  resolve(handle, "cublasLtMatmulPreferenceSetAttribute", t.MatmulPreferenceSetAttribute, missing);
-  resolve(handle, "cublasLtMatrixLayoutCreate", t.MatrixLayoutCreate, missing);
-  resolve(handle, "cublasLtMatrixLayoutDestroy", t.MatrixLayoutDestroy, missing);
-  resolve(handle, "cublasLtMatrixLayoutSetAttribute", t.MatrixLayoutSetAttribute, missing);
+  resolve_symbol(handle, "cublasLtCreate", t.Create, missing);
+  resolve_symbol(handle, "cublasLtDestroy", t.Destroy, missing);
+  resolve_symbol(handle, "cublasLtGetStatusName", t.GetStatusName, missing);
+  resolve_symbol(handle, "cublasLtGetStatusString", t.GetStatusString, missing);
+  resolve_symbol(handle, "cublasLtMatmul", t.Matmul, missing);
+  resolve_symbol(handle, "cublasLtMatmulAlgoGetHeuristic", t.MatmulAlgoGetHeuristic, missing);
+  resolve_symbol(handle, "cublasLtMatmulDescCreate", t.MatmulDescCreate, missing);
+  resolve_symbol(handle, "cublasLtMatmulDescDestroy", t.MatmulDescDestroy, missing);
+  resolve_symbol(handle, "cublasLtMatmulDescSetAttribute", t.MatmulDescSetAttribute, missing);
+  resolve_symbol(handle, "cublasLtMatmulPreferenceCreate", t.MatmulPreferenceCreate, missing);
+  resolve_symbol(handle, "cublasLtMatmulPreferenceDestroy", t.MatmulPreferenceDestroy, missing);
+  resolve_symbol(handle, "cublasLtMatmulPreferenceSetAttribute", t.MatmulPreferenceSetAttribute,
+                 missing);
+  resolve_symbol(handle, "cublasLtMatrixLayoutCreate", t.MatrixLayoutCreate, missing);
+  resolve_symbol(handle, "cublasLtMatrixLayoutDestroy", t.MatrixLayoutDestroy, missing);
+  resolve_symbol(handle, "cublasLtMatrixLayoutSetAttribute", t.MatrixLayoutSetAttribute, missing);
   if (!missing.empty()) o.error = name + " has no " + missing + " (another cuBLASLt version?)";
   return o;
 }

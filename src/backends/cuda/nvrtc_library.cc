@@ -3,21 +3,15 @@
 #include "backends/cuda/nvrtc_library.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <string>
 
 #include "backends/cuda/cublaslt_library.h"
+#include "support/shared_library.h"
 
 namespace splice::cuda {
 
 namespace {
-
-template <typename Fn>
-void resolve(void* handle, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn == nullptr && missing.empty()) missing = name;
-}
 
 struct Opened {
   NvrtcLibrary table{};
@@ -28,12 +22,8 @@ Opened open_once() {
   Opened o;
   // NVRTC's soname carries the toolkit's major version (libnvrtc.so.13 for CUDA 13).
   const std::string name = "libnvrtc.so." + std::to_string(CUDART_VERSION / 1000);
-  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  std::string reason = handle == nullptr ? dlerror() : "";
-  if (handle == nullptr) {
-    const std::string beside = toolkit_library_folder();
-    if (!beside.empty()) handle = dlopen((beside + name).c_str(), RTLD_NOW | RTLD_LOCAL);
-  }
+  std::string reason;
+  void* handle = open_shared_library(name, toolkit_library_folder(), reason);
   if (handle == nullptr) {
     o.error = "cannot load " + name + " (NVRTC, needed to compile kernels for the GPU): " + reason;
     return o;
@@ -41,14 +31,14 @@ Opened open_once() {
   // The handle stays open for the life of the process: the table points into it.
   std::string missing;
   NvrtcLibrary& t = o.table;
-  resolve(handle, "nvrtcGetErrorString", t.GetErrorString, missing);
-  resolve(handle, "nvrtcCreateProgram", t.CreateProgram, missing);
-  resolve(handle, "nvrtcDestroyProgram", t.DestroyProgram, missing);
-  resolve(handle, "nvrtcCompileProgram", t.CompileProgram, missing);
-  resolve(handle, "nvrtcGetProgramLogSize", t.GetProgramLogSize, missing);
-  resolve(handle, "nvrtcGetProgramLog", t.GetProgramLog, missing);
-  resolve(handle, "nvrtcGetCUBINSize", t.GetCUBINSize, missing);
-  resolve(handle, "nvrtcGetCUBIN", t.GetCUBIN, missing);
+  resolve_symbol(handle, "nvrtcGetErrorString", t.GetErrorString, missing);
+  resolve_symbol(handle, "nvrtcCreateProgram", t.CreateProgram, missing);
+  resolve_symbol(handle, "nvrtcDestroyProgram", t.DestroyProgram, missing);
+  resolve_symbol(handle, "nvrtcCompileProgram", t.CompileProgram, missing);
+  resolve_symbol(handle, "nvrtcGetProgramLogSize", t.GetProgramLogSize, missing);
+  resolve_symbol(handle, "nvrtcGetProgramLog", t.GetProgramLog, missing);
+  resolve_symbol(handle, "nvrtcGetCUBINSize", t.GetCUBINSize, missing);
+  resolve_symbol(handle, "nvrtcGetCUBIN", t.GetCUBIN, missing);
   if (!missing.empty()) o.error = name + " has no " + missing + " (another NVRTC version?)";
   return o;
 }
