@@ -331,7 +331,7 @@ Result<Value*> adaptive_means(Builder& b, Value* v, int64_t dim, int64_t in, int
     const int64_t start = i * in / out;
     const int64_t end = ((i + 1) * in + out - 1) / out;
     SPLICE_ASSIGN_OR_RETURN(Value * window, b.op(OpId::slice_Tensor, {Arg{v}, Arg{dim}, Arg{start},
-                                                                       Arg{end}, Arg{int64_t{1}}}));
+                                                                      Arg{end}, Arg{int64_t{1}}}));
     SPLICE_ASSIGN_OR_RETURN(Value * mean,
                             b.op(OpId::mean_dim, {Arg{window}, Arg{reduce}, Arg{true}}));
     parts.push_back(mean);
@@ -362,8 +362,8 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   if (!h || !w || !oh || !ow)
     return unsupported(*node, "adaptive_avg_pool2d over symbolic spatial sizes");
   if (*oh <= 0 || *ow <= 0 || *h <= 0 || *w <= 0)
-    return unsupported(*node, fmt::format("adaptive_avg_pool2d of [{}, {}] to [{}, {}]", *h, *w,
-                                          *oh, *ow));
+    return unsupported(
+        *node, fmt::format("adaptive_avg_pool2d of [{}, {}] to [{}, {}]", *h, *w, *oh, *ow));
   if (*h % *oh != 0 || *w % *ow != 0) {
     SPLICE_ASSIGN_OR_RETURN(Value * rows, adaptive_means(b, self, rank - 2, *h, *oh));
     SPLICE_ASSIGN_OR_RETURN(Value * out, adaptive_means(b, rows, rank - 1, *w, *ow));
