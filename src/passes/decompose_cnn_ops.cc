@@ -15,9 +15,11 @@
 //     when there is one: eager's scan replaces its maximum by any NaN), found among the stacked
 //     offsets by comparisons, where and amin/amax, then gathered from the same slices of an
 //     arange(H*W) plane padded with -1 (padding never counts as a maximum).
-//   adaptive_avg_pool2d (and _adaptive_avg_pool2d, its core ATen form) to an output size
-//     dividing the input's (a classifier head's global pool): a view into blocks and a mean
-//     over them; adaptive_avg_pool1d the 2-d pool of an unsqueezed plane, as ATen's.
+//   adaptive_avg_pool2d (and _adaptive_avg_pool2d, its core ATen form): to an output size
+//     dividing the input's (a classifier head's global pool) a view into blocks and a mean
+//     over them; to any other size the means of ATen's row windows, then of its column windows
+//     (slices, keepdim means, a cat each); adaptive_avg_pool1d the 2-d pool of an unsqueezed
+//     plane, as ATen's.
 //   avg_pool2d: window sums of the zero-padded input over counts summed the same way from a mask
 //     of ones (or divisor_override); windows tiling the input unpadded a view and one sum.
 //   hardswish and hardsigmoid: their clamp-and-scale formulas, in float for the half types.
@@ -320,9 +322,32 @@ Result<bool> max_pool2d(Rewriter& rw, Node* node) {
 
 // ---- adaptive_avg_pool2d ----
 
+// The windows of adaptive pooling along one dim of size `in` to `out`: window i covers
+// [floor(i * in / out), ceil((i + 1) * in / out)), as ATen's start_index/end_index.
+Result<Value*> adaptive_means(Builder& b, Value* v, int64_t dim, int64_t in, int64_t out) {
+  std::vector<Value*> parts;
+  const std::vector<ir::SymIntArg> reduce = {dim};
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t start = i * in / out;
+    const int64_t end = ((i + 1) * in + out - 1) / out;
+    SPLICE_ASSIGN_OR_RETURN(Value * window, b.op(OpId::slice_Tensor, {Arg{v}, Arg{dim}, Arg{start},
+                                                                      Arg{end}, Arg{int64_t{1}}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * mean,
+                            b.op(OpId::mean_dim, {Arg{window}, Arg{reduce}, Arg{true}}));
+    parts.push_back(mean);
+  }
+  if (parts.size() == 1) return parts[0];
+  return b.op(OpId::cat, {Arg{parts}, Arg{dim}});
+}
+
 // An output size that divides the input's (the global pool of a classifier head, [1, 1]):
 // each window is a block of H/oh x W/ow, so a view to [.., oh, H/oh, ow, W/ow] and a mean over
-// the block dims. Other sizes (overlapping windows of varying size) are refused.
+// the block dims. Other sizes (windows of varying size that may overlap, or an output larger
+// than the input: VGG's and AlexNet's [7, 7] and [6, 6] pools of a small image) are separable:
+// the mean of each row window (a slice and a keepdim mean, concatenated), then of each column
+// window of those — (sum / kh) / kw summed in two passes where eager divides the window's sum
+// by kh then kw, a difference of float rounding; O(oh + ow) ops, each input element read at
+// most twice (windows overlap by less than one element per side).
 Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   if (self == nullptr) return false;
@@ -336,10 +361,15 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   const auto ow = static_size(out_type, rank - 1);
   if (!h || !w || !oh || !ow)
     return unsupported(*node, "adaptive_avg_pool2d over symbolic spatial sizes");
-  if (*oh <= 0 || *ow <= 0 || *h % *oh != 0 || *w % *ow != 0)
-    return unsupported(*node, fmt::format("adaptive_avg_pool2d to an output size [{}, {}] that "
-                                          "does not divide the input's [{}, {}]",
-                                          *oh, *ow, *h, *w));
+  if (*oh <= 0 || *ow <= 0 || *h <= 0 || *w <= 0)
+    return unsupported(
+        *node, fmt::format("adaptive_avg_pool2d of [{}, {}] to [{}, {}]", *h, *w, *oh, *ow));
+  if (*h % *oh != 0 || *w % *ow != 0) {
+    SPLICE_ASSIGN_OR_RETURN(Value * rows, adaptive_means(b, self, rank - 2, *h, *oh));
+    SPLICE_ASSIGN_OR_RETURN(Value * out, adaptive_means(b, rows, rank - 1, *w, *ow));
+    SPLICE_TRY(replace_outputs(rw, node, {out}));
+    return true;
+  }
   SPLICE_ASSIGN_OR_RETURN(Value * view, tile_view(rw, b, self, *oh, *h / *oh, *ow, *w / *ow));
   const std::vector<ir::SymIntArg> reduce = {rank - 1, rank + 1};
   SPLICE_ASSIGN_OR_RETURN(Value * mean, b.op(OpId::mean_dim, {Arg{view}, Arg{reduce}, Arg{false}}));

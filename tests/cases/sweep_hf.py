@@ -8,7 +8,8 @@ train: the same programs, inputs and PyTorch-eager reference outputs a conforman
 written to a scratch folder, and run call by call through the splice CLI (`splice run ...
 --state-in/--state-out`, buffers chained from call to call). Every output, mutated input and
 buffer is compared with eager PyTorch within the conformance suite's CPU tolerance
-(tests/conformance/compare.cc: float32 |d| <= 1e-5 + 1e-4 |x|).
+(tests/conformance/compare.cc: float32 |d| <= 1e-5 + 1e-4 |x|). The harness is
+sweep_common.py's, shared with sweep_torchvision.py.
 
 Each architecture x form cell is one of:
   pass              splice's results match PyTorch's
@@ -26,21 +27,16 @@ docs/model-coverage.md.
 """
 
 import argparse
-import copy
 import fnmatch
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 import torch
-from safetensors.torch import load_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import generate  # noqa: E402
+from sweep_common import conv_fan_in, markdown_table, sweep_one  # noqa: E402
 from defs import hf_models as hf  # noqa: E402
 from defs.registry import Case  # noqa: E402
 
@@ -756,17 +752,6 @@ def _():
                          tf().SwinModel)), vision_inputs(), None)
 
 
-def conv_fan_in(model):
-    """Redraws convolution weights N(0, 1/fan_in) with fan_in = in_channels/groups x kernel
-    (hf.randomize takes the kernel width as the fan-in, so deep CNNs blow up to 1e9 and ReLU6
-    saturates: float32 rounding, eager's as much as splice's, then decides the result)."""
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() >= 3:
-                p.normal_(0.0, p[0].numel() ** -0.5)
-    return model
-
-
 @arch("convnext", "depthwise 7x7 convolutions, layer norm")
 def _():
     return (Pixels(build(tf().ConvNextConfig(num_channels=3, hidden_sizes=[8, 16], num_stages=2,
@@ -900,133 +885,6 @@ def _():
 
 # ---- the sweep ---------------------------------------------------------------------------
 
-# (rtol, atol) per dtype on the CPU, as tests/conformance/compare.cc's tolerance_for
-TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-3),
-              torch.bfloat16: (2e-2, 1e-2), torch.float64: (1e-9, 1e-12)}
-
-
-def first_line(text, limit=160):
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    line = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
-    return line[:limit]
-
-
-def compare(expected, actual, what):
-    """'' or a description of the first difference."""
-    for key, e in expected.items():
-        if key not in actual:
-            return f"{what} {key} missing"
-        a = actual[key]
-        if a.dtype != e.dtype or a.shape != e.shape:
-            return f"{what} {key}: {a.dtype}{list(a.shape)} vs PyTorch {e.dtype}{list(e.shape)}"
-        if not e.is_floating_point():
-            if not torch.equal(a, e):
-                return f"{what} {key}: {int((a != e).sum())} of {e.numel()} elements differ"
-            continue
-        rtol, atol = TOLERANCES[e.dtype]
-        e64, a64 = e.double(), a.double()
-        bad = ~((a64 - e64).abs() <= atol + rtol * e64.abs())
-        bad &= ~(torch.isnan(a64) & torch.isnan(e64))
-        bad &= ~(torch.isinf(e64) & (a64 == e64))
-        if bad.any():
-            worst = float((a64 - e64).abs().nan_to_num(float("inf")).max())
-            return (f"{what} {key}: {int(bad.sum())} of {e.numel()} elements differ, "
-                    f"max |d| {worst:.3g}")
-    return ""
-
-
-def rounding_verdict(expected, actual, truth):
-    """For a float16/bfloat16 model whose output differs from eager's beyond the per-op
-    tolerance: whole models accumulate one-ulp differences of their intermediate values, so the
-    output is judged against the same model run in float64 instead. '' when splice is further
-    from it than eager itself (mean error over 1.25x eager's, or max error over 2x), else the
-    two errors."""
-    e = (expected.double() - truth).abs()
-    a = (actual.double() - truth).abs()
-    if float(a.mean()) > 1.25 * float(e.mean()) or float(a.max()) > 2 * float(e.max()):
-        return ""
-    return (f"error vs float64 mean/max: splice {float(a.mean()):.2g}/{float(a.max()):.2g}, "
-            f"PyTorch {float(e.mean()):.2g}/{float(e.max()):.2g}")
-
-
-def float64_outputs(mod, inputs):
-    """The user outputs of the module run in float64 on the same inputs (output.N keys)."""
-    ref = copy.deepcopy(mod).double()
-    with torch.no_grad():
-        leaves, _ = torch.utils._pytree.tree_flatten(ref(*[t.clone() for t in inputs]))
-    return {f"output.{i}": t for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)}
-
-
-def run_splice(splice, case_dir, calls, mod=None):
-    """'' when every call matches, else 'splice: ...', 'mismatch: ...' or, with mod (a
-    float16/bfloat16 model), 'rounding: ...' where an output differs from eager's beyond the
-    per-op tolerance but is as close to the float64 model's as eager's (rounding_verdict)."""
-    model = os.path.join(case_dir, "model.pt2")
-    with open(os.path.join(case_dir, "case.json")) as f:
-        input_names = json.load(f)["inputs"]
-    state = None
-    note = ""
-    for k in range(calls):
-        out = os.path.join(case_dir, f"splice{k}.outputs.safetensors")
-        st = os.path.join(case_dir, f"splice{k}.state.safetensors")
-        inputs = os.path.join(case_dir, f"call{k}.inputs.safetensors")
-        cmd = [splice, "run", model, "--inputs", inputs, "--outputs", out, "--state-out", st,
-               "--no-cache"]
-        if state:
-            cmd += ["--state-in", state]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if p.returncode != 0:
-            text = (p.stderr + p.stdout).replace(model + ": ", "").replace("splice: error: ", "")
-            return f"splice: (rc {p.returncode}) " + first_line(text, 240)
-        for what, exp, act in (("output", f"call{k}.outputs.safetensors", out),
-                               ("state", f"call{k}.state.safetensors", st)):
-            expected, actual = load_file(os.path.join(case_dir, exp)), load_file(act)
-            diff = compare(expected, actual, what)
-            if diff and mod is not None and what == "output":
-                named = load_file(inputs)
-                truth = float64_outputs(mod, [named[n] for n in input_names])
-                verdicts = [rounding_verdict(expected[key], actual[key], truth[key])
-                            if compare({key: expected[key]}, {key: actual[key]}, what) else "ok"
-                            for key in expected]
-                if all(verdicts):
-                    note = note or f"rounding: call {k}, " + next(
-                        v for v in verdicts if v != "ok")
-                    diff = ""
-            if diff:
-                return f"mismatch: call {k} {diff}"
-        state = st
-    return note
-
-
-def sweep_one(name, c, forms, splice, scratch, reuse=False):
-    results = {}
-    try:
-        torch.manual_seed(generate.case_seed(c.name))
-        mod, calls, dims = c.fn()
-        calls = [tuple(x) for x in calls]
-        mod.eval()
-    except Exception as e:
-        return {f: f"build: {type(e).__name__}: {first_line(str(e))}" for f in forms}
-    for form in forms:
-        out_dir = os.path.join(scratch, name)
-        os.makedirs(out_dir, exist_ok=True)
-        case_dir = os.path.join(out_dir, generate.case_dir_name(c, form, "cpu"))
-        try:
-            if not (reuse and os.path.exists(os.path.join(case_dir, "case.json"))):
-                generate.generate_form(c, mod, calls, dims, "cpu", form, out_dir)
-        except Exception as e:
-            lines = (str(e) or repr(e)).strip().splitlines()
-            results[form] = f"export: {type(e).__name__}: {lines[0][:200] if lines else ''}"
-            continue
-        try:
-            lowp = mod if CONFIG["name"] in DTYPES else None
-            results[form] = run_splice(splice, case_dir, len(calls), lowp) or "pass"
-        except Exception as e:
-            results[form] = f"harness: {type(e).__name__}: {first_line(str(e))}"
-            traceback.print_exc()
-    return results
-
-
 def selected_names(config, patterns):
     names = [n for n in ARCHS if not patterns or any(fnmatch.fnmatch(n, p) for p in patterns)]
     if config == "base":
@@ -1039,15 +897,12 @@ def sweep_config(config, patterns, forms, splice, scratch, reuse):
     rows = []
     for name in selected_names(config, patterns):
         t0 = time.time()
-        res = sweep_one(name, ARCHS[name], forms, splice, os.path.join(scratch, config), reuse)
+        res = sweep_one(name, ARCHS[name], forms, splice, os.path.join(scratch, config), reuse,
+                        lowp=config in DTYPES)
         rows.append((name, res))
         print(f"[{config}] {name} ({time.time() - t0:.0f}s): " +
               "; ".join(f"{f}={res[f]}" for f in forms), flush=True)
-    table = [f"### {config}", "", "| architecture | " + " | ".join(forms) + " |",
-             "| --- |" + " --- |" * len(forms)]
-    for name, res in rows:
-        cells = [res[f].replace("|", "\\|") for f in forms]
-        table.append(f"| {name} | " + " | ".join(cells) + " |")
+    table = markdown_table(config, rows, forms)
     passed = sum(1 for _, r in rows for f in forms if r[f] == "pass")
     rounding = sum(1 for _, r in rows for f in forms if r[f].startswith("rounding:"))
     table += ["", f"{config}: {passed} of {len(rows) * len(forms)} cells pass" +

@@ -4,7 +4,7 @@ default form, conv1d/conv2d/conv3d and their "same"/"valid" padding forms in kee
 the routing ops of mixture-of-experts layers (sort, sort.stable, argsort, topk, histc,
 _grouped_mm),
 max.other (XGLM), square (squared-ReLU MLPs), and the CNN ops (eval batch norm in every export
-spelling, max_pool2d with and without indices, adaptive_avg_pool2d and 1d, avg_pool2d, hardswish
+spelling, max_pool2d with and without indices, adaptive_avg_pool2d (any output size) and 1d, avg_pool2d, hardswish
 and hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of
 them but sort and topk, which have kernels (passes/decompose_model_ops.cc, decompose_math.cc).
 Every case name starts with m_."""
@@ -344,6 +344,18 @@ def _():
     def forward(self, x, y):
         return F.adaptive_avg_pool1d(x, 1), F.adaptive_avg_pool1d(x, 3), F.adaptive_avg_pool1d(y, 2)
     return module(forward), same(1, randn(2, 4, 6), randn(3, 8)), None
+
+
+@case("m_adaptive_avg_pool2d_any", notes="adaptive_avg_pool2d to sizes not dividing the "
+      "input's (torchvision's VGG and AlexNet pool a small image's 1x1 features up to 7x7 and "
+      "6x6): larger than the input, overlapping windows of varying size, one dim dividing, "
+      "[C, H, W]")
+def _():
+    def forward(self, x, y, z):
+        return (F.adaptive_avg_pool2d(x, 7), F.adaptive_avg_pool2d(x, (6, 2)),
+                F.adaptive_avg_pool2d(y, (2, 3)), F.adaptive_avg_pool2d(y, (3, 2)),
+                F.adaptive_avg_pool2d(z, (4, 9)))
+    return module(forward), same(1, randn(2, 3, 1, 1), randn(2, 3, 5, 4), randn(3, 7, 9)), None
 
 
 @case("m_avg_pool2d", notes="avg_pool2d (EfficientNet's training IR): padding counted and not, "

@@ -152,8 +152,11 @@ TEST_F(SpliceFiles, EightParallelRunsShareOneCacheEntry) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      outcomes[i] =
-          cli(run_args({"--outputs", path("o" + std::to_string(i) + ".safetensors")}), kRunLimit);
+      // Appended, not "o" + to_string(i): GCC 12's -Wrestrict misreads that operator+.
+      std::string name = "o";
+      name += std::to_string(i);
+      name += ".safetensors";
+      outcomes[i] = cli(run_args({"--outputs", path(name)}), kRunLimit);
     });
   for (auto& t : threads) t.join();
   for (const auto& o : outcomes) {
