@@ -57,6 +57,7 @@ OVERRIDES = {
     "mobilevit": {"hidden_sizes": [16, 24, 32]},
     "pp_lcnet": {"scale": 0.25},
     "textnet": {"image_size": [64, 64]},
+    "cvt": {"depth": (1, 2, 3)},  # its drop-path rates index stage s among depth[s] blocks
 }
 # Per-type input shapes the forward signature and config do not tell (batch 2).
 INPUT_SHAPES = {"omniasr_ctc": (2, 1, AUDIO_SAMPLES),          # [B, 1, samples]
