@@ -518,7 +518,7 @@ Result<bool> col2im(Rewriter& rw, Node* node) {
     for (int64_t j = 0; j < p.kw; ++j) {
       const int64_t w0 = j * p.dw, w1 = w0 + p.sw * (p.ow - 1) + 1;
       SPLICE_ASSIGN_OR_RETURN(
-          Value * block, b.op(OpId::select_int, {Arg{cols}, Arg{rank - 3}, Arg{i * p.kw + j}}));
+          Value * block, b.op(OpId::select_int, {Arg{cols}, Arg{rank - 2}, Arg{i * p.kw + j}}));
       SPLICE_ASSIGN_OR_RETURN(Value * rows, b.op(OpId::slice_Tensor, {Arg{canvas}, Arg{hd}, Arg{h0},
                                                                       Arg{h1}, Arg{p.sh}}));
       SPLICE_ASSIGN_OR_RETURN(Value * region, b.op(OpId::slice_Tensor, {Arg{rows}, Arg{wd}, Arg{w0},
