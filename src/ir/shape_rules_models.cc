@@ -441,6 +441,207 @@ Result<Outputs> adaptive_avg_pool1d(RuleArgs& a) {
   return one(self->dtype, std::move(out));
 }
 
+// The four int[2] window arguments of im2col/col2im (each exactly two ints, as ATen's
+// im2col_shape_check asks) and the sliding blocks' count per spatial dim.
+struct Blocks {
+  std::pair<int64_t, int64_t> k, d, p, s;
+};
+
+Result<Blocks> blocks(RuleArgs& a, std::string_view op) {
+  Blocks b;
+  std::pair<int64_t, int64_t>* fields[] = {&b.k, &b.d, &b.p, &b.s};
+  const char* names[] = {"kernel_size", "dilation", "padding", "stride"};
+  for (int i = 0; i < 4; ++i) {
+    SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> v, a.int_list(names[i]));
+    if (v.size() != 2)
+      return a.error("{}: It is expected {} equals to 2, but got size {}", op, names[i], v.size());
+    *fields[i] = {v[0], v[1]};
+  }
+  if (b.k.first <= 0 || b.k.second <= 0)
+    return a.error(
+        "kernel size should be greater than zero, but got kernel_height: {} "
+        "kernel_width: {}",
+        b.k.first, b.k.second);
+  if (b.d.first <= 0 || b.d.second <= 0)
+    return a.error(
+        "dilation should be greater than zero, but got dilation_height: {} "
+        "dilation_width: {}",
+        b.d.first, b.d.second);
+  if (b.p.first < 0 || b.p.second < 0)
+    return a.error("padding should be non-negative, but got pad_height: {} pad_width: {}",
+                   b.p.first, b.p.second);
+  if (b.s.first <= 0 || b.s.second <= 0)
+    return a.error(
+        "stride should be greater than zero, but got stride_height: {} "
+        "stride_width: {}",
+        b.s.first, b.s.second);
+  return b;
+}
+
+// (n + 2p - (d(k-1) + 1)) / s + 1 blocks along a static size n; a symbolic one is refused.
+Result<int64_t> block_count(RuleArgs& a, std::string_view op, const SymExpr& n, int64_t k,
+                            int64_t d, int64_t p, int64_t s) {
+  const auto c = n.constant();
+  if (!c) return a.error("{} over a symbolic spatial size ({})", op, n.to_string());
+  const int64_t span = *c + 2 * p - (d * (k - 1) + 1);
+  return span < 0 ? int64_t{0} : span / s + 1;
+}
+
+// im2col(self, kernel_size, dilation, padding, stride) (nn.Unfold): self [C, H, W] or
+// [N, C, H, W] -> [(N,) C * kh * kw, L], L the number of sliding blocks (ATen's
+// im2col_shape_check).
+Result<Outputs> im2col(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(const Blocks b, blocks(a, "im2col"));
+  if (self->rank() != 3 && self->rank() != 4)
+    return a.error(
+        "Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size "
+        "and non-zero dimensions, but got: {}",
+        sizes_string(self->sizes));
+  const int64_t r = self->rank();
+  SPLICE_ASSIGN_OR_RETURN(int64_t oh, block_count(a, "im2col", self->sizes[r - 2], b.k.first,
+                                                  b.d.first, b.p.first, b.s.first));
+  SPLICE_ASSIGN_OR_RETURN(int64_t ow, block_count(a, "im2col", self->sizes[r - 1], b.k.second,
+                                                  b.d.second, b.p.second, b.s.second));
+  if (oh < 1 || ow < 1)
+    return a.error(
+        "Given input with spatial size ({}, {}), kernel_size=({}, {}), "
+        "dilation=({}, {}), padding=({}, {}), calculated shape of the array of "
+        "sliding blocks as ({}, {}), but its components must be at least one.",
+        self->sizes[r - 2].to_string(), self->sizes[r - 1].to_string(), b.k.first, b.k.second,
+        b.d.first, b.d.second, b.p.first, b.p.second, oh, ow);
+  Sizes out(self->sizes.begin(), self->sizes.end() - 3);
+  out.push_back(a.env().simplify(self->sizes[r - 3] * SymExpr(b.k.first * b.k.second)));
+  out.push_back(SymExpr(oh * ow));
+  return one(self->dtype, std::move(out));
+}
+
+// col2im(self, output_size, kernel_size, dilation, padding, stride) (nn.Fold): self [C * kh * kw,
+// L] or [N, C * kh * kw, L] -> [(N,) C, H, W] (ATen's col2im_shape_check).
+Result<Outputs> col2im(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes size, a.sym_list("output_size"));
+  if (size.size() != 2)
+    return a.error("It is expected output_size equals to 2, but got size {}", size.size());
+  SPLICE_ASSIGN_OR_RETURN(const Blocks b, blocks(a, "col2im"));
+  if (self->rank() != 2 && self->rank() != 3)
+    return a.error(
+        "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
+        "and non-zero dimensions, but got: {}",
+        sizes_string(self->sizes));
+  const int64_t r = self->rank();
+  const auto rows = self->sizes[r - 2].constant();
+  const auto length = self->sizes[r - 1].constant();
+  if (!rows || !length)
+    return a.error("col2im over symbolic sizes ({}) is not supported", sizes_string(self->sizes));
+  const int64_t kernel = b.k.first * b.k.second;
+  if (*rows % kernel != 0)
+    return a.error(
+        "Expected size of input's dimension 1 to be divisible by the product of "
+        "kernel_size, but got input.size(1)={} and kernel_size=({}, {})",
+        *rows, b.k.first, b.k.second);
+  SPLICE_ASSIGN_OR_RETURN(
+      int64_t oh, block_count(a, "col2im", size[0], b.k.first, b.d.first, b.p.first, b.s.first));
+  SPLICE_ASSIGN_OR_RETURN(int64_t ow, block_count(a, "col2im", size[1], b.k.second, b.d.second,
+                                                  b.p.second, b.s.second));
+  if (oh < 1 || ow < 1 || oh * ow != *length)
+    return a.error(
+        "Given output_size=({}, {}), kernel_size=({}, {}), dilation=({}, {}), "
+        "padding=({}, {}), stride=({}, {}), expected size of input's dimension 2 to "
+        "match the calculated number of sliding blocks {} * {} = {}, but got "
+        "input.size(2)={}.",
+        size[0].to_string(), size[1].to_string(), b.k.first, b.k.second, b.d.first, b.d.second,
+        b.p.first, b.p.second, b.s.first, b.s.second, oh, ow, oh * ow, *length);
+  Sizes out(self->sizes.begin(), self->sizes.end() - 2);
+  out.push_back(SymExpr(*rows / kernel));
+  out.push_back(size[0]);
+  out.push_back(size[1]);
+  return one(self->dtype, std::move(out));
+}
+
+// avg_pool1d(self, kernel_size, stride, padding, ceil_mode, count_include_pad): self [C, L] or
+// [N, C, L], L pooled as avg_pool2d pools a plane's width (ATen pools the unsqueezed plane).
+Result<Outputs> avg_pool1d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.int_list("kernel_size"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> stride, a.int_list("stride"));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<int64_t> padding, a.int_list("padding"));
+  SPLICE_ASSIGN_OR_RETURN(bool ceil_mode, a.boolean("ceil_mode"));
+  if (self->rank() != 2 && self->rank() != 3)
+    return a.error("avg_pool1d() Expected 2D or 3D input tensor, but got {}",
+                   sizes_string(self->sizes));
+  if (kernel.size() != 1) return a.error("avg_pool1d() kernel_size must be an int");
+  if (stride.size() > 1) return a.error("avg_pool1d() stride must be an int");
+  if (padding.size() != 1) return a.error("avg_pool1d() padding must be an int");
+  const int64_t k = kernel[0], s = stride.empty() ? k : stride[0], p = padding[0];
+  if (k <= 0) return a.error("kernel size should be greater than zero, but got kW: {}", k);
+  if (s <= 0) return a.error("stride should be greater than zero, but got dW: {}", s);
+  if (p < 0 || p > k / 2)
+    return a.error(
+        "pad should be at most half of effective kernel size, but got pad={}, "
+        "kernel_size={} and dilation=1",
+        p, k);
+  if (!is_floating(self->dtype))
+    return a.error("avg_pool1d is not implemented for {}", dtype_name(self->dtype));
+  SPLICE_ASSIGN_OR_RETURN(SymExpr out_len,
+                          pool_output_size(a, self->sizes.back(), k, p, s, 1, ceil_mode));
+  Sizes out(self->sizes.begin(), self->sizes.end() - 1);
+  out.push_back(a.env().simplify(out_len));
+  return one(self->dtype, std::move(out));
+}
+
+// glu(self, dim): self's size at dim halved (it must be even).
+Result<Outputs> glu(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  if (self->rank() == 0)
+    return a.error("glu does not support scalars because halving size must be even");
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
+  const auto n = self->sizes[dim].constant();
+  if (!n) return a.error("glu over a symbolic size ({})", self->sizes[dim].to_string());
+  if (*n % 2 != 0)
+    return a.error("Halving dimension must be even, but dimension {} is size {}", dim, *n);
+  if (!is_floating(self->dtype))
+    return a.error("glu is not implemented for {}", dtype_name(self->dtype));
+  Sizes out = self->sizes;
+  out[dim] = SymExpr(*n / 2);
+  return one(self->dtype, std::move(out));
+}
+
+// _weight_norm(v, g, dim): v's shape and dtype (v * g / |v| over every dim but dim).
+Result<Outputs> weight_norm(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* v, a.tensor("v"));
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* g, a.tensor("g"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dim"));
+  if (dim < -1 || dim >= v->rank())
+    return a.error("_weight_norm: dim {} is out of range for a {}-d tensor", dim, v->rank());
+  if (g->dtype != v->dtype)
+    return a.error("_weight_norm: g ({}) and v ({}) differ in dtype", dtype_name(g->dtype),
+                   dtype_name(v->dtype));
+  return one(v->dtype, v->sizes);
+}
+
+// unfold(self, dimension, size, step) (Tensor.unfold): dim replaced by the window count
+// (n - size) / step + 1, the window's `size` elements a new last dim.
+Result<Outputs> unfold(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t dim, a.integer("dimension"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t size, a.integer("size"));
+  SPLICE_ASSIGN_OR_RETURN(int64_t step, a.integer("step"));
+  if (self->rank() == 0) return a.error("unfold of a 0-d tensor is not supported");
+  SPLICE_ASSIGN_OR_RETURN(dim, wrap_dim(a, dim, self->rank(), false));
+  if (size < 0) return a.error("size is {} but must be >= 0", size);
+  if (step <= 0) return a.error("step is {} but must be > 0", step);
+  const auto n = self->sizes[dim].constant();
+  if (!n) return a.error("unfold over a symbolic size ({})", self->sizes[dim].to_string());
+  if (size > *n)
+    return a.error("maximum size for tensor at dimension {} is {} but size is {}", dim, *n, size);
+  Sizes out = self->sizes;
+  out[dim] = SymExpr((*n - size) / step + 1);
+  out.push_back(SymExpr(size));
+  return one(self->dtype, std::move(out));
+}
+
 constexpr RuleEntry kEntries[] = {
     {OpId::convolution, convolution},
     {OpId::conv1d, convolution},
@@ -472,6 +673,12 @@ constexpr RuleEntry kEntries[] = {
     {OpId::upsample_bicubic2d, upsample2d},
     {OpId::upsample_bicubic2d_vec, upsample2d},
     {OpId::avg_pool2d, avg_pool2d},
+    {OpId::im2col, im2col},
+    {OpId::col2im, col2im},
+    {OpId::avg_pool1d, avg_pool1d},
+    {OpId::glu, glu},
+    {OpId::_weight_norm, weight_norm},
+    {OpId::unfold, unfold},
 };
 
 }  // namespace

@@ -601,6 +601,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::squeeze_dims, squeeze},
     {OpId::squeeze, squeeze},
     {OpId::expand, expand},
+    {OpId::broadcast_to, expand},
     {OpId::slice_Tensor, slice},
     {OpId::select_int, select},
     {OpId::alias, identity},

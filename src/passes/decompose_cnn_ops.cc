@@ -22,6 +22,11 @@
 //     plane, as ATen's.
 //   avg_pool2d: window sums of the zero-padded input over counts summed the same way from a mask
 //     of ones (or divisor_override); windows tiling the input unpadded a view and one sum.
+//   im2col (nn.Unfold): the zero-padded input's strided slice per kernel offset, stacked and
+//     flattened; col2im (nn.Fold): each offset's block added into a zero canvas at its strided
+//     slice (slice_scatter), in ATen's CPU loop order, the padding sliced off.
+//   avg_pool1d the 2-d pool of an unsqueezed plane, as ATen's; glu a * sigmoid(b) of the halves;
+//     _weight_norm (nn.utils weight norm) v * (g / |v|), the norm over every dim but dim.
 //   hardswish and hardsigmoid: their clamp-and-scale formulas, in float for the half types.
 #include <algorithm>
 #include <limits>
@@ -462,6 +467,185 @@ Result<bool> adaptive_avg_pool1d(Rewriter& rw, Node* node) {
   return true;
 }
 
+// ---- im2col, col2im (nn.Unfold, nn.Fold) ----
+
+// The sliding blocks of im2col/col2im over a static H x W plane: PoolWindows with the padding
+// `padding` on both sides (the blocks' count as ATen's im2col_shape_check computes it).
+Result<PoolWindows> sliding_blocks(const Node& node, std::string_view op, int64_t h, int64_t w) {
+  PoolWindows p{};
+  p.h = h, p.w = w;
+  std::tie(p.kh, p.kw) = pair_of(int_list(node.arg("kernel_size")), {1, 1});
+  std::tie(p.dh, p.dw) = pair_of(int_list(node.arg("dilation")), {1, 1});
+  std::tie(p.ph, p.pw) = pair_of(int_list(node.arg("padding")), {0, 0});
+  std::tie(p.sh, p.sw) = pair_of(int_list(node.arg("stride")), {1, 1});
+  p.hi_h = p.ph, p.hi_w = p.pw;
+  p.oh = (h + 2 * p.ph - (p.dh * (p.kh - 1) + 1)) / p.sh + 1;
+  p.ow = (w + 2 * p.pw - (p.dw * (p.kw - 1) + 1)) / p.sw + 1;
+  constexpr int64_t kMaxOffsets = 1024;  // one slice per kernel offset, as the pools
+  if (p.kh * p.kw > kMaxOffsets)
+    return unsupported(node, fmt::format("{} with a {}x{} kernel (more than {} offsets)", op, p.kh,
+                                         p.kw, kMaxOffsets));
+  return p;
+}
+
+// im2col(self [(N,) C, H, W], kernel_size, dilation, padding, stride) -> [(N,) C*kh*kw, L]: the
+// zero-padded input's strided slice per kernel offset (row-major), stacked after the channels,
+// the channels and offsets then the block rows and columns flattened. Data movement only.
+Result<bool> im2col(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  const ir::TensorType& type = self->type();
+  const int64_t rank = type.rank();
+  const auto h = static_size(type, rank - 2);
+  const auto w = static_size(type, rank - 1);
+  if (!h || !w) return unsupported(*node, "im2col over symbolic spatial sizes");
+  Builder b{rw, node};
+  SPLICE_ASSIGN_OR_RETURN(const PoolWindows p, sliding_blocks(*node, "im2col", *h, *w));
+  Value* x = self;
+  if (p.padded()) {
+    SPLICE_ASSIGN_OR_RETURN(x, b.op(OpId::constant_pad_nd, {Arg{x}, Arg{p.pad()}, Arg{0.0}}));
+  }
+  // [(N,) C, K, oh, ow] -> [(N,) C*K, oh*ow]
+  SPLICE_ASSIGN_OR_RETURN(Value * stacked, p.stack(b, x, rank - 2));
+  SPLICE_ASSIGN_OR_RETURN(Value * out,
+                          b.op(OpId::flatten_using_ints, {Arg{stacked}, Arg{rank - 1}, Arg{rank}}));
+  SPLICE_ASSIGN_OR_RETURN(out,
+                          b.op(OpId::flatten_using_ints, {Arg{out}, Arg{rank - 3}, Arg{rank - 2}}));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// col2im(self [(N,) C*kh*kw, L], output_size, kernel_size, dilation, padding, stride) ->
+// [(N,) C, H, W]: a zero canvas of the padded plane to which each kernel offset's block
+// [(N,) C, oh, ow] is added at its strided slice (slice, add, slice_scatter), offsets in
+// row-major order — the order of ATen's CPU col2im loop, so overlapping blocks sum in the same
+// order from the same zero — then the padding sliced off.
+Result<bool> col2im(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  const ir::TensorType& out_type = node->outputs()[0]->type();
+  const int64_t rank = out_type.rank();  // 3 or 4
+  const auto c = static_size(out_type, rank - 3);
+  const auto h = static_size(out_type, rank - 2);
+  const auto w = static_size(out_type, rank - 1);
+  if (!c || !h || !w) return unsupported(*node, "col2im to symbolic sizes");
+  Builder b{rw, node};
+  SPLICE_ASSIGN_OR_RETURN(const PoolWindows p, sliding_blocks(*node, "col2im", *h, *w));
+  const int64_t k = p.kh * p.kw;
+  SizeBuilder sb(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sb.dims(self));
+  std::vector<Size> shape(dims.begin(), dims.end() - 2);  // the batch dim, if any
+  std::vector<Size> canvas_shape = shape;
+  for (int64_t s : {*c, k, p.oh, p.ow}) shape.push_back(SizeBuilder::constant(s));
+  for (int64_t s : {*c, p.h + 2 * p.ph, p.w + 2 * p.pw})
+    canvas_shape.push_back(SizeBuilder::constant(s));
+  SPLICE_ASSIGN_OR_RETURN(Value * cols, b.op(OpId::view, {Arg{self}, Arg{to_list(shape)}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * canvas, b.op(OpId::zeros, {Arg{to_list(canvas_shape)}},
+                                               {{"dtype", Arg{self->type().dtype}}}));
+  const int64_t hd = rank - 2, wd = rank - 1;
+  for (int64_t i = 0; i < p.kh; ++i) {
+    const int64_t h0 = i * p.dh, h1 = h0 + p.sh * (p.oh - 1) + 1;
+    for (int64_t j = 0; j < p.kw; ++j) {
+      const int64_t w0 = j * p.dw, w1 = w0 + p.sw * (p.ow - 1) + 1;
+      SPLICE_ASSIGN_OR_RETURN(
+          Value * block, b.op(OpId::select_int, {Arg{cols}, Arg{rank - 2}, Arg{i * p.kw + j}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * rows, b.op(OpId::slice_Tensor, {Arg{canvas}, Arg{hd}, Arg{h0},
+                                                                      Arg{h1}, Arg{p.sh}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * region, b.op(OpId::slice_Tensor, {Arg{rows}, Arg{wd}, Arg{w0},
+                                                                        Arg{w1}, Arg{p.sw}}));
+      SPLICE_ASSIGN_OR_RETURN(Value * sum, b.op(OpId::add_Tensor, {Arg{region}, Arg{block}}));
+      SPLICE_ASSIGN_OR_RETURN(rows, b.op(OpId::slice_scatter, {Arg{rows}, Arg{sum}, Arg{wd},
+                                                               Arg{w0}, Arg{w1}, Arg{p.sw}}));
+      SPLICE_ASSIGN_OR_RETURN(canvas, b.op(OpId::slice_scatter, {Arg{canvas}, Arg{rows}, Arg{hd},
+                                                                 Arg{h0}, Arg{h1}, Arg{p.sh}}));
+    }
+  }
+  Value* out = canvas;
+  if (p.ph != 0) {
+    SPLICE_ASSIGN_OR_RETURN(out, b.op(OpId::slice_Tensor, {Arg{out}, Arg{hd}, Arg{p.ph},
+                                                           Arg{p.ph + p.h}, Arg{int64_t{1}}}));
+  }
+  if (p.pw != 0) {
+    SPLICE_ASSIGN_OR_RETURN(out, b.op(OpId::slice_Tensor, {Arg{out}, Arg{wd}, Arg{p.pw},
+                                                           Arg{p.pw + p.w}, Arg{int64_t{1}}}));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// avg_pool1d(self, [k], [s], [p], ceil_mode, count_include_pad) as ATen computes it: the 2-d
+// pool of self unsqueezed before its last dim with kernel [1, k], stride [1, s], padding [0, p],
+// squeezed back (SEW's downsampling).
+Result<bool> avg_pool1d(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  const std::vector<int64_t> k = int_list(node->arg("kernel_size"));
+  const std::vector<int64_t> s = int_list(node->arg("stride"));
+  const std::vector<int64_t> p = int_list(node->arg("padding"));
+  if (self == nullptr || k.size() != 1 || p.size() != 1) return false;
+  Builder b{rw, node};
+  const int64_t plane = self->type().rank() - 1;
+  SPLICE_ASSIGN_OR_RETURN(Value * x, b.op(OpId::unsqueeze, {Arg{self}, Arg{plane}}));
+  const std::vector<ir::SymIntArg> kernel = {int64_t{1}, k[0]};
+  const std::vector<ir::SymIntArg> stride = {int64_t{1}, s.empty() ? k[0] : s[0]};
+  const std::vector<ir::SymIntArg> padding = {int64_t{0}, p[0]};
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * pooled,
+      b.op(OpId::avg_pool2d, {Arg{x}, Arg{kernel}, Arg{stride}, Arg{padding},
+                              node->arg("ceil_mode"), node->arg("count_include_pad"), Arg{}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::squeeze_dim, {Arg{pooled}, Arg{plane}}));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// glu(self, dim) = a * sigmoid(b), a and b the first and second halves of dim (ATen's glu).
+Result<bool> glu(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t rank = self->type().rank();
+  int64_t dim = node->arg("dim").as<int64_t>();
+  if (dim < 0) dim += rank;
+  const auto n = static_size(self->type(), dim);
+  if (!n) return unsupported(*node, "glu over a symbolic size");
+  Builder b{rw, node};
+  const int64_t half = *n / 2;
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * first,
+      b.op(OpId::slice_Tensor, {Arg{self}, Arg{dim}, Arg{int64_t{0}}, Arg{half}, Arg{int64_t{1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * second, b.op(OpId::slice_Tensor, {Arg{self}, Arg{dim}, Arg{half},
+                                                                    Arg{*n}, Arg{int64_t{1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * gate, b.op(OpId::sigmoid, {Arg{second}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::mul_Tensor, {Arg{first}, Arg{gate}}));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
+// _weight_norm(v, g, dim) (nn.utils weight_norm's parametrization): v * (g / |v|), |v| the
+// 2-norm over every dim but dim (over all of v for dim -1) kept as size-1 dims, in float for the
+// half types as ATen's weight-norm kernels accumulate, cast back.
+Result<bool> weight_norm(Rewriter& rw, Node* node) {
+  Value* v = tensor_arg(*node, "v");
+  Value* g = tensor_arg(*node, "g");
+  if (v == nullptr || g == nullptr) return false;
+  const int64_t rank = v->type().rank();
+  const int64_t dim = node->arg("dim").as<int64_t>();
+  const DType dtype = v->type().dtype;
+  Builder b{rw, node};
+  SPLICE_ASSIGN_OR_RETURN(Value * x, b.cast(v, computation_dtype(dtype)));
+  SPLICE_ASSIGN_OR_RETURN(Value * gain, b.cast(g, computation_dtype(dtype)));
+  std::vector<ir::SymIntArg> dims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim) dims.push_back(d);
+  SPLICE_ASSIGN_OR_RETURN(Value * squares, b.op(OpId::mul_Tensor, {Arg{x}, Arg{x}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * sum,
+                          b.op(OpId::sum_dim_IntList, {Arg{squares}, Arg{dims}, Arg{true}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * norm, b.op(OpId::sqrt, {Arg{sum}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * scale, b.op(OpId::div_Tensor, {Arg{gain}, Arg{norm}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::mul_Tensor, {Arg{x}, Arg{scale}}));
+  SPLICE_ASSIGN_OR_RETURN(out, b.cast(out, dtype));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
 // ---- hardswish, hardsigmoid ----
 
 // hardsigmoid(x) = min(max(x + 3, 0), 6) / 6 and hardswish(x) = x * that before the division,
@@ -496,6 +680,11 @@ constexpr Entry kEntries[] = {
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
     {OpId::avg_pool2d, avg_pool2d},
+    {OpId::im2col, im2col},
+    {OpId::col2im, col2im},
+    {OpId::avg_pool1d, avg_pool1d},
+    {OpId::glu, glu},
+    {OpId::_weight_norm, weight_norm},
     {OpId::hardswish, hard_activation},
     {OpId::hardsigmoid, hard_activation},
 };

@@ -791,6 +791,48 @@ Result<bool> tensor_split_indices(Rewriter& rw, Node* node) {
   return true;
 }
 
+// broadcast_to(self, size): expand(self, size).
+Result<bool> broadcast_to(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  SPLICE_TRY(rw.replace(node, OpId::expand, {Arg{self}, node->arg("size")}));
+  return true;
+}
+
+// unfold(self, dimension, size, step) (Tensor.unfold): the windows as a new last dim, one
+// strided slice of dim per window offset, stacked last. A copy, not a view: a program writing
+// through the windows is not supported (export's functional forms never do).
+Result<bool> unfold(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  if (self == nullptr) return false;
+  const int64_t rank = self->type().rank();
+  int64_t dim = node->arg("dimension").as<int64_t>();
+  if (dim < 0) dim += rank;
+  const int64_t size = node->arg("size").as<int64_t>();
+  const int64_t step = node->arg("step").as<int64_t>();
+  const auto n = static_size(self->type(), dim);
+  if (!n || size < 1)
+    return Error(ErrorKind::kUnsupportedOp,
+                 node_label(*node) + ": unfold over a symbolic size or of empty windows");
+  constexpr int64_t kMaxOffsets = 1024;
+  if (size > kMaxOffsets)
+    return Error(ErrorKind::kUnsupportedOp,
+                 node_label(*node) +
+                     fmt::format(": unfold with windows of more than {} elements", kMaxOffsets));
+  const int64_t windows = (*n - size) / step + 1;
+  Builder b{rw, node};
+  std::vector<Value*> parts;
+  for (int64_t i = 0; i < size; ++i) {
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * part, b.op(OpId::slice_Tensor, {Arg{self}, Arg{dim}, Arg{i},
+                                                Arg{i + step * (windows - 1) + 1}, Arg{step}}));
+    parts.push_back(part);
+  }
+  SPLICE_ASSIGN_OR_RETURN(Value * out, b.op(OpId::stack, {Arg{parts}, Arg{rank}}));
+  SPLICE_TRY(replace_outputs(rw, node, {out}));
+  return true;
+}
+
 constexpr Entry kEntries[] = {
     {OpId::to_dtype, to},
     {OpId::to_dtype_layout, to},
@@ -814,6 +856,8 @@ constexpr Entry kEntries[] = {
     {OpId::view_as, as_other},
     {OpId::reshape_as, as_other},
     {OpId::expand_as, as_other},
+    {OpId::broadcast_to, broadcast_to},
+    {OpId::unfold, unfold},
     {OpId::movedim_int, movedim},
     {OpId::movedim_intlist, movedim},
     {OpId::moveaxis_int, movedim},

@@ -44,7 +44,8 @@ H, NH, KV, MLP, V = hf.HIDDEN, hf.HEADS, hf.KV_HEADS, hf.MLP, hf.VOCAB
 ARCHS = {}
 
 
-KINDS = {}      # name -> "decoder" (a causal LM, swept in every configuration) or "other"
+KINDS = {}      # name -> "decoder" (a causal LM, swept in every configuration), "other", or
+                # "task" (sweep_hf_tasks.py's auto-mapping types)
 IN_BASE = {}    # name -> False for the decoders hf_models.py covers (base configuration only)
 
 
@@ -885,17 +886,19 @@ def _():
 
 # ---- the sweep ---------------------------------------------------------------------------
 
-def selected_names(config, patterns):
+def selected_names(config, patterns, kinds=None):
     names = [n for n in ARCHS if not patterns or any(fnmatch.fnmatch(n, p) for p in patterns)]
+    if kinds:
+        names = [n for n in names if KINDS[n] in kinds]
     if config == "base":
         return [n for n in names if IN_BASE[n]]
     return [n for n in names if KINDS[n] == "decoder"]
 
 
-def sweep_config(config, patterns, forms, splice, scratch, reuse):
+def sweep_config(config, patterns, forms, splice, scratch, reuse, kinds=None):
     CONFIG["name"] = config
     rows = []
-    for name in selected_names(config, patterns):
+    for name in selected_names(config, patterns, kinds):
         t0 = time.time()
         res = sweep_one(name, ARCHS[name], forms, splice, os.path.join(scratch, config), reuse,
                         lowp=config in DTYPES)
@@ -910,7 +913,8 @@ def sweep_config(config, patterns, forms, splice, scratch, reuse):
     return table
 
 
-def main():
+def main(kinds=None):
+    """kinds: sweep only the architectures of these kinds (sweep_hf_tasks.py's "task")."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splice", default="build/bin/splice", help="the splice binary")
     parser.add_argument("--only", default="", help="comma-separated architecture globs")
@@ -931,14 +935,14 @@ def main():
             parser.error(f"unknown configuration {config!r}; one of {', '.join(CONFIGS)}")
     if args.list:
         for config in configs:
-            print(f"{config}: " + " ".join(selected_names(config, patterns)))
+            print(f"{config}: " + " ".join(selected_names(config, patterns, kinds)))
         return 0
     forms = [f for f in args.forms.split(",") if f]
     splice = os.path.abspath(args.splice)
     scratch = args.keep_dir or tempfile.mkdtemp(prefix="splice_sweep_")
     tables = []
     for config in configs:
-        tables += sweep_config(config, patterns, forms, splice, scratch, args.reuse)
+        tables += sweep_config(config, patterns, forms, splice, scratch, args.reuse, kinds)
     print("\n".join(tables))
     if args.markdown:
         with open(args.markdown, "w") as f:

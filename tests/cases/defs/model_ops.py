@@ -358,6 +358,45 @@ def _():
     return module(forward), same(1, randn(2, 3, 1, 1), randn(2, 3, 5, 4), randn(3, 7, 9)), None
 
 
+@case("m_unfold_fold", notes="F.unfold / F.fold (aten.im2col / col2im in the training IR, "
+      "MobileViTV2's patches): padding, dilation, non-square kernel and stride, overlapping "
+      "blocks summed by fold, blocks that do not reach the edge, unbatched [C, H, W], bfloat16")
+def _():
+    def forward(self, x, c, h):
+        u = F.unfold(x, 2, stride=2)
+        o = F.unfold(x, (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+        return (u, o,
+                F.fold(u, (6, 6), 2, stride=2),
+                F.fold(o, (6, 6), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1)),
+                F.fold(F.unfold(x, 3, padding=1), (6, 6), 3, padding=1),
+                F.unfold(c, 2, stride=3),
+                F.fold(F.unfold(c, 2), (5, 7), 2),
+                F.fold(F.unfold(h, 2, padding=1), (4, 5), 2, padding=1))
+    return (module(forward),
+            same(1, randn(2, 3, 6, 6), randn(3, 5, 7), randn(1, 2, 4, 5, dtype=torch.bfloat16)),
+            None)
+
+
+@case("m_speech_ops", notes="the ops of transformers' speech encoders (wav2vec2, SEW, "
+      "conformers): avg_pool1d (padding, ceil mode, count_include_pad=False, [C, L]), glu over "
+      "the last and a middle dim, torch._weight_norm over dim 0, the last dim, a middle dim and "
+      "all (-1), broadcast_to, Tensor.unfold (overlapping and strided windows, a middle dim)")
+def _():
+    def forward(self, x, c, v, g0, g2, g1, s):
+        return (F.avg_pool1d(x, 2),
+                F.avg_pool1d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                F.avg_pool1d(c, 2, stride=1),
+                F.glu(x), F.glu(v, dim=1),
+                torch._weight_norm(v, g0, 0), torch._weight_norm(v, g2, 2),
+                torch._weight_norm(v, g1, 1), torch._weight_norm(v, s, -1),
+                torch.broadcast_to(c[:, :1], (3, 5)),
+                x.unfold(2, 3, 1), x.unfold(2, 2, 3), v.unfold(1, 2, 2))
+    return (module(forward),
+            same(1, randn(2, 3, 8), randn(3, 5), randn(4, 6, 4), randn(4, 1, 1), randn(1, 1, 4),
+                 randn(1, 6, 1), randn(())),
+            None)
+
+
 @case("m_avg_pool2d", notes="avg_pool2d (EfficientNet's training IR): padding counted and not, "
       "ceil mode with a last window past the padding (counted only up to it), divisor_override, "
       "a non-square kernel and stride on [C, H, W], bfloat16, one window covering the input, "
