@@ -176,3 +176,14 @@ def markdown_table(title, rows, forms, label="architecture"):
         cells = [res[f].replace("|", "\\|") for f in forms]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
+
+
+def report(lines, markdown, scratch, kept):
+    """Prints a sweep's tables, writes them to `markdown` if given, and says where the exported
+    programs are when they were not written to a folder the user chose (`kept`)."""
+    print("\n".join(lines))
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    if not kept:
+        print(f"programs in {scratch} (delete when done)")

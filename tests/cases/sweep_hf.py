@@ -36,7 +36,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_common import conv_fan_in, markdown_table, sweep_one  # noqa: E402
+from sweep_common import conv_fan_in, markdown_table, report, sweep_one  # noqa: E402
 from defs import hf_models as hf  # noqa: E402
 from defs.registry import Case  # noqa: E402
 
@@ -943,12 +943,7 @@ def main(kinds=None):
     tables = []
     for config in configs:
         tables += sweep_config(config, patterns, forms, splice, scratch, args.reuse, kinds)
-    print("\n".join(tables))
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write("\n".join(tables) + "\n")
-    if not args.keep_dir:
-        print(f"programs in {scratch} (delete when done)")
+    report(tables, args.markdown, scratch, args.keep_dir)
     return 0
 
 

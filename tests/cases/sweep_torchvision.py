@@ -39,7 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from defs.registry import Case  # noqa: E402
-from sweep_common import conv_fan_in, markdown_table, sweep_one  # noqa: E402
+from sweep_common import conv_fan_in, markdown_table, report, sweep_one  # noqa: E402
 
 CLASSES = 10
 BATCH = 2
@@ -333,12 +333,7 @@ def main():
     counts = ", ".join(f"{f} {sum(1 for _, r in rows if r[f] == 'pass')} of {len(rows)}"
                        for f in forms)
     table += ["", f"cells passing: {counts}", ""]
-    print("\n".join(table))
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write("\n".join(table) + "\n")
-    if not args.keep_dir:
-        print(f"programs in {scratch} (delete when done)")
+    report(table, args.markdown, scratch, args.keep_dir)
     return 0
 
 
