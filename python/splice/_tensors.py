@@ -7,6 +7,8 @@ tensor afterwards, as PyTorch eager writes it. Outputs come back as torch tensor
 importable (through DLPack: no copy), numpy arrays otherwise.
 """
 
+import functools
+import importlib
 import sys
 
 import numpy as np
@@ -14,16 +16,19 @@ import numpy as np
 from . import _errors
 
 
-def torch_module():
-    """torch if the caller's process has it (imported or importable), else None."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        return torch
+@functools.lru_cache(maxsize=None)
+def _optional_module(name: str):
+    """The module `name` if it can be imported, else None. Asked once per process: a failed
+    import searches the whole path again, and this is asked on every call."""
     try:
-        import torch  # noqa: PLC0415 (torch is optional and slow to import)
+        return importlib.import_module(name)
     except ImportError:
         return None
-    return torch
+
+
+def torch_module():
+    """torch if the caller's process has it (imported or importable), else None."""
+    return sys.modules.get("torch") or _optional_module("torch")
 
 
 def _is_torch_tensor(x) -> bool:
@@ -103,11 +108,8 @@ def write_back(prepared: Prepared, new_value) -> None:
 
 def bfloat16_numpy_dtype():
     """ml_dtypes.bfloat16 where installed (numpy itself has no bfloat16), else None."""
-    try:
-        import ml_dtypes  # noqa: PLC0415 (optional)
-    except ImportError:
-        return None
-    return ml_dtypes.bfloat16
+    ml_dtypes = _optional_module("ml_dtypes")
+    return None if ml_dtypes is None else ml_dtypes.bfloat16
 
 
 def to_caller(array):
