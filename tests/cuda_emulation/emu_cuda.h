@@ -19,8 +19,6 @@ struct EmuDim {
 inline thread_local EmuDim blockIdx, threadIdx;
 inline EmuDim blockDim, gridDim;
 inline std::barrier<>* g_barrier = nullptr;
-// One barrier per warp of the running block (barrier launches), for the warp shuffles.
-inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 // Barrier kernels: a barrier per warp for the shuffles, an exchange slot per thread, and the
 // block's dynamic shared memory (extern __shared__ arrays, rewritten by prepare_cu.py).
@@ -107,7 +105,7 @@ using std::isnan;
 #define __device__
 #define __forceinline__ inline
 #define __global__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __shared__ static
 template <typename T>
 T atomicCAS(T* p, T cmp, T v) {

@@ -12,7 +12,7 @@ inline EmuDim blockIdx, threadIdx, blockDim, gridDim;
 #define __device__
 #define __forceinline__ inline
 #define __global__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 inline float __int_as_float(int i) {
   float f;
