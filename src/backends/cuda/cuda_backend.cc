@@ -86,11 +86,10 @@ class CudaBackend final : public backend::Backend {
     set_kernels("cuda", cuda_kernels());
     // Pointwise groups run as one generated kernel each (pointwise_groups.h).
     set_pointwise_classes(gpu_pointwise_classes());
-    // RMSNorm groups (plan/norm_fusion.h, Backend::run_rms_norm) are not declared: on the GPU
-    // host (H100, 2026-12-06, bundle 118514b) every conformance case with an RMSNorm chain (the
-    // transformers Llama, Mistral, Phi-3, Qwen2 and Mixtral cases) failed with them, on every
-    // route; until fused_rms_norm is fixed there, RMSNorm runs as before (a reduction and
-    // pointwise groups).
+    // RMSNorm chains (with the residual add before them) run as one kernel each. (They were
+    // off from 2026-12-06 13:48 until the kernel took the weight as the runtime passes it,
+    // [1, ..., 1, H]: it required [T, H] and refused every program of more than one row.)
+    set_fused_rms_norm();
     set_matmul_kernels(kGemvMaxRows, "cublaslt");
   }
 

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <limits>
+#include <optional>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_dtype.cuh"
@@ -234,6 +235,30 @@ Result<void> check_shape(std::string_view op, const char* what, const DeviceTens
   return ok_result();
 }
 
+// t seen with `sizes` (trailing dims aligned; a missing or size-1 dim repeats by a zero stride,
+// as PyTorch broadcasts), or an error naming the operand.
+Result<DeviceTensor> broadcast_operand(std::string_view op, const char* what,
+                                       const DeviceTensor& t, const Shape& sizes) {
+  SPLICE_TRY(check_rank(op, what, t));
+  const int rank = static_cast<int>(sizes.size());
+  SPLICE_CHECK_OR_RETURN(t.rank <= rank, ErrorKind::kShapeMismatch,
+                         "{}: {} of shape {} does not broadcast to {}", op, what,
+                         shape_string(shape_of(t)), shape_string(sizes));
+  DeviceTensor b = t;
+  b.rank = rank;
+  const int lead = rank - t.rank;
+  for (int d = rank - 1; d >= 0; --d) {
+    const int from = d - lead;
+    const int64_t size = from >= 0 ? t.sizes[from] : 1;
+    SPLICE_CHECK_OR_RETURN(size == sizes[d] || size == 1, ErrorKind::kShapeMismatch,
+                           "{}: {} of shape {} does not broadcast to {}", op, what,
+                           shape_string(shape_of(t)), shape_string(sizes));
+    b.sizes[d] = sizes[d];
+    b.strides[d] = from >= 0 && size == sizes[d] ? t.strides[from] : 0;
+  }
+  return b;
+}
+
 template <typename F>
 Result<void> dispatch_float_input(DType dtype, F&& f) {
   switch (dtype) {
@@ -349,13 +374,21 @@ Result<void> fused_rms_norm(const DeviceTensor& x, const DeviceTensor* residual,
                             const DeviceTensor& out, DType stat, DType cast, double eps,
                             const int64_t* error_word, cudaStream_t stream) {
   constexpr std::string_view op = "an RMSNorm group";
-  SPLICE_TRY(check_rank(op, "x", x));
-  SPLICE_CHECK_OR_RETURN(x.rank >= 1, ErrorKind::kShapeMismatch, "{}: x is 0-d", op);
-  const Shape sizes = shape_of(x);
-  const DeviceTensor* ops[5] = {&x, residual, weight, sum, &out};
-  static constexpr const char* kNames[5] = {"x", "residual", "weight", "sum", "out"};
-  for (int i = 1; i < 5; ++i)
-    if (ops[i]) SPLICE_TRY(check_shape(op, kNames[i], *ops[i], sizes));
+  SPLICE_TRY(check_rank(op, "out", out));
+  SPLICE_CHECK_OR_RETURN(out.rank >= 1, ErrorKind::kShapeMismatch, "{}: out is 0-d", op);
+  // The norm's sizes are out's; the inputs broadcast to them (the runtime passes the weight
+  // [H] as [1, ..., 1, H]), the residual sum has them.
+  const Shape sizes = shape_of(out);
+  if (sum) SPLICE_TRY(check_shape(op, "sum", *sum, sizes));
+  SPLICE_ASSIGN_OR_RETURN(const DeviceTensor xb, broadcast_operand(op, "x", x, sizes));
+  std::optional<DeviceTensor> rb, wb;
+  if (residual) {
+    SPLICE_ASSIGN_OR_RETURN(rb, broadcast_operand(op, "residual", *residual, sizes));
+  }
+  if (weight) {
+    SPLICE_ASSIGN_OR_RETURN(wb, broadcast_operand(op, "weight", *weight, sizes));
+  }
+  const DeviceTensor* ops[5] = {&xb, rb ? &*rb : nullptr, wb ? &*wb : nullptr, sum, &out};
   auto norm_dtype = [](DType d) {
     return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32;
   };
@@ -379,16 +412,16 @@ Result<void> fused_rms_norm(const DeviceTensor& x, const DeviceTensor* residual,
   p.cast = cast;
   p.eps = static_cast<float>(eps);  // add(mean, eps) on a float32 tensor rounds eps to float
   p.err = error_word;
-  const int last = x.rank - 1;
+  const int last = out.rank - 1;
   Shape row_sizes;
   std::vector<int64_t> rs[5];
   for (int d = 0; d < last; ++d) {
-    row_sizes.push_back(x.sizes[d]);
+    row_sizes.push_back(sizes[d]);
     for (int i = 0; i < 5; ++i) rs[i].push_back(ops[i] ? ops[i]->strides[d] : 0);
   }
   for (int i = 0; i < 5; ++i) p.cols[i] = ops[i] ? ops[i]->strides[last] : 0;
   p.num_rows = shape_numel(row_sizes);
-  p.num_cols = x.sizes[last];
+  p.num_cols = sizes[last];
   if (p.num_rows == 0 || p.num_cols == 0) return ok_result();
   if (row_sizes.empty()) {  // one row: a rank-1 row space of size 1
     row_sizes.push_back(1);

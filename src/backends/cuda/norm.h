@@ -38,8 +38,8 @@ Result<void> rms_norm(const DeviceTensor& input, std::span<const int64_t> normal
                       const DeviceTensor& out, const DeviceTensor* rstd, cudaStream_t stream);
 
 // A planned RMSNorm group (plan/norm_fusion.h, backend::RmsNormCall) as one kernel, over the
-// last dim of x's sizes (residual, weight, sum and out have them too: the weight broadcast
-// along the rows by zero strides):
+// last dim of out's sizes (sum has them too; x, residual and weight broadcast to them as
+// PyTorch broadcasts, so the weight may be [H] or the runtime's [1, ..., 1, H] view):
 //   a = residual ? round_x(x + residual) : x     stored into sum when given
 //   m = round_stat(sum_j round_stat(a_j^2) / H); r = round_stat(1 / sqrt(round_stat(m + eps)))
 //   y = round_cast(round_stat(a * r)); out = round_out(weight ? y * weight : y)

@@ -84,10 +84,15 @@ TEST_F(GpuNormFusion, KernelMatchesTheChainOpByOpOnTheCpu) {
     const Tensor y = cpu_op("aten.mul.Tensor", {xf, rs});
     const Tensor yt = v.stat != v.dtype ? cpu_cast(y, v.dtype) : y;
     const Tensor want = v.weight ? cpu_op("aten.mul.Tensor", {yt, w}) : yt;
-    // The GPU: one kernel. The weight broadcast along the rows, as the runtime passes it.
-    Shape wstrides(v.sizes.size(), 0);
+    // The GPU: one kernel. The weight as the runtime passes it (its missing leading dims as
+    // size 1: [1, ..., 1, H], which the kernel broadcasts), as [H], or expanded to the rows.
+    const int form = static_cast<int>(&v - variants.data()) % 3;
+    Shape wsizes_b(v.sizes.size(), 1), wstrides(v.sizes.size(), 0);
+    wsizes_b.back() = v.sizes.back();
     wstrides.back() = 1;
-    const Tensor wb = w.view_as(v.sizes, wstrides, 0);
+    const Tensor wb = form == 0   ? w.view_as(wsizes_b, wstrides, 0)
+                      : form == 1 ? w
+                                  : w.view_as(v.sizes, wstrides, 0);
     const Tensor out = make_output(want.dtype(), v.sizes, v.strided);
     const Tensor sum = make_output(v.dtype, v.sizes, v.strided);
     const DeviceTensor dx = arena_.to_device(x), dr = arena_.to_device(r),
@@ -124,7 +129,7 @@ TEST_F(GpuNormFusion, ABadOperandIsRefusedWithItsReason) {
                                   1e-5, nullptr, nullptr);
   ASSERT_FALSE(bad_shape.ok());
   EXPECT_EQ(bad_shape.error().message(),
-            "an RMSNorm group: residual of shape [2, 4] must have shape [2, 8]");
+            "an RMSNorm group: residual of shape [2, 4] does not broadcast to [2, 8]");
 }
 
 }  // namespace

@@ -25,9 +25,7 @@ class GpuNormGroup : public ::testing::Test {
   std::mt19937 gen_{36};
 };
 
-// Disabled while the CUDA backend does not declare RMSNorm groups (cuda_backend.cc says why):
-// run it with --gtest_also_run_disabled_tests when fixing fused_rms_norm.
-TEST_F(GpuNormGroup, DISABLED_AProgramWithTheChainMatchesTheCpuBackend) {
+TEST_F(GpuNormGroup, AProgramWithTheChainMatchesTheCpuBackend) {
   for (const splice::testing::NormProgram& np :
        {splice::testing::NormProgram{},
         splice::testing::NormProgram{.dtype = DType::kBFloat16, .hidden = 2048},
