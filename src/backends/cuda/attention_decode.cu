@@ -71,17 +71,6 @@ __global__ void __launch_bounds__(kAttnDecodeThreads)
   const int64_t k_row_bytes = p.k_ss * static_cast<int64_t>(sizeof(T));
   const int64_t v_row_bytes = p.v_ss * static_cast<int64_t>(sizeof(T));
 
-  const T* q = static_cast<const T*>(p.q);
-  for (int i = tid; i < R * E; i += kThreads) {
-    const AttnRow row = attn_row(p, off, i / E);
-    qs[i] = convert<float>(q[row.q + (i % E) * p.q_es]);
-  }
-  for (int r = tid; r < R; r += kThreads) {
-    stat[r * 3] = kNegInf;
-    stat[r * 3 + 1] = 0.0f;
-    stat[r * 3 + 2] = 1.0f;
-  }
-
   // Tile staging: vector x of a tile is K row x / chk (chunk x % chk) for x < key_tile * chk,
   // then V rows likewise; thread tid moves vectors tid + u * kThreads.
   const int tile_vecs = key_tile * (chk + chv);
@@ -126,7 +115,19 @@ __global__ void __launch_bounds__(kAttnDecodeThreads)
   for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
   const float scale = static_cast<float>(p.scale);
 
+  // The first tile's loads go out before q's, so the two memory latencies overlap.
   if (key_begin < key_end) fetch(key_begin, min64(key_tile, key_end - key_begin));
+  const T* q = static_cast<const T*>(p.q);
+  for (int i = tid; i < R * E; i += kThreads) {
+    const AttnRow row = attn_row(p, off, i / E);
+    qs[i] = convert<float>(q[row.q + (i % E) * p.q_es]);
+  }
+  for (int r = tid; r < R; r += kThreads) {
+    stat[r * 3] = kNegInf;
+    stat[r * 3 + 1] = 0.0f;
+    stat[r * 3 + 2] = 1.0f;
+  }
+
   for (int64_t j0 = key_begin; j0 < key_end; j0 += key_tile) {
     const int nk = static_cast<int>(min64(key_tile, key_end - j0));
     store(nk);
@@ -239,22 +240,52 @@ __global__ void __launch_bounds__(kAttnDecodeThreads)
   __syncthreads();
   if (!attn_decode_last) return;
   __threadfence();
-  for (int i = tid; i < R * Ev; i += kThreads) {
-    const int r = i / Ev, e = i % Ev;
+  // The combine, in parallel: a warp per row reads every split's (max, sum) by lane, takes
+  // the row's max and each split's weight exp(m - max) into shared memory (the K/V tiles, q and
+  // the scores are free now; the plan keeps R x splits floats within them), then each thread
+  // sums one output element over the splits with its loads unrolled, so the L2 round trips
+  // overlap instead of following one another split by split. A split that saw no key (sum 0)
+  // is left out, marked by the weight -1 (a real weight is >= 0 or NaN); a NaN sum counts.
+  float* const wts = reinterpret_cast<float*>(smem);
+  const int splits = static_cast<int>(p.splits);
+  for (int r = warp; r < R; r += kWarps) {
     float big = kNegInf;
-    for (int64_t s = 0; s < p.splits; ++s) {
+    for (int s = lane; s < splits; s += kWarpSize) {
       const int64_t prow = attn_partial_row(p, s, unit, r);
       if (__ldcg(ml + prow * 2 + 1) != 0.0f) big = fmaxf(big, __ldcg(ml + prow * 2));
     }
-    float sum = 0.0f, total = 0.0f;
-    for (int64_t s = 0; s < p.splits; ++s) {
+    big = warp_allreduce(big, [](float a, float b) { return fmaxf(a, b); });
+    float sum = 0.0f;
+    for (int s = lane; s < splits; s += kWarpSize) {
       const int64_t prow = attn_partial_row(p, s, unit, r);
       const float l = __ldcg(ml + prow * 2 + 1);
-      if (l == 0.0f) continue;  // a split that saw no key (NaN sums count)
+      if (l == 0.0f) {
+        wts[r * splits + s] = -1.0f;
+        continue;
+      }
       const float w = expf(__ldcg(ml + prow * 2) - big);
+      wts[r * splits + s] = w;
       sum += l * w;
-      total += __ldcg(pacc + prow * Ev + e) * w;
     }
+    sum = warp_allreduce(sum, [](float a, float b) { return a + b; });
+    if (lane == 0) {
+      stat[r * 3] = big;
+      stat[r * 3 + 1] = sum;
+    }
+  }
+  __syncthreads();
+  const int64_t split_stride = p.units * p.R * Ev;  // between one split's partials and the next
+  for (int i = tid; i < R * Ev; i += kThreads) {
+    const int r = i / Ev, e = i % Ev;
+    const float* w = wts + r * splits;
+    const float* src = pacc + attn_partial_row(p, 0, unit, r) * Ev + e;
+    float total = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < splits; ++s) {
+      const float v = __ldcg(src + s * split_stride);
+      if (!(w[s] < 0.0f)) total += v * w[s];
+    }
+    const float big = stat[r * 3], sum = stat[r * 3 + 1];
     const AttnRow row = attn_row(p, off, r);
     const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
     out[row.out + e * p.o_es] = convert<T>(total * inv);

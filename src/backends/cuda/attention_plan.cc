@@ -311,6 +311,12 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
   if (blocks < target && S > min_split) {
     splits = std::min(ceil_div(target, blocks), ceil_div(S, min_split));
     splits = std::min<int64_t>(splits, 1024);
+    // The decode kernel's combine keeps R x splits weights in the shared memory before the row
+    // statistics (attention_decode.cu).
+    if (decode) {
+      const AttnDecodeSmem lay = attn_decode_smem(p.R, E, Ev, es, plan.key_tile);
+      splits = std::max<int64_t>(1, std::min(splits, lay.stat / (4 * p.R)));
+    }
   }
   const int64_t acc_size = p.dtype == DType::kFloat64 ? 8 : 4;
   const int64_t rows_total = p.units * p.R;

@@ -239,6 +239,33 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     EXPECT_EQ(no_scratch->params.splits, 1);
     EXPECT_GT(no_scratch->split_bytes_wanted, 0u);
   }
+  {  // decode with 32 q heads per KV head and a long cache: the combine keeps R x splits
+     // weights in the shared memory before the row statistics, which caps the splits
+    AttnCase c = find("decode gqa 32/8");
+    c.Hq = 64;
+    c.Hk = 2;
+    c.E = 64;
+    c.S = 65536;
+    const AttnInputs in = make_attn_inputs(c, DType::kFloat16, gen);
+    const Tensor out = make_output(DType::kFloat16, {1, 64, 1, 64}, false);
+    DeviceTensor q, k, v;
+    AttentionArgs a = args_for(in, out, q, k, v);
+    a.gqa = true;
+    std::vector<double> mem(1 << 20);
+    std::vector<uint32_t> counters(kScratchCounters);
+    // A GPU of 500 SMs: 500 splits wanted per unit; 272 splits of weights fit before the
+    // statistics.
+    auto plan = plan_attention(
+        a, 500, KernelScratch{mem.data(), mem.size() * 8, counters.data(), counters.size()});
+    ASSERT_TRUE(plan.ok()) << plan.error().message();
+    ASSERT_EQ(plan->kernel, AttnKernel::kDecode) << plan->reason;
+    EXPECT_EQ(plan->params.R, 32);
+    EXPECT_EQ(plan->params.units, 2);
+    const AttnDecodeSmem lay = attn_decode_smem(32, 64, 64, 2, plan->key_tile);
+    EXPECT_EQ(lay.stat / (4 * 32), 272);
+    EXPECT_LE(plan->params.splits * 32 * 4, lay.stat);
+    EXPECT_GT(plan->params.splits, 200);
+  }
   {  // prefill fp16 with E = 128: tensor cores, 64-row tiles over G * L rows
     const AttnCase c = find("prefill gqa causal");
     const AttnInputs in = make_attn_inputs(c, DType::kFloat16, gen);
