@@ -237,8 +237,8 @@ Result<void> check_shape(std::string_view op, const char* what, const DeviceTens
 
 // t seen with `sizes` (trailing dims aligned; a missing or size-1 dim repeats by a zero stride,
 // as PyTorch broadcasts), or an error naming the operand.
-Result<DeviceTensor> broadcast_operand(std::string_view op, const char* what,
-                                       const DeviceTensor& t, const Shape& sizes) {
+Result<DeviceTensor> broadcast_operand(std::string_view op, const char* what, const DeviceTensor& t,
+                                       const Shape& sizes) {
   SPLICE_TRY(check_rank(op, what, t));
   const int rank = static_cast<int>(sizes.size());
   SPLICE_CHECK_OR_RETURN(t.rank <= rank, ErrorKind::kShapeMismatch,
