@@ -183,35 +183,79 @@ __device__ __forceinline__ float fused_norm_input(const FusedRmsNormParams& p,
                        p.x_dtype);
 }
 
+// Elements of a row a thread keeps in registers between the two passes (rows of up to
+// kGroup * kFusedNormCached elements: hidden 2048 on a block, 256 on a warp).
+constexpr int kFusedNormCached = 8;
+
 // kGroup threads per row, as row_norm_kernel. Pass 1 sums the squares (storing the residual
-// sum), pass 2 reads the inputs again and writes: every operation rounds where the exported
-// chain rounds (norm.h).
+// sum), pass 2 writes: every operation rounds where the exported chain rounds (norm.h). A row
+// that fits in registers is loaded once, every load of a thread issued before the first store
+// (a store to the sum may alias x for all the compiler knows, so interleaved loads and stores
+// would wait on one another: one memory latency per element), and the weight is fetched before
+// the reduction; a longer row is read twice, element by element.
 template <int kGroup>
 __global__ void fused_rms_norm_kernel(FusedRmsNormParams p) {
   __shared__ float smem[kWarpSize];
   if (failed(p.err)) return;  // uniform across the block: read once, before any barrier
   const int t = threadIdx.x % kGroup;
   const int groups_per_block = blockDim.x / kGroup;
+  const bool cached = p.num_cols <= int64_t{kGroup} * kFusedNormCached;  // uniform
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * groups_per_block + threadIdx.x / kGroup;
        row < p.num_rows; row += static_cast<int64_t>(gridDim.x) * groups_per_block) {
     int64_t base[5];
     p.rows.get(row, base);
     float s = 0;
-    for (int64_t j = t; j < p.num_cols; j += kGroup) {
-      const float a = fused_norm_input(p, base, j);
-      if (p.sum) store_as(p.sum, base[3] + j * p.cols[3], p.x_dtype, a);
-      const float xf = round_through(a, p.stat);  // the cast to the statistics' dtype
-      s += round_through(xf * xf, p.stat);
+    float a[kFusedNormCached], w[kFusedNormCached];
+    if (cached) {
+#pragma unroll
+      for (int u = 0; u < kFusedNormCached; ++u) {
+        const int64_t j = t + static_cast<int64_t>(u) * kGroup;
+        a[u] = j < p.num_cols ? fused_norm_input(p, base, j) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kFusedNormCached; ++u) {
+        const int64_t j = t + static_cast<int64_t>(u) * kGroup;
+        w[u] = p.weight && j < p.num_cols
+                   ? load_as<float>(p.weight, base[2] + j * p.cols[2], p.weight_dtype)
+                   : 1.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kFusedNormCached; ++u) {
+        const int64_t j = t + static_cast<int64_t>(u) * kGroup;
+        if (j >= p.num_cols) break;
+        if (p.sum) store_as(p.sum, base[3] + j * p.cols[3], p.x_dtype, a[u]);
+        const float xf = round_through(a[u], p.stat);  // the cast to the statistics' dtype
+        s += round_through(xf * xf, p.stat);
+      }
+    } else {
+      for (int64_t j = t; j < p.num_cols; j += kGroup) {
+        const float av = fused_norm_input(p, base, j);
+        if (p.sum) store_as(p.sum, base[3] + j * p.cols[3], p.x_dtype, av);
+        const float xf = round_through(av, p.stat);
+        s += round_through(xf * xf, p.stat);
+      }
     }
     s = group_sum<kGroup>(s, smem);
     // rsqrt as the generated kernels compute it (IEEE division and square root).
     const float m = round_through(s / static_cast<float>(p.num_cols), p.stat);
     const float r = round_through(1.0f / sqrtf(round_through(m + p.eps, p.stat)), p.stat);
-    for (int64_t j = t; j < p.num_cols; j += kGroup) {
-      const float xf = round_through(fused_norm_input(p, base, j), p.stat);
-      float y = round_through(round_through(xf * r, p.stat), p.cast);
-      if (p.weight) y = y * load_as<float>(p.weight, base[2] + j * p.cols[2], p.weight_dtype);
-      store_as(p.out, base[4] + j * p.cols[4], p.out_dtype, y);
+    if (cached) {
+#pragma unroll
+      for (int u = 0; u < kFusedNormCached; ++u) {
+        const int64_t j = t + static_cast<int64_t>(u) * kGroup;
+        if (j >= p.num_cols) break;
+        const float xf = round_through(a[u], p.stat);
+        float y = round_through(round_through(xf * r, p.stat), p.cast);
+        if (p.weight) y = y * w[u];
+        store_as(p.out, base[4] + j * p.cols[4], p.out_dtype, y);
+      }
+    } else {
+      for (int64_t j = t; j < p.num_cols; j += kGroup) {
+        const float xf = round_through(fused_norm_input(p, base, j), p.stat);
+        float y = round_through(round_through(xf * r, p.stat), p.cast);
+        if (p.weight) y = y * load_as<float>(p.weight, base[2] + j * p.cols[2], p.weight_dtype);
+        store_as(p.out, base[4] + j * p.cols[4], p.out_dtype, y);
+      }
     }
   }
 }
