@@ -39,6 +39,10 @@ struct CuptiLibrary {
 // one at a time, which would change what is measured.
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+// Enabled only while a call is profiled: the launches' API records, which the external
+// correlation records (a kernel's step) come with.
+constexpr CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
+                                            CUPTI_ACTIVITY_KIND_DRIVER};
 
 // The records this build reads are the headers' (kind and stream id only). A library of another
 // major version lays its records out differently, so only the headers' major is accepted.
@@ -330,6 +334,10 @@ Result<void> ActivityCounter::profile_arm(cudaStream_t stream, uint32_t id) {
       ErrorKind::kBackend,
       "this libcupti has no external correlation ids, which profiling maps kernels to steps by");
   SPLICE_CUPTI_CHECK(state->lib.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+  // CUPTI writes an external correlation record only beside a driver or runtime API record
+  // (the record of the launch call, which carries the kernel's correlation id): without these
+  // two kinds every kernel came back without its step (-1).
+  for (CUpti_ActivityKind kind : kApiKinds) SPLICE_CUPTI_CHECK(state->lib.ActivityEnable(kind));
   SPLICE_TRY(arm(stream, id));
   std::lock_guard<std::mutex> lock(state->records);
   state->profiled = id;
@@ -358,6 +366,7 @@ Result<std::vector<KernelRecord>> ActivityCounter::profile_disarm(cudaStream_t s
   (void)mark_step(-1);
   auto counts = disarm(stream, id);
   (void)state->lib.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  for (CUpti_ActivityKind kind : kApiKinds) (void)state->lib.ActivityDisable(kind);
   std::vector<std::pair<uint32_t, KernelRecord>> kernels;
   std::unordered_map<uint32_t, uint64_t> external;
   {
