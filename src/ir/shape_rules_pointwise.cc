@@ -100,6 +100,23 @@ Result<Outputs> masked_fill(RuleArgs& a) {
   return one(self->dtype, std::move(sizes));
 }
 
+// masked_scatter(self, mask, source): self and mask broadcast (in place, mask to self), self's
+// dtype; a bool mask and a source of self's dtype, as ATen checks. That source has as many
+// elements as the mask has ones only a run can tell (the index of the decomposition checks it).
+Result<Outputs> masked_scatter(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* mask, a.tensor("mask"));
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* source, a.tensor("source"));
+  if (mask->dtype != DType::kBool)
+    return a.error("masked_scatter_ only supports boolean masks, but got mask with dtype {}",
+                   dtype_name(mask->dtype));
+  if (source->dtype != self->dtype)
+    return a.error("masked_scatter: expected self and source to have same dtypes but got {} and {}",
+                   dtype_name(self->dtype), dtype_name(source->dtype));
+  SPLICE_ASSIGN_OR_RETURN(Sizes sizes, broadcast(a, {&self->sizes, &mask->sizes}));
+  return one(self->dtype, std::move(sizes));
+}
+
 Result<Outputs> where(RuleArgs& a) {
   SPLICE_ASSIGN_OR_RETURN(const TensorType* cond, a.tensor("condition"));
   SPLICE_ASSIGN_OR_RETURN(auto ops, operands(a, {"self", "other"}));
@@ -207,6 +224,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::dunder_xor_Scalar, bitwise},
     {OpId::masked_fill_Scalar, masked_fill},
     {OpId::masked_fill_Tensor, masked_fill},
+    {OpId::masked_scatter, masked_scatter},
     {OpId::minimum, binary<Promotion::kDefault>},
     {OpId::min_other, binary<Promotion::kDefault>},
     {OpId::max_other, binary<Promotion::kDefault>},

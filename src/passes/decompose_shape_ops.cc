@@ -833,6 +833,55 @@ Result<bool> unfold(Rewriter& rw, Node* node) {
   return true;
 }
 
+// masked_scatter(self, mask, source) (ATen: self and mask expanded to one shape, cloned, then
+// masked_scatter_): the masked positions, counted in row-major order by a cumulative sum of the
+// mask, take source's flat elements in turn: out = where(mask, source.flatten()[count - 1],
+// self). The count is clamped at 0, so the positions before the first masked one read element 0
+// (and are not used); a mask with more ones than source has elements makes the index run past
+// source's end, which index_select refuses when the call runs (ATen: "Number of elements of
+// source < number of ones in mask"). A source with no elements can fill no position: the result
+// is self broadcast (eager would also refuse a mask with ones there). Vision-language models
+// write image features into the text embeddings this way.
+Result<bool> masked_scatter(Rewriter& rw, Node* node) {
+  Value* self = arg_value(*node, "self");
+  Value* mask = arg_value(*node, "mask");
+  Value* source = arg_value(*node, "source");
+  if (self == nullptr || mask == nullptr || source == nullptr) return false;
+  Builder b{rw, node};
+  // The mask at the result's sizes (the broadcast of self and mask), unless it has them.
+  Value* full = mask;
+  if (mask->type().sizes != node->output(0)->type().sizes) {
+    SPLICE_ASSIGN_OR_RETURN(Value * none,
+                            b.op(OpId::zeros_like, {Arg{self}}, {{"dtype", Arg{DType::kBool}}}));
+    SPLICE_ASSIGN_OR_RETURN(full, b.op(OpId::logical_or, {Arg{mask}, Arg{none}}));
+  }
+  const auto source_numel = ir::rules::numel(source->type().sizes).constant();
+  if (source_numel && *source_numel == 0) {
+    SPLICE_TRY(rw.replace(node, OpId::where_self, {Arg{full}, Arg{self}, Arg{self}}));
+    return true;
+  }
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(full));
+  SPLICE_ASSIGN_OR_RETURN(Size count, sizes.product(dims));
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> source_dims, sizes.dims(source));
+  SPLICE_ASSIGN_OR_RETURN(Size source_count, sizes.product(source_dims));
+  SPLICE_ASSIGN_OR_RETURN(Value * flat_mask,
+                          b.op(OpId::reshape, {Arg{full}, Arg{to_list({count})}}));
+  // The count in int64 from the start: a bool cumsum with an output dtype asks more of a
+  // backend's scan than an int64 one.
+  SPLICE_ASSIGN_OR_RETURN(Value * ones, b.cast(flat_mask, DType::kInt64));
+  SPLICE_ASSIGN_OR_RETURN(Value * seen, b.op(OpId::cumsum, {Arg{ones}, Arg{int64_t{0}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * before, b.op(OpId::sub_Scalar, {Arg{seen}, Arg{int64_t{1}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * index, b.op(OpId::clamp_min, {Arg{before}, Arg{int64_t{0}}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * flat_source,
+                          b.op(OpId::reshape, {Arg{source}, Arg{to_list({source_count})}}));
+  SPLICE_ASSIGN_OR_RETURN(
+      Value * picked, b.op(OpId::index_select, {Arg{flat_source}, Arg{int64_t{0}}, Arg{index}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * placed, b.op(OpId::reshape, {Arg{picked}, Arg{to_list(dims)}}));
+  SPLICE_TRY(rw.replace(node, OpId::where_self, {Arg{full}, Arg{placed}, Arg{self}}));
+  return true;
+}
+
 constexpr Entry kEntries[] = {
     {OpId::to_dtype, to},
     {OpId::to_dtype_layout, to},
@@ -863,6 +912,7 @@ constexpr Entry kEntries[] = {
     {OpId::moveaxis_int, movedim},
     {OpId::moveaxis_intlist, movedim},
     {OpId::diagonal_scatter, diagonal_scatter},
+    {OpId::masked_scatter, masked_scatter},
     {OpId::swapaxes, swapaxes},
     {OpId::swapdims, swapaxes},
     {OpId::numpy_T, numpy_T},

@@ -209,7 +209,7 @@ for x in [b, i32, f16, f32]:
         case("div.Tensor_mode", T(x, (2, 3)), T(i64, (3,)), kw={"rounding_mode": mode})
         case("div.Scalar_mode", T(x, (2, 3)), 2, kw={"rounding_mode": mode})
 
-# ---- where, masked_fill, clamp ----
+# ---- where, masked_fill, masked_scatter, clamp ----
 for x, y in pairs:
     case("where.self", T(b, (2, 1, 3)), T(x, (4, 1)), T(y, ()))
 for x in [b, i32, f16, f32]:
@@ -222,6 +222,8 @@ for x in [b, i32, f16, f32]:
         case("clamp_min.default", T(x, (2, 3)), n)
         case("clamp_max.default", T(x, (2, 3)), n)
     case("masked_fill.Tensor", T(x, (2, 3)), T(b, (3,)), T(f32, ()))
+    case("masked_scatter.default", T(x, (2, 3)), T(b, (3,)), T(x, (6,)))
+    case("masked_scatter.default", T(x, (3,)), T(b, (2, 1)), T(x, (2, 5)))
     case("clamp.Tensor", T(x, (2, 3)), T(f16, (3,)), T(i64, ()))
     case("clamp_min.Tensor", T(x, (2, 3)), T(f16, (1, 3)))
     case("clamp_max.Tensor", T(x, (2, 3)), T(f64, ()))

@@ -82,3 +82,34 @@ def _():
                 (y + 1).as_strided((2, 2, 2), (4, 1, 2)),
                 t.as_strided((2, 3), (1, 2)))
     return module(forward), same(1, randn(2, 3, 4, 4), randn(3, 4)), None
+
+
+@case("v_masked_scatter", notes="masked_scatter as vision-language models merge image features "
+      "into the text embeddings (mask = ids == image token, unsqueezed and expanded), a mask "
+      "broadcast against self, a source with more elements than the mask has ones, bfloat16 and "
+      "int64, no masked position, and masked_scatter_ in place (the training IR)")
+def _():
+    def forward(self, ids, embeds, feats, x, m, h, i):
+        mask = (ids == 7).unsqueeze(-1).expand_as(embeds)
+        merged = embeds.masked_scatter(mask, feats)
+        y = x.clone()
+        y.masked_scatter_(m, torch.arange(40.0).view(5, 8))
+        return (merged, x.masked_scatter(m, torch.arange(30.0)), y,
+                h.masked_scatter(h > 0, -h), i.masked_scatter(m, torch.arange(100, 130)),
+                x.masked_scatter(torch.zeros_like(x, dtype=torch.bool), torch.ones(12)))
+    ids = torch.tensor([[1, 7, 7, 3, 7, 2]])
+    m = torch.tensor([[True], [False], [True]])
+    return module(forward), [(ids, randn(1, 6, 4), randn(1, 3, 4), randn(3, 5), m,
+                              randn(2, 3, dtype=BF16), randint(0, 9, 3, 5))], None
+
+
+@case("v_masked_scatter_short_source", calls=2,
+      expect_error=(1, "Number of elements of source < number of ones in mask"),
+      notes="masked_scatter whose mask has more ones than source has elements on the second "
+      "call: eager refuses it, and splice must too (the decomposition's index runs past the end)")
+def _():
+    def forward(self, x, m, s):
+        return x.masked_scatter(m, s)
+    x, s = randn(2, 3), randn(4)
+    few = torch.tensor([[True, False, True], [False, False, True]])
+    return module(forward), [(x, few, s), (x, torch.ones(2, 3, dtype=torch.bool), s)], None
