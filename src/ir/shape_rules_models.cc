@@ -386,6 +386,23 @@ Result<Outputs> adaptive_avg_pool2d(RuleArgs& a) {
   return one(self->dtype, std::move(out));
 }
 
+// adaptive_avg_pool3d(self, output_size): self [C, D, H, W] or [N, C, D, H, W] with the last
+// three sizes replaced (ATen's checks; one size stands for all three).
+Result<Outputs> adaptive_avg_pool3d(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* self, a.tensor("self"));
+  SPLICE_ASSIGN_OR_RETURN(Sizes size, a.sym_list("output_size"));
+  if (self->rank() != 4 && self->rank() != 5)
+    return a.error("adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {}", self->rank());
+  if (size.size() == 1) size.assign(3, size[0]);
+  if (size.size() != 3)
+    return a.error("adaptive_avg_pool3d: output_size must be 3, got {}", size.size());
+  if (!is_floating(self->dtype))
+    return a.error("adaptive_avg_pool3d is not implemented for {}", dtype_name(self->dtype));
+  Sizes out(self->sizes.begin(), self->sizes.end() - 3);
+  out.insert(out.end(), size.begin(), size.end());
+  return one(self->dtype, std::move(out));
+}
+
 // upsample_{nearest,bilinear,bicubic}2d(self, output_size, [align_corners,] scales_h, scales_w)
 // and their .vec overloads (input, output_size?, [align_corners,] scale_factors?): a 4-d
 // [N, C, H, W] resized to [N, C, OH, OW]. The .vec overload takes output_size, else
@@ -666,6 +683,8 @@ constexpr RuleEntry kEntries[] = {
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
+    {OpId::adaptive_avg_pool3d, adaptive_avg_pool3d},
+    {OpId::_adaptive_avg_pool3d, adaptive_avg_pool3d},
     {OpId::upsample_nearest2d, upsample2d},
     {OpId::upsample_nearest2d_vec, upsample2d},
     {OpId::upsample_bilinear2d, upsample2d},

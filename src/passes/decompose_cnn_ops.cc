@@ -19,7 +19,8 @@
 //     dividing the input's (a classifier head's global pool) a view into blocks and a mean
 //     over them; to any other size the means of ATen's row windows, then of its column windows
 //     (slices, keepdim means, a cat each); adaptive_avg_pool1d the 2-d pool of an unsqueezed
-//     plane, as ATen's.
+//     plane, as ATen's; adaptive_avg_pool3d (and _adaptive_avg_pool3d) one mean over the last
+//     three dims for [1, 1, 1], else the window means of each dim in turn.
 //   avg_pool2d: window sums of the zero-padded input over counts summed the same way from a mask
 //     of ones (or divisor_override); windows tiling the input unpadded a view and one sum.
 //   im2col (nn.Unfold): the zero-padded input's strided slice per kernel offset, stacked and
@@ -382,6 +383,41 @@ Result<bool> adaptive_avg_pool2d(Rewriter& rw, Node* node) {
   return true;
 }
 
+// adaptive_avg_pool3d (and _adaptive_avg_pool3d, its core ATen form) to an output size: the
+// global pool of a video classifier's head ([1, 1, 1]) is one mean over the last three dims,
+// which sums each plane's elements as eager's window does; any other size is separable, the
+// windows of each dim in turn (adaptive_means), as the 2-d pool's sizes that do not divide.
+Result<bool> adaptive_avg_pool3d(Rewriter& rw, Node* node) {
+  Value* self = tensor_arg(*node, "self");
+  if (self == nullptr) return false;
+  Builder b{rw, node};
+  const ir::TensorType& type = self->type();
+  const ir::TensorType& out_type = node->outputs()[0]->type();
+  const int64_t rank = type.rank();
+  int64_t in[3], out[3];
+  for (int d = 0; d < 3; ++d) {
+    const auto i = static_size(type, rank - 3 + d);
+    const auto o = static_size(out_type, rank - 3 + d);
+    if (!i || !o) return unsupported(*node, "adaptive_avg_pool3d over symbolic spatial sizes");
+    if (*i <= 0 || *o <= 0)
+      return unsupported(*node, fmt::format("adaptive_avg_pool3d of size {} to {}", *i, *o));
+    in[d] = *i;
+    out[d] = *o;
+  }
+  if (out[0] == 1 && out[1] == 1 && out[2] == 1) {
+    const std::vector<ir::SymIntArg> dims = {rank - 3, rank - 2, rank - 1};
+    SPLICE_ASSIGN_OR_RETURN(Value * mean, b.op(OpId::mean_dim, {Arg{self}, Arg{dims}, Arg{true}}));
+    SPLICE_TRY(replace_outputs(rw, node, {mean}));
+    return true;
+  }
+  Value* v = self;
+  for (int d = 0; d < 3; ++d) {
+    SPLICE_ASSIGN_OR_RETURN(v, adaptive_means(b, v, rank - 3 + d, in[d], out[d]));
+  }
+  SPLICE_TRY(replace_outputs(rw, node, {v}));
+  return true;
+}
+
 // avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
 // the window sums of the zero-padded input (in float for the half types) divided by
 // divisor_override, or else by each window's count — the same window sums over a mask of ones
@@ -679,6 +715,8 @@ constexpr Entry kEntries[] = {
     {OpId::adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d},
     {OpId::adaptive_avg_pool1d, adaptive_avg_pool1d},
+    {OpId::adaptive_avg_pool3d, adaptive_avg_pool3d},
+    {OpId::_adaptive_avg_pool3d, adaptive_avg_pool3d},
     {OpId::avg_pool2d, avg_pool2d},
     {OpId::im2col, im2col},
     {OpId::col2im, col2im},

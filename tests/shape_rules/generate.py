@@ -508,6 +508,9 @@ for op in ["max_pool2d.default", "max_pool2d_with_indices.default"]:
 for op in ["adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default"]:
     case(op, T(f32, (2, 3, 8, 6)), [1, 1])
     case(op, T(bf16, (3, 8, 6)), [4, 3])
+for op in ["adaptive_avg_pool3d.default", "_adaptive_avg_pool3d.default"]:
+    case(op, T(f32, (2, 3, 4, 8, 6)), [1, 1, 1])
+    case(op, T(bf16, (3, 4, 8, 6)), [2, 4, 3])
 # avg_pool2d (ceil mode, padding, a 3-d input, a kernel larger than the input in ceil mode),
 # adaptive_avg_pool1d, square (a bool squares to int64), hardswish and hardsigmoid.
 case("avg_pool2d.default", T(f32, (2, 3, 8, 8)), [3, 3], [2, 2], [1, 1], True, False)

@@ -358,6 +358,18 @@ def _():
     return module(forward), same(1, randn(2, 3, 1, 1), randn(2, 3, 5, 4), randn(3, 7, 9)), None
 
 
+@case("m_adaptive_avg_pool3d", notes="adaptive_avg_pool3d as video classifiers' heads use it "
+      "(torchvision's r3d_18, mc3_18, r2plus1d_18: the global [1, 1, 1] pool), to sizes dividing "
+      "the input's and not, larger than it, one int for all three dims, [C, D, H, W], bfloat16")
+def _():
+    def forward(self, x, z, h):
+        return (F.adaptive_avg_pool3d(x, 1), F.adaptive_avg_pool3d(x, (2, 3, 2)),
+                F.adaptive_avg_pool3d(x, (3, 2, 5)), F.adaptive_avg_pool3d(z, 2),
+                F.adaptive_avg_pool3d(h, (1, 1, 1)))
+    return module(forward), same(1, randn(2, 3, 4, 6, 4), randn(3, 5, 3, 4),
+                                 randn(1, 2, 3, 4, 5, dtype=torch.bfloat16)), None
+
+
 @case("m_unfold_fold", notes="F.unfold / F.fold (aten.im2col / col2im in the training IR, "
       "MobileViTV2's patches): padding, dilation, non-square kernel and stride, overlapping "
       "blocks summed by fold, blocks that do not reach the edge, unbatched [C, H, W], bfloat16")
