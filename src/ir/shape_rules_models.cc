@@ -200,6 +200,21 @@ Result<Outputs> batch_norm(RuleArgs& a) {
   return one(input->dtype, input->sizes);
 }
 
+// instance_norm: the input's type ([N, C, *], at least 2-d as ATen's check); without the input's
+// statistics it needs running ones.
+Result<Outputs> instance_norm(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, a.tensor("input"));
+  if (input->rank() < 2)
+    return a.error("Expected at least 2 dimensions for input tensor but received {}",
+                   input->rank());
+  SPLICE_ASSIGN_OR_RETURN(bool use_input_stats, a.boolean("use_input_stats"));
+  if (!use_input_stats && (a.is_none("running_mean") || a.is_none("running_var")))
+    return a.error(
+        "Expected running_mean and running_var to be defined when use_input_stats is "
+        "false");
+  return one(input->dtype, input->sizes);
+}
+
 // _native_batch_norm_legit_no_training: out like the input; save_mean and save_invstd empty
 // ([0]) in the input's dtype, as the meta function records them (eager's CPU kernel gives them
 // the stats' dtype, float32 for a half input with float32 stats; both are empty).
@@ -675,6 +690,7 @@ constexpr RuleEntry kEntries[] = {
     {OpId::transformers_grouped_mm_fallback, grouped_mm_fallback},
     {OpId::_grouped_mm, grouped_mm_fallback},
     {OpId::batch_norm, batch_norm},
+    {OpId::instance_norm, instance_norm},
     {OpId::_native_batch_norm_legit_no_training, batch_norm_no_training},
     {OpId::_native_batch_norm_legit_no_stats, batch_norm_training},
     {OpId::_native_batch_norm_legit_functional, batch_norm_training},

@@ -446,6 +446,44 @@ Result<bool> group_norm(Rewriter& rw, Node* node) {
   return true;
 }
 
+// instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+// cudnn_enabled): with the input's statistics (nn.InstanceNorm*d's default) each (sample,
+// channel) plane normalised over its own elements, which is native_group_norm with one channel a
+// group (C groups); with running statistics the eval batch norm (decomposed in turn). Input
+// statistics that would also update running ones (track_running_stats in training) are refused:
+// the buffers would change.
+Result<bool> instance_norm(Rewriter& rw, Node* node) {
+  Value* input = tensor_arg(*node, "input");
+  if (input == nullptr) return false;
+  const bool use_input_stats = node->arg("use_input_stats").as<bool>();
+  const bool running =
+      tensor_arg(*node, "running_mean") != nullptr || tensor_arg(*node, "running_var") != nullptr;
+  if (!use_input_stats) {
+    SPLICE_TRY(rw.replace(node, OpId::batch_norm,
+                          {Arg{input}, node->arg("weight"), node->arg("bias"),
+                           node->arg("running_mean"), node->arg("running_var"), Arg{false},
+                           node->arg("momentum"), node->arg("eps"), Arg{false}}));
+    return true;
+  }
+  if (running)
+    return make_error(ErrorKind::kUnsupportedOp,
+                      "{}: instance_norm updating running statistics (training mode) is not "
+                      "supported",
+                      node_label(*node));
+  // native_group_norm's group count is an int: the channels must be static.
+  const auto channels = static_size(input->type(), 1);
+  if (!channels)
+    return make_error(ErrorKind::kUnsupportedOp, "{}: instance_norm over a symbolic channel count",
+                      node_label(*node));
+  SizeBuilder sizes(rw, node);
+  SPLICE_ASSIGN_OR_RETURN(std::vector<Size> dims, sizes.dims(input));
+  SPLICE_ASSIGN_OR_RETURN(Size hxw, sizes.product(std::vector<Size>(dims.begin() + 2, dims.end())));
+  SPLICE_TRY(rw.replace(node, OpId::native_group_norm,
+                        {Arg{input}, node->arg("weight"), node->arg("bias"), to_arg(dims[0]),
+                         to_arg(dims[1]), to_arg(hxw), Arg{*channels}, node->arg("eps")}));
+  return true;
+}
+
 // ---- zero, min.other, diff ----
 
 // zero(self): zeros_like(self) (torch/_refs.zero).
@@ -576,6 +614,7 @@ constexpr Entry kEntries[] = {
     {OpId::std_mean_correction, std_mean},
     {OpId::std_mean_dim, std_mean},
     {OpId::group_norm, group_norm},
+    {OpId::instance_norm, instance_norm},
     {OpId::zero, zero},
     {OpId::min_other, min_other},
     {OpId::max_other, min_other},

@@ -508,6 +508,10 @@ for op in ["max_pool2d.default", "max_pool2d_with_indices.default"]:
 for op in ["adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default"]:
     case(op, T(f32, (2, 3, 8, 6)), [1, 1])
     case(op, T(bf16, (3, 8, 6)), [4, 3])
+case("instance_norm.default", T(f32, (2, 3, 4, 5)), T(f32, (3,)), None, None, None, True, 0.1,
+     1e-5, False)
+case("instance_norm.default", T(f16, (2, 4, 7)), None, None, T(f16, (4,)), T(f16, (4,)), False,
+     0.1, 1e-5, False)
 for op in ["adaptive_avg_pool3d.default", "_adaptive_avg_pool3d.default"]:
     case(op, T(f32, (2, 3, 4, 8, 6)), [1, 1, 1])
     case(op, T(bf16, (3, 4, 8, 6)), [2, 4, 3])

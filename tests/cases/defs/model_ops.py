@@ -428,3 +428,30 @@ def _():
     return (module(forward),
             same(1, randn(2, 3, 8, 8), randn(3, 5, 7), randn(1, 2, 4, 5, dtype=torch.bfloat16)),
             None)
+
+
+@case("m_instance_norm", notes="nn.InstanceNorm2d/1d as RAFT's encoders use it (the input's "
+      "statistics, affine and not), InstanceNorm3d, track_running_stats in eval (the running "
+      "statistics), float16")
+def _():
+    torch.manual_seed(3)
+    norms = torch.nn.ModuleList([torch.nn.InstanceNorm2d(3), torch.nn.InstanceNorm2d(3, affine=True),
+                                 torch.nn.InstanceNorm1d(4, eps=1e-3), torch.nn.InstanceNorm3d(2),
+                                 torch.nn.InstanceNorm2d(3, affine=True, track_running_stats=True)])
+    with torch.no_grad():
+        norms[1].weight.normal_(1.0, 0.2)
+        norms[1].bias.normal_(0.0, 0.2)
+        norms[4].running_mean.normal_(0.0, 0.3)
+        norms[4].running_var.uniform_(0.5, 1.5)
+    norms.eval()
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norms = norms
+
+        def forward(self, x, s, v, h):
+            return (self.norms[0](x), self.norms[1](x), self.norms[2](s), self.norms[3](v),
+                    self.norms[4](x), torch.nn.functional.instance_norm(h))
+    return M(), same(1, randn(2, 3, 5, 4), randn(2, 4, 7), randn(1, 2, 3, 4, 5),
+                     randn(2, 3, 6, 6, dtype=torch.float16)), None
