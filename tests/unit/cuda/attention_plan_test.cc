@@ -195,6 +195,26 @@ AttentionArgs args_for(const AttnInputs& in, const Tensor& out, DeviceTensor& dq
   return a;
 }
 
+// A GQA decode case in fp16: its inputs, the attention arguments over them, and scratch with
+// arrival counters to plan it with (scratch()).
+struct DecodeSetup {
+  AttnInputs in;
+  Tensor out;
+  AttentionArgs args;
+  std::vector<double> mem = std::vector<double>(1 << 20);
+  std::vector<uint32_t> counters = std::vector<uint32_t>(kScratchCounters);
+  DecodeSetup(const AttnCase& c, const Shape& out_sizes, std::mt19937& gen)
+      : in(make_attn_inputs(c, DType::kFloat16, gen)),
+        out(make_output(DType::kFloat16, out_sizes, false)) {
+    DeviceTensor q, k, v;
+    args = args_for(in, out, q, k, v);
+    args.gqa = true;
+  }
+  KernelScratch scratch() {
+    return KernelScratch{mem.data(), mem.size() * 8, counters.data(), counters.size()};
+  }
+};
+
 TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
   std::mt19937 gen(7);
   const auto cases = attention_cases();
@@ -206,16 +226,8 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
   };
   {  // decode with GQA: the decode kernel, 4 q heads per unit, keys split across blocks in
      // multiples of 16, combined in the launch through the scratch counters
-    const AttnCase c = find("decode gqa 32/8");
-    const AttnInputs in = make_attn_inputs(c, DType::kFloat16, gen);
-    const Tensor out = make_output(DType::kFloat16, {1, 32, 1, 128}, false);
-    DeviceTensor q, k, v;
-    AttentionArgs a = args_for(in, out, q, k, v);
-    a.gqa = true;
-    std::vector<double> mem(1 << 20);
-    std::vector<uint32_t> counters(kScratchCounters);
-    auto plan = plan_attention(
-        a, 132, KernelScratch{mem.data(), mem.size() * 8, counters.data(), counters.size()});
+    DecodeSetup s(find("decode gqa 32/8"), {1, 32, 1, 128}, gen);
+    auto plan = plan_attention(s.args, 132, s.scratch());
     ASSERT_TRUE(plan.ok()) << plan.error().message();
     EXPECT_EQ(plan->kernel, AttnKernel::kDecode) << plan->reason;
     EXPECT_STREQ(attn_kernel_name(plan->kernel), "decode");
@@ -227,14 +239,14 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     // 2 blocks per SM: 264 / 8 units = 33 splits of 63 keys, rounded up to 64: 32 splits.
     EXPECT_EQ(plan->params.split_keys, 64);
     EXPECT_EQ(plan->params.splits, 32);
-    EXPECT_EQ(plan->params.counters, counters.data());
+    EXPECT_EQ(plan->params.counters, s.counters.data());
     EXPECT_EQ(plan->smem_bytes, static_cast<size_t>(attn_decode_smem(4, 128, 128, 2, 64).total));
     // Without counters the splits stay; a second kernel combines them.
-    auto no_counters = plan_attention(a, 132, KernelScratch{mem.data(), mem.size() * 8});
+    auto no_counters = plan_attention(s.args, 132, KernelScratch{s.mem.data(), s.mem.size() * 8});
     ASSERT_TRUE(no_counters.ok());
     EXPECT_EQ(no_counters->params.splits, 32);
     EXPECT_EQ(no_counters->params.counters, nullptr);
-    auto no_scratch = plan_attention(a, 132, KernelScratch{});
+    auto no_scratch = plan_attention(s.args, 132, KernelScratch{});
     ASSERT_TRUE(no_scratch.ok());
     EXPECT_EQ(no_scratch->params.splits, 1);
     EXPECT_GT(no_scratch->split_bytes_wanted, 0u);
@@ -246,17 +258,10 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     c.Hk = 2;
     c.E = 64;
     c.S = 65536;
-    const AttnInputs in = make_attn_inputs(c, DType::kFloat16, gen);
-    const Tensor out = make_output(DType::kFloat16, {1, 64, 1, 64}, false);
-    DeviceTensor q, k, v;
-    AttentionArgs a = args_for(in, out, q, k, v);
-    a.gqa = true;
-    std::vector<double> mem(1 << 20);
-    std::vector<uint32_t> counters(kScratchCounters);
+    DecodeSetup s(c, {1, 64, 1, 64}, gen);
     // A GPU of 500 SMs: 500 splits wanted per unit; 272 splits of weights fit before the
     // statistics.
-    auto plan = plan_attention(
-        a, 500, KernelScratch{mem.data(), mem.size() * 8, counters.data(), counters.size()});
+    auto plan = plan_attention(s.args, 500, s.scratch());
     ASSERT_TRUE(plan.ok()) << plan.error().message();
     ASSERT_EQ(plan->kernel, AttnKernel::kDecode) << plan->reason;
     EXPECT_EQ(plan->params.R, 32);
