@@ -73,6 +73,24 @@ struct SharedComputation {
   bool operator==(const SharedComputation&) const = default;
 };
 
+// A group of matrix products over one input that the pass concat_sibling_matmuls made one
+// product over their weights concatenated (q/k/v, gate/up), for the plan report: the new node,
+// the new weight's target, and each original product with the columns of the result it became.
+struct ConcatenatedMatmul {
+  struct Part {
+    std::string node;    // the original product
+    std::string target;  // its op, "aten.linear.default"
+    int64_t start = 0;   // its columns [start, end) of the concatenated result
+    int64_t end = 0;
+    bool operator==(const Part&) const = default;
+  };
+  std::string node;
+  std::string target;
+  std::string weight;  // "concat(layers.0.q.weight,layers.0.k.weight,layers.0.v.weight)"
+  std::vector<Part> parts;
+  bool operator==(const ConcatenatedMatmul&) const = default;
+};
+
 struct Program {
   Graph graph;
   Signature signature;
@@ -84,6 +102,8 @@ struct Program {
   std::vector<ShapeCheck> shape_checks;
   // Set by share_identical_computations; not part of the text IR (the plan carries it).
   std::vector<SharedComputation> shared;
+  // Set by concat_sibling_matmuls; like `shared`, carried by the plan.
+  std::vector<ConcatenatedMatmul> concatenated;
 };
 
 }  // namespace splice::ir

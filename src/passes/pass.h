@@ -36,6 +36,7 @@ std::unique_ptr<Pass> make_where_mask_to_select_write();
 std::unique_ptr<Pass> make_fold_copy_of_slice();
 std::unique_ptr<Pass> make_canonicalize_views();
 std::unique_ptr<Pass> make_share_identical_computations();
+std::unique_ptr<Pass> make_concat_sibling_matmuls();
 std::unique_ptr<Pass> make_insert_write_casts();
 
 // The ops decompose_composites rewrites (none of them reaches a backend), sorted.

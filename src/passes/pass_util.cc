@@ -297,4 +297,20 @@ std::vector<Node*> node_snapshot(const Graph& graph) {
   return nodes;
 }
 
+// Walked backwards, so a view's output is decided before the tensor it views.
+std::set<const Value*> write_bases(const Graph& graph) {
+  std::set<const Value*> bases;
+  const auto& nodes = graph.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node& user = **it;
+    if (user.args().empty() || !user.args()[0].is<Value*>()) continue;
+    const Value* base = user.args()[0].as<Value*>();
+    if (user.op().is_write()) bases.insert(base);
+    if (!user.op().may_view()) continue;
+    for (const Value* out : user.outputs())
+      if (out != nullptr && bases.count(out)) bases.insert(base);
+  }
+  return bases;
+}
+
 }  // namespace splice::passes

@@ -5,6 +5,7 @@
 // users). Passes assume a verified program: every argument holds a variant its schema allows.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,6 +118,11 @@ void erase_dead_producers(ir::Graph& graph, const ir::Value* v);
 // and symbols by identity, numbers by value), with outputs of the same types. In a functional
 // program that makes their values equal, if the op is deterministic.
 bool same_computation(const ir::Node& a, const ir::Node& b);
+
+// The tensors a write uses as its base, directly or through a chain of views of them. Passes
+// that would make such a tensor share memory with another value leave it alone: the write
+// planner writes into a base nobody reads afterwards in place.
+std::set<const ir::Value*> write_bases(const ir::Graph& graph);
 
 // The nodes in program order, as a snapshot that survives insertions and erasures.
 std::vector<ir::Node*> node_snapshot(const ir::Graph& graph);

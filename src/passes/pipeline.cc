@@ -27,6 +27,9 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   // After every rewrite that matches patterns (a shared value has more readers, which some of
   // them refuse) and after views are canonical, so equal views are one value already.
   passes.push_back(make_share_identical_computations());
+  // After sharing, so the products of one input read one value (equal views merged), and
+  // before the write casts, which never touch products.
+  passes.push_back(make_concat_sibling_matmuls());
   // Last: every slice_scatter exists by now (its src's shape checked by its shape rule).
   passes.push_back(make_insert_write_casts());
   return passes;

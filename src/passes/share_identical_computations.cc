@@ -54,24 +54,6 @@ bool may_share(const Node& node) {
   return is_deterministic(node);
 }
 
-// The tensors a write uses as its base, directly or through a chain of views of them. Walked
-// backwards, so a view's output is decided before the tensor it views. Sharing never adds a
-// write base: a node whose values are write bases is not merged.
-std::set<const Value*> write_bases(const ir::Graph& graph) {
-  std::set<const Value*> bases;
-  const auto& nodes = graph.nodes();
-  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-    const Node& user = **it;
-    if (user.args().empty() || !user.args()[0].is<Value*>()) continue;
-    const Value* base = user.args()[0].as<Value*>();
-    if (user.op().is_write()) bases.insert(base);
-    if (!user.op().may_view()) continue;
-    for (const Value* out : user.outputs())
-      if (out != nullptr && bases.count(out)) bases.insert(base);
-  }
-  return bases;
-}
-
 // Whether `node`'s values must stay tensors of their own: returned, or written into.
 bool keeps_own_tensors(const Node& node, const std::set<const Value*>& returned,
                        const std::set<const Value*>& bases) {

@@ -94,6 +94,7 @@ Plan build_plan(const ir::Program& program, PlanMode mode, const backend::Target
   plan.totals.peak_bytes = mem.peak_bytes;
   plan.groups = fusion.groups;
   plan.shared = program.shared;
+  plan.concatenated = program.concatenated;
   plan.fusion_notes = fusion.notes;
   plan.matmuls = plan_matmuls(program, target);
 

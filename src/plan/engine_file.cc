@@ -433,6 +433,7 @@ Result<LoadedEngine> load_mapped(const std::shared_ptr<const MappedFile>& file,
   // What the passes shared is history the stored program no longer shows (the duplicates are
   // gone); the plan carries it for the report, and the program gets it back from there.
   engine.program.shared = engine.plan.shared;
+  engine.program.concatenated = engine.plan.concatenated;
   // The plan decides which storage the runtime writes in place; one that passes the checksum
   // but was edited (or made by a planner with other rules under the same version) could write
   // where it must not. Planning is deterministic and fast, so the stored plan must be exactly

@@ -34,7 +34,8 @@ namespace splice::plan {
 // 5: a group has a kind: pointwise, or an RMSNorm run as one row kernel (plan/norm_fusion.h).
 // 6: the plan lists the computations share_identical_computations shared ("shared").
 // 7: the matrix products' kernel choices (matmuls).
-inline constexpr uint32_t kPlanFormatVersion = 7;
+// 8: the products concat_sibling_matmuls made one over concatenated weights ("concatenated").
+inline constexpr uint32_t kPlanFormatVersion = 8;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -172,6 +173,9 @@ struct Plan {
   // What the passes computed once instead of several times (from ir::Program::shared), for
   // the report: an engine file keeps it with the plan.
   std::vector<ir::SharedComputation> shared;
+  // The products the passes joined over concatenated weights (ir::Program::concatenated), for
+  // the report; kept with the plan as `shared` is.
+  std::vector<ir::ConcatenatedMatmul> concatenated;
   // Why a fusion the backend could run was not made (an RMSNorm chain whose mean has another
   // reader, ...), one line each, for `inspect --plan`; not stored in an engine file.
   std::vector<std::string> fusion_notes;

@@ -272,6 +272,20 @@ Result<Step> read_step(const json& j, const std::string& where, size_t nodes, si
 
 }  // namespace
 
+json concatenated_json(const std::vector<ir::ConcatenatedMatmul>& concatenated) {
+  json out = json::array();
+  for (const ir::ConcatenatedMatmul& c : concatenated) {
+    json parts = json::array();
+    for (const ir::ConcatenatedMatmul::Part& p : c.parts)
+      parts.push_back({{"node", p.node}, {"target", p.target}, {"start", p.start}, {"end", p.end}});
+    out.push_back({{"node", c.node},
+                   {"target", c.target},
+                   {"weight", c.weight},
+                   {"parts", std::move(parts)}});
+  }
+  return out;
+}
+
 json plan_to_json(const Plan& plan) {
   json writes = json::array();
   for (const WriteDecision& w : plan.writes) {
@@ -311,6 +325,7 @@ json plan_to_json(const Plan& plan) {
     matmuls.push_back({{"node", m.node}, {"kernel", m.kernel}, {"reason", m.reason}});
   return {{"mode", plan_mode_name(plan.mode)},
           {"shared", std::move(shared)},
+          {"concatenated", concatenated_json(plan.concatenated)},
           {"backend", plan.backend},
           {"writes", std::move(writes)},
           {"buffers", std::move(buffers)},
@@ -445,6 +460,29 @@ Result<Plan> plan_from_json(const json& j, const ir::Graph& graph) {
       c.duplicates.push_back((*duplicates)[d].get<std::string>());
     }
     plan.shared.push_back(std::move(c));
+  }
+  SPLICE_ASSIGN_OR_RETURN(const json* concatenated, get_array(j, "concatenated"));
+  for (size_t i = 0; i < concatenated->size(); ++i) {
+    const json& entry = (*concatenated)[i];
+    const std::string where = fmt::format("concatenated[{}]", i);
+    SPLICE_TRY(expect_object(entry, where));
+    ir::ConcatenatedMatmul c;
+    SPLICE_ASSIGN_OR_RETURN(c.node, get_string(entry, "node", where));
+    SPLICE_ASSIGN_OR_RETURN(c.target, get_string(entry, "target", where));
+    SPLICE_ASSIGN_OR_RETURN(c.weight, get_string(entry, "weight", where));
+    SPLICE_ASSIGN_OR_RETURN(const json* parts, get_array(entry, "parts"));
+    for (size_t k = 0; k < parts->size(); ++k) {
+      const json& part = (*parts)[k];
+      const std::string at = fmt::format("{}.parts[{}]", where, k);
+      SPLICE_TRY(expect_object(part, at));
+      ir::ConcatenatedMatmul::Part p;
+      SPLICE_ASSIGN_OR_RETURN(p.node, get_string(part, "node", at));
+      SPLICE_ASSIGN_OR_RETURN(p.target, get_string(part, "target", at));
+      SPLICE_ASSIGN_OR_RETURN(p.start, get_int(part, "start", at));
+      SPLICE_ASSIGN_OR_RETURN(p.end, get_int(part, "end", at));
+      c.parts.push_back(std::move(p));
+    }
+    plan.concatenated.push_back(std::move(c));
   }
   return plan;
 }

@@ -29,6 +29,11 @@ namespace splice::plan {
 
 nlohmann::json plan_to_json(const Plan& plan);
 
+// [{"node": "linear_concat", "target": "aten.linear.default", "weight": "concat(q.w,k.w)",
+//   "parts": [{"node": "linear", "target": "aten.linear.default", "start": 0, "end": 64}, ...]}]
+// — the same in an engine file and in `inspect --plan --json`.
+nlohmann::json concatenated_json(const std::vector<ir::ConcatenatedMatmul>& concatenated);
+
 // Rebuilds a Plan and checks it against `graph`: node indices in [0, nodes), placements name
 // tensor values of the graph (each at most once), buffer and write indices in range, every
 // node in exactly one kNode step or in one group (members in program order) run by exactly

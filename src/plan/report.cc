@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "plan/plan_json.h"
+
 namespace splice::plan {
 
 nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
@@ -49,6 +51,7 @@ nlohmann::json plan_report_json(const ir::Program& program, const Plan& plan) {
                            {"writes", std::move(writes)},
                            {"groups", std::move(groups)},
                            {"shared", std::move(shared)},
+                           {"concatenated", concatenated_json(plan.concatenated)},
                            {"fusion_notes", plan.fusion_notes},
                            {"totals",
                             {{"steps", plan.totals.steps},
@@ -91,6 +94,17 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
     } else {
       out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
                          g.nodes.size(), outputs, members);
+    }
+  }
+  if (!plan.concatenated.empty()) {
+    out +=
+        "concatenated (products of one input over their weights joined; "
+        "concat_sibling_matmuls):\n";
+    for (const ir::ConcatenatedMatmul& c : plan.concatenated) {
+      std::vector<std::string> parts;
+      for (const ir::ConcatenatedMatmul::Part& p : c.parts)
+        parts.push_back(fmt::format("{} [{}, {})", p.node, p.start, p.end));
+      out += fmt::format("  {} ({}): {}\n", c.node, c.target, fmt::join(parts, ", "));
     }
   }
   if (!plan.shared.empty()) {

@@ -2,9 +2,12 @@
 // writes (tests/cases/*.default), and its error reporting.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
+#include "tensor/tensor.h"
 
 namespace splice::passes {
 namespace {
@@ -145,6 +148,78 @@ TEST(Pipeline, ShapeMismatchOnTheSlicedDimIsReported) {
   EXPECT_EQ(r.error().message(),
             "verifier before the passes: node 'slice_scatter' (aten.slice_scatter.default): src "
             "has shape [4, 3] but the slice of self is [4, 2]");
+}
+
+// q/k/v-style projections with their weights' data: the joined weight holds each weight's rows
+// in order (the second one strided, as a transposed view in an archive can be), the originals
+// are gone, and the record names the parts and their columns.
+TEST(ConcatSiblingMatmuls, JoinsTheWeightsRowsInOrder) {
+  ir::Program p = parse(R"(signature {
+  input %p_a: parameter "a.weight"
+  input %p_b: parameter "b.weight"
+  input %x: user_input
+  output 0: user_output
+  output 1: user_output
+}
+graph(%p_a: f32[2, 3], %p_b: f32[1, 3], %x: f32[4, 3]) {
+  %linear: f32[4, 2] = aten.linear.default(%x, %p_a, None)
+  %linear_1: f32[4, 1] = aten.linear.default(%x, %p_b, None)
+  %neg: f32[4, 2] = aten.neg.default(%linear)
+  %neg_1: f32[4, 1] = aten.neg.default(%linear_1)
+  return (%neg, %neg_1)
+}
+)");
+  auto a = Tensor::empty(DType::kFloat32, {2, 3});
+  auto b_storage = Tensor::empty(DType::kFloat32, {6});
+  ASSERT_TRUE(a.ok() && b_storage.ok());
+  for (int i = 0; i < 6; ++i) a->data<float>()[i] = static_cast<float>(i);
+  for (int i = 0; i < 3; ++i) b_storage->data<float>()[2 * i] = static_cast<float>(10 + i);
+  p.weights.emplace("a.weight", *a);
+  // [1, 3] reading every other element: not contiguous.
+  p.weights.emplace("b.weight", b_storage->view_as({1, 3}, {6, 2}, 0));
+  auto r = run_pipeline(p);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(p.weights.count("a.weight") + p.weights.count("b.weight"), 0u);
+  auto it = p.weights.find("concat(a.weight,b.weight)");
+  ASSERT_NE(it, p.weights.end());
+  ASSERT_EQ(it->second.sizes(), (Shape{3, 3}));
+  ASSERT_TRUE(it->second.is_contiguous());
+  const float* w = it->second.data<float>();
+  EXPECT_EQ(std::vector<float>(w, w + 9), (std::vector<float>{0, 1, 2, 3, 4, 5, 10, 11, 12}));
+  ASSERT_EQ(p.concatenated.size(), 1u);
+  EXPECT_EQ(p.concatenated[0].weight, "concat(a.weight,b.weight)");
+  ASSERT_EQ(p.concatenated[0].parts.size(), 2u);
+  EXPECT_EQ(p.concatenated[0].parts[1].node, "linear_1");
+  EXPECT_EQ(p.concatenated[0].parts[1].start, 2);
+  EXPECT_EQ(p.concatenated[0].parts[1].end, 3);
+  EXPECT_EQ(p.graph.inputs().size(), 2u);
+  EXPECT_EQ(p.signature.inputs.size(), 2u);
+}
+
+// Weights with data for some parts only cannot be joined: the group is left as it is.
+TEST(ConcatSiblingMatmuls, LeavesAGroupWithPartialDataAlone) {
+  ir::Program p = parse(R"(signature {
+  input %p_a: parameter "a.weight"
+  input %p_b: parameter "b.weight"
+  input %x: user_input
+  output 0: user_output
+}
+graph(%p_a: f32[2, 3], %p_b: f32[1, 3], %x: f32[4, 3]) {
+  %linear: f32[4, 2] = aten.linear.default(%x, %p_a, None)
+  %linear_1: f32[4, 1] = aten.linear.default(%x, %p_b, None)
+  %sum: f32[4] = aten.sum.dim_IntList(%linear, [1], False, dtype=None)
+  %sum_1: f32[4] = aten.sum.dim_IntList(%linear_1, [1], False, dtype=None)
+  %add: f32[4] = aten.add.Tensor(%sum, %sum_1, alpha=1)
+  return (%add)
+}
+)");
+  auto a = Tensor::empty(DType::kFloat32, {2, 3});
+  ASSERT_TRUE(a.ok());
+  p.weights.emplace("a.weight", *a);
+  auto r = run_pipeline(p);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(p.concatenated.empty());
+  EXPECT_EQ(p.weights.count("a.weight"), 1u);
 }
 
 }  // namespace

@@ -110,8 +110,26 @@ void expect_well_formed(const json& report, const std::string& what) {
   std::set<std::string> top;
   for (const auto& [k, v] : report.items()) top.insert(k);
   EXPECT_EQ(top, (std::set<std::string>{"mode", "backend", "writes", "groups", "fusion_notes",
-                                        "shared", "totals"}))
+                                        "shared", "concatenated", "totals"}))
       << what;
+  // concat_sibling_matmuls' record: the joined product, its weight, and parts whose columns
+  // tile [0, total) in order.
+  ASSERT_TRUE(report["concatenated"].is_array()) << what;
+  for (const auto& c : report["concatenated"]) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : c.items()) keys.insert(k);
+    EXPECT_EQ(keys, (std::set<std::string>{"node", "target", "weight", "parts"})) << what;
+    EXPECT_TRUE(c["node"].is_string() && c["target"].is_string() && c["weight"].is_string())
+        << what << ": " << c.dump();
+    ASSERT_TRUE(c["parts"].is_array() && c["parts"].size() >= 2) << what << ": " << c.dump();
+    int64_t next = 0;
+    for (const auto& p : c["parts"]) {
+      EXPECT_TRUE(p["node"].is_string() && p["target"] == c["target"]) << what << ": " << c.dump();
+      EXPECT_EQ(p["start"], next) << what << ": " << c.dump();
+      EXPECT_GT(p["end"].get<int64_t>(), p["start"].get<int64_t>()) << what << ": " << c.dump();
+      next = p["end"].get<int64_t>();
+    }
+  }
   ASSERT_TRUE(report["fusion_notes"].is_array()) << what;
   // share_identical_computations' record: a kept node and the names of those it replaced.
   ASSERT_TRUE(report["shared"].is_array()) << what;

@@ -1,0 +1,382 @@
+// concat_sibling_matmuls: matrix products that read the same input through different weights
+// — a decoder layer's q, k and v projections, an MLP's gate and up — become one product over
+// the weights concatenated at load time, and each original result a slice of its columns.
+// A decode step then reads its q/k/v weights in one kernel instead of three (the k and v
+// projections alone are too small to reach the memory bandwidth), and a prefill runs one wider
+// GEMM. Each output element is the same dot product as before (the same row of the same weight
+// against the same input row), so the values are those of the separate products.
+//
+// Two forms, as export gives them:
+//   linear(x, W_i, b_i?)                 -> linear(x, cat(W_i), cat(b_i)?), slice on the last dim
+//   mm(x, t(W_i)) / addmm(b_i, x, t(W_i)) -> the same over dim 1 (t or permute [1, 0])
+//
+// A product joins a group only when nothing else can see the change:
+//   - its weight (and bias) is a parameter or tensor constant of constant sizes, read by this
+//     product alone (through its transpose, which nothing else reads) and never mutated — the
+//     originals are dropped, so a weight that is read elsewhere (a tied embedding) stays;
+//   - its result is neither returned nor the base of a write (those keep tensors of their own);
+//   - addmm with beta = alpha = 1 and a bias vector of the output's width.
+// The group shares the input value, the op, the weight dtype and whether there is a bias.
+// With the weights' data in the program the new weight holds their rows in order; a program
+// without weight data (the text IR of the golden tests) is rewritten the same. What was
+// concatenated is recorded in Program::concatenated for the plan report.
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+
+namespace splice::passes {
+
+namespace {
+
+using ir::Arg;
+using ir::Node;
+using ir::Value;
+
+// One product of a group: the node, its weight (and bias) graph inputs, and the transpose
+// between the weight and the product (mm/addmm only).
+struct Member {
+  Node* node = nullptr;
+  Value* weight = nullptr;  // [N, K]
+  Value* bias = nullptr;    // [N] or nullptr
+  Node* transpose = nullptr;
+  int64_t columns = 0;  // N
+};
+
+// The graph input positions of parameters and tensor constants, by value.
+std::map<const Value*, size_t> constant_inputs(const ir::Program& program) {
+  std::map<const Value*, size_t> positions;
+  const auto& specs = program.signature.inputs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ir::InputSpec& s = specs[i];
+    if (s.value == nullptr) continue;
+    if (s.kind == ir::InputKind::kParameter || s.kind == ir::InputKind::kTensorConstant)
+      positions.emplace(s.value, i);
+  }
+  return positions;
+}
+
+// The targets (FQNs) the program mutates: a mutated weight cannot be replaced by a copy.
+std::set<std::string> mutated_targets(const ir::Program& program) {
+  std::set<std::string> targets;
+  for (const ir::OutputSpec& o : program.signature.outputs)
+    if (!o.target.empty()) targets.insert(o.target);
+  return targets;
+}
+
+class Matcher {
+ public:
+  explicit Matcher(const ir::Program& program)
+      : graph_(program.graph),
+        constants_(constant_inputs(program)),
+        mutated_(mutated_targets(program)),
+        program_(program),
+        bases_(write_bases(program.graph)) {}
+
+  // The member `node` would be, or nullopt when it cannot join a group.
+  std::optional<Member> match(Node* node) const {
+    const OpId op = node->op_id();
+    if (op != OpId::linear && op != OpId::mm && op != OpId::addmm) return std::nullopt;
+    Member m{node};
+    Value* out = node->outputs().empty() ? nullptr : node->output();
+    if (out == nullptr || is_graph_output(graph_, out) || bases_.count(out)) return std::nullopt;
+    switch (node->op_id()) {
+      case OpId::linear:
+        m.weight = tensor_arg(*node, "weight");
+        if (!node->arg("bias").is_none()) {
+          m.bias = tensor_arg(*node, "bias");
+          if (m.bias == nullptr) return std::nullopt;
+        }
+        break;
+      case OpId::addmm:
+        if (!is_one(node->arg("beta")) || !is_one(node->arg("alpha"))) return std::nullopt;
+        m.bias = tensor_arg(*node, "self");
+        if (m.bias == nullptr) return std::nullopt;
+        [[fallthrough]];
+      case OpId::mm: {
+        Value* mat2 = tensor_arg(*node, "mat2");
+        m.transpose = mat2 != nullptr ? transpose_of(mat2) : nullptr;
+        if (m.transpose == nullptr || graph_.users(mat2).size() != 1) return std::nullopt;
+        m.weight = tensor_arg(*m.transpose, "self");
+        break;
+      }
+      default:
+        return std::nullopt;
+    }
+    if (!sole_constant_read(m.weight, m.transpose != nullptr ? m.transpose : node))
+      return std::nullopt;
+    const ir::TensorType& w = m.weight->type();
+    if (w.rank() != 2 || !w.sizes[0].constant() || !w.sizes[1].constant()) return std::nullopt;
+    m.columns = *w.sizes[0].constant();
+    if (m.bias != nullptr) {
+      const ir::TensorType& b = m.bias->type();
+      if (!sole_constant_read(m.bias, node) || b.rank() != 1 ||
+          b.sizes[0].constant() != m.columns || b.dtype != w.dtype)
+        return std::nullopt;
+    }
+    // The product's last dim is the weight's rows; slicing it gives back each result.
+    if (out->type().rank() < 1 || out->type().sizes.back().constant() != m.columns)
+      return std::nullopt;
+    return m;
+  }
+
+  // The value every member of a group reads as its input rows.
+  static Value* input_of(const Member& m) {
+    switch (m.node->op_id()) {
+      case OpId::linear:
+        return tensor_arg(*m.node, "input");
+      case OpId::addmm:
+        return tensor_arg(*m.node, "mat1");
+      default:
+        return tensor_arg(*m.node, "self");
+    }
+  }
+
+ private:
+  static bool is_one(const Arg& a) {
+    return (a.is<int64_t>() && a.as<int64_t>() == 1) || (a.is<double>() && a.as<double>() == 1.0);
+  }
+
+  // t(W) or permute(W, [1, 0]) of a 2-d W: the node, else nullptr.
+  static Node* transpose_of(const Value* v) {
+    if (Node* t = producer_if(v, OpId::t)) return t;
+    Node* p = producer_if(v, OpId::permute);
+    if (p == nullptr) return nullptr;
+    const Arg& dims = p->arg("dims");
+    if (!dims.is<std::vector<ir::SymIntArg>>()) return nullptr;
+    const auto& d = dims.as<std::vector<ir::SymIntArg>>();
+    if (d.size() != 2 || !std::holds_alternative<int64_t>(d[0]) ||
+        !std::holds_alternative<int64_t>(d[1]) || std::get<int64_t>(d[0]) != 1 ||
+        std::get<int64_t>(d[1]) != 0)
+      return nullptr;
+    return p;
+  }
+
+  // Whether `v` is an unmutated parameter or tensor constant read by `reader` alone.
+  bool sole_constant_read(const Value* v, const Node* reader) const {
+    if (v == nullptr) return false;
+    auto it = constants_.find(v);
+    if (it == constants_.end()) return false;
+    if (mutated_.count(program_.signature.inputs[it->second].target)) return false;
+    if (is_graph_output(graph_, v)) return false;
+    const std::vector<Node*> users = graph_.users(v);
+    return users.size() == 1 && users[0] == reader;
+  }
+
+  const ir::Graph& graph_;
+  std::map<const Value*, size_t> constants_;
+  std::set<std::string> mutated_;
+  const ir::Program& program_;
+  std::set<const Value*> bases_;
+};
+
+// The rows of `parts` one after another: [sum of N_i, K] (or [sum of N_i] for biases), or
+// nullopt when the program holds no data for any of them. kInternal when only some have data
+// (an archive the loader would have refused) — the caller leaves such a group alone instead.
+Result<std::optional<Tensor>> concat_rows(const ir::Program& program,
+                                          const std::vector<std::string>& targets, bool* mixed) {
+  std::vector<const Tensor*> parts;
+  for (const std::string& t : targets) {
+    auto it = program.weights.find(t);
+    if (it != program.weights.end()) parts.push_back(&it->second);
+  }
+  *mixed = !parts.empty() && parts.size() != targets.size();
+  if (parts.empty() || *mixed) return std::optional<Tensor>{};
+  Shape sizes = parts[0]->sizes();
+  sizes[0] = 0;
+  for (const Tensor* p : parts) sizes[0] += p->size(0);
+  SPLICE_ASSIGN_OR_RETURN(Tensor joined, Tensor::empty(parts[0]->dtype(), sizes));
+  std::byte* dst = joined.raw_data();
+  for (const Tensor* p : parts) {
+    SPLICE_CHECK_OR_RETURN(p->is_host() && p->dtype() == joined.dtype(), ErrorKind::kInternal,
+                           "a weight to concatenate is not a host tensor of {}",
+                           dtype_name(joined.dtype()));
+    Tensor dense = *p;
+    if (!dense.is_contiguous()) {
+      SPLICE_ASSIGN_OR_RETURN(dense, p->contiguous_copy());
+    }
+    std::copy_n(dense.raw_data(), dense.nbytes(), dst);
+    dst += dense.nbytes();
+  }
+  return std::optional<Tensor>{std::move(joined)};
+}
+
+class ConcatSiblingMatmuls final : public Pass {
+ public:
+  std::string_view name() const override { return "concat_sibling_matmuls"; }
+  std::string_view description() const override {
+    return "Matrix products that read the same input through different weights (q/k/v "
+           "projections, gate and up) become one product over the weights concatenated at load "
+           "time (linear, or mm/addmm of a transposed weight), and each original result a slice "
+           "of its columns. Only weights and biases that are parameters or constants read by "
+           "that product alone and never mutated; results that are returned or written into "
+           "keep their own products. The original weights are dropped. What was concatenated "
+           "is listed by `inspect --plan`.";
+  }
+
+  Result<bool> run(ir::Program& program) override {
+    Matcher matcher(program);
+    // Groups by (op, input, weight dtype, has bias), in program order of their first member.
+    std::map<std::tuple<OpId, const Value*, DType, bool>, std::vector<Member>> groups;
+    std::vector<std::tuple<OpId, const Value*, DType, bool>> order;
+    for (Node* node : node_snapshot(program.graph)) {
+      std::optional<Member> m = matcher.match(node);
+      if (!m) continue;
+      // mm and addmm are one family: a bias makes the difference, and the key records it.
+      const OpId family = node->op_id() == OpId::linear ? OpId::linear : OpId::mm;
+      auto key = std::make_tuple(family, Matcher::input_of(*m), m->weight->type().dtype,
+                                 m->bias != nullptr);
+      auto [it, added] = groups.try_emplace(key);
+      if (added) order.push_back(key);
+      it->second.push_back(*m);
+    }
+    bool changed = false;
+    for (const auto& key : order) {
+      const std::vector<Member>& members = groups[key];
+      if (members.size() < 2) continue;
+      SPLICE_ASSIGN_OR_RETURN(bool c, concat_group(program, members));
+      changed |= c;
+    }
+    return changed;
+  }
+
+ private:
+  // A new graph input for the concatenation of `parts` (graph inputs), in place of the first;
+  // the others are removed from the graph, the signature and the weights.
+  static Result<std::optional<Value*>> join_inputs(ir::Program& program,
+                                                   const std::vector<Value*>& parts) {
+    std::vector<std::string> targets;
+    std::vector<size_t> positions;
+    for (Value* v : parts) {
+      const auto& specs = program.signature.inputs;
+      auto it = std::find_if(specs.begin(), specs.end(),
+                             [&](const ir::InputSpec& s) { return s.value == v; });
+      SPLICE_CHECK_OR_RETURN(it != specs.end(), ErrorKind::kInternal,
+                             "weight '{}' is not an input of the program", v->name());
+      targets.push_back(it->target);
+      positions.push_back(static_cast<size_t>(it - specs.begin()));
+    }
+    bool mixed = false;
+    SPLICE_ASSIGN_OR_RETURN(std::optional<Tensor> data, concat_rows(program, targets, &mixed));
+    if (mixed) return std::optional<Value*>{};
+
+    ir::Graph& graph = program.graph;
+    ir::TensorType type = parts[0]->type();
+    int64_t rows = 0;
+    for (Value* v : parts) rows += *v->type().sizes[0].constant();
+    type.sizes[0] = SymExpr(rows);
+    Value* joined =
+        graph.add_value(graph.unique_name(parts[0]->name() + "_concat"), ir::ValueKind::kTensor);
+    joined->set_type(type);
+    std::string target = "concat(";
+    for (size_t i = 0; i < targets.size(); ++i) target += (i ? "," : "") + targets[i];
+    target += ")";
+    ir::InputSpec spec = program.signature.inputs[positions[0]];
+    spec.value = joined;
+    spec.target = target;
+    // The first part's slot takes the new input; the others go, last position first.
+    program.signature.inputs[positions[0]] = spec;
+    graph.inputs()[positions[0]] = joined;
+    std::vector<size_t> gone(positions.begin() + 1, positions.end());
+    std::sort(gone.rbegin(), gone.rend());
+    for (size_t p : gone) {
+      program.signature.inputs.erase(program.signature.inputs.begin() + static_cast<long>(p));
+      graph.inputs().erase(graph.inputs().begin() + static_cast<long>(p));
+    }
+    for (const std::string& t : targets) program.weights.erase(t);
+    if (data) program.weights.emplace(target, std::move(*data));
+    return std::optional<Value*>{joined};
+  }
+
+  static Result<bool> concat_group(ir::Program& program, const std::vector<Member>& members) {
+    std::vector<Value*> weights, biases;
+    for (const Member& m : members) {
+      weights.push_back(m.weight);
+      if (m.bias != nullptr) biases.push_back(m.bias);
+    }
+    SPLICE_ASSIGN_OR_RETURN(std::optional<Value*> weight, join_inputs(program, weights));
+    if (!weight) return false;
+    std::optional<Value*> bias;
+    if (!biases.empty()) {
+      SPLICE_ASSIGN_OR_RETURN(bias, join_inputs(program, biases));
+      SPLICE_CHECK_OR_RETURN(bias.has_value(), ErrorKind::kInternal,
+                             "the biases of '{}' have data for some members only",
+                             members[0].node->name());
+    }
+
+    Rewriter rw(program);
+    const Member& first = members[0];
+    Node* at = first.transpose != nullptr ? first.transpose : first.node;
+    Value* input = Matcher::input_of(first);
+    Value* product = nullptr;
+    if (first.node->op_id() == OpId::linear) {
+      SPLICE_ASSIGN_OR_RETURN(
+          product, rw.insert_value(first.node, OpId::linear,
+                                   {Arg{input}, Arg{*weight}, bias ? Arg{*bias} : Arg{}}, {},
+                                   first.node->output()->name() + "_concat"));
+    } else {
+      SPLICE_ASSIGN_OR_RETURN(Value * transposed, rw.insert_value(at, OpId::t, {Arg{*weight}}, {},
+                                                                  (*weight)->name() + "_t"));
+      if (bias) {
+        SPLICE_ASSIGN_OR_RETURN(
+            product,
+            rw.insert_value(first.node, OpId::addmm, {Arg{*bias}, Arg{input}, Arg{transposed}}, {},
+                            first.node->output()->name() + "_concat"));
+      } else {
+        SPLICE_ASSIGN_OR_RETURN(
+            product, rw.insert_value(first.node, OpId::mm, {Arg{input}, Arg{transposed}}, {},
+                                     first.node->output()->name() + "_concat"));
+      }
+    }
+    ir::ConcatenatedMatmul record{product->producer()->name(),
+                                  product->producer()->target(),
+                                  concat_target(program, *weight),
+                                  {}};
+    const int64_t dim = product->type().rank() - 1;
+    int64_t start = 0;
+    for (const Member& m : members) {
+      Value* out = m.node->output();
+      SPLICE_ASSIGN_OR_RETURN(
+          Value * part, rw.insert_value(first.node, OpId::slice_Tensor,
+                                        {Arg{product}, Arg{dim}, Arg{start}, Arg{start + m.columns},
+                                         Arg{int64_t{1}}},
+                                        {}, out->name() + "_part"));
+      SPLICE_CHECK_OR_RETURN(part->type() == out->type(), ErrorKind::kInternal,
+                             "{}: its slice of the concatenated product is {}, not {}",
+                             node_label(*m.node), part->type().to_string(),
+                             out->type().to_string());
+      record.parts.push_back({m.node->name(), m.node->target(), start, start + m.columns});
+      start += m.columns;
+      program.graph.replace_all_uses(out, part);
+    }
+    for (const Member& m : members) {
+      for (Value* out : m.node->outputs())
+        if (out != nullptr) out->set_producer(nullptr);
+      program.graph.erase_node(m.node);
+      if (m.transpose != nullptr) {
+        m.transpose->output()->set_producer(nullptr);
+        program.graph.erase_node(m.transpose);
+      }
+    }
+    program.concatenated.push_back(std::move(record));
+    return true;
+  }
+
+  static std::string concat_target(const ir::Program& program, const Value* input) {
+    for (const ir::InputSpec& s : program.signature.inputs)
+      if (s.value == input) return s.target;
+    return input->name();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_concat_sibling_matmuls() {
+  return std::make_unique<ConcatSiblingMatmuls>();
+}
+
+}  // namespace splice::passes
