@@ -10,16 +10,20 @@
 //   linear(x, W_i, b_i?)                 -> linear(x, cat(W_i), cat(b_i)?), slice on the last dim
 //   mm(x, t(W_i)) / addmm(b_i, x, t(W_i)) -> the same over dim 1 (t or permute [1, 0])
 //
-// A product joins a group only when nothing else can see the change:
-//   - its weight (and bias) is a parameter or tensor constant of constant sizes, read by this
-//     product alone (through its transpose, which nothing else reads) and never mutated — the
-//     originals are dropped, so a weight that is read elsewhere (a tied embedding) stays;
+// Weights are joined when the same inputs read them, one product each — a layer's q, k and v
+// weights, once, or in every step of a loop that runs the layer again (SmolVLA's expert in
+// each of its 10 flow-matching steps) — and nothing else can see the change:
+//   - the weight (and bias) is a parameter or tensor constant of constant sizes, never mutated
+//     and read only by those products (through transposes nothing else reads) — the originals
+//     are dropped, so a weight that is read elsewhere (a tied embedding) stays;
 //   - its result is neither returned nor the base of a write (those keep tensors of their own);
 //   - addmm with beta = alpha = 1 and a bias vector of the output's width.
-// The group shares the input value, the op, the weight dtype and whether there is a bias.
+// The weights of a group share the inputs that read them, the form, the dtype and whether
+// there is a bias; each input then gets one product over the joined weight.
 // With the weights' data in the program the new weight holds their rows in order; a program
 // without weight data (the text IR of the golden tests) is rewritten the same. What was
 // concatenated is recorded in Program::concatenated for the plan report.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -100,22 +104,21 @@ class Matcher {
       case OpId::mm: {
         Value* mat2 = tensor_arg(*node, "mat2");
         m.transpose = mat2 != nullptr ? transpose_of(mat2) : nullptr;
-        if (m.transpose == nullptr || graph_.users(mat2).size() != 1) return std::nullopt;
+        if (m.transpose == nullptr) return std::nullopt;
         m.weight = tensor_arg(*m.transpose, "self");
         break;
       }
       default:
         return std::nullopt;
     }
-    if (!sole_constant_read(m.weight, m.transpose != nullptr ? m.transpose : node))
-      return std::nullopt;
+    if (!unmutated_constant(m.weight)) return std::nullopt;
     const ir::TensorType& w = m.weight->type();
     if (w.rank() != 2 || !w.sizes[0].constant() || !w.sizes[1].constant()) return std::nullopt;
     m.columns = *w.sizes[0].constant();
     if (m.bias != nullptr) {
       const ir::TensorType& b = m.bias->type();
-      if (!sole_constant_read(m.bias, node) || b.rank() != 1 ||
-          b.sizes[0].constant() != m.columns || b.dtype != w.dtype)
+      if (!unmutated_constant(m.bias) || b.rank() != 1 || b.sizes[0].constant() != m.columns ||
+          b.dtype != w.dtype)
         return std::nullopt;
     }
     // The product's last dim is the weight's rows; slicing it gives back each result.
@@ -156,15 +159,13 @@ class Matcher {
     return p;
   }
 
-  // Whether `v` is an unmutated parameter or tensor constant read by `reader` alone.
-  bool sole_constant_read(const Value* v, const Node* reader) const {
+  // Whether `v` is a parameter or tensor constant the program neither mutates nor returns.
+  bool unmutated_constant(const Value* v) const {
     if (v == nullptr) return false;
     auto it = constants_.find(v);
     if (it == constants_.end()) return false;
     if (mutated_.count(program_.signature.inputs[it->second].target)) return false;
-    if (is_graph_output(graph_, v)) return false;
-    const std::vector<Node*> users = graph_.users(v);
-    return users.size() == 1 && users[0] == reader;
+    return !is_graph_output(graph_, v);
   }
 
   const ir::Graph& graph_;
@@ -205,6 +206,55 @@ Result<std::optional<Tensor>> concat_rows(const ir::Program& program,
   return std::optional<Tensor>{std::move(joined)};
 }
 
+// What weights must share to be joined: the form (linear, or mm/addmm), the dtype, whether the
+// products add a bias, the inner size, and the inputs that read them, in program order.
+struct SiblingKey {
+  OpId family = OpId::linear;
+  DType dtype = DType::kFloat32;
+  bool bias = false;
+  int64_t k = 0;
+  std::vector<const Value*> inputs;
+  bool operator<(const SiblingKey& o) const {
+    return std::tie(family, dtype, bias, k, inputs) <
+           std::tie(o.family, o.dtype, o.bias, o.k, o.inputs);
+  }
+};
+
+// The key of the weight `readers` (its products, in program order) read, or nullopt when
+// something else can see the weight: every use of the weight, of its transposes and of the
+// bias must be one of these products, all of one form with one bias, each on its own input.
+std::optional<SiblingKey> sibling_key(const ir::Graph& graph,
+                                      const std::vector<const Member*>& readers) {
+  const Member& first = *readers[0];
+  SiblingKey key;
+  key.family = first.node->op_id() == OpId::linear ? OpId::linear : OpId::mm;
+  key.dtype = first.weight->type().dtype;
+  key.bias = first.bias != nullptr;
+  key.k = *first.weight->type().sizes[1].constant();
+  std::set<const Node*> nodes, transposes;
+  for (const Member* m : readers) {
+    const OpId family = m->node->op_id() == OpId::linear ? OpId::linear : OpId::mm;
+    if (family != key.family || m->bias != first.bias) return std::nullopt;
+    nodes.insert(m->node);
+    if (m->transpose != nullptr) transposes.insert(m->transpose);
+    const Value* input = Matcher::input_of(*m);
+    if (std::find(key.inputs.begin(), key.inputs.end(), input) != key.inputs.end())
+      return std::nullopt;  // the same product twice: share_identical_computations' business
+    key.inputs.push_back(input);
+  }
+  // Every reader of `v` is one of `allowed`.
+  auto only = [&](const Value* v, const std::set<const Node*>& allowed) {
+    for (const Node* user : graph.users(v))
+      if (!allowed.count(user)) return false;
+    return true;
+  };
+  if (!only(first.weight, key.family == OpId::linear ? nodes : transposes)) return std::nullopt;
+  for (const Node* t : transposes)
+    if (!only(t->output(), nodes) || is_graph_output(graph, t->output())) return std::nullopt;
+  if (first.bias != nullptr && !only(first.bias, nodes)) return std::nullopt;
+  return key;
+}
+
 class ConcatSiblingMatmuls final : public Pass {
  public:
   std::string_view name() const override { return "concat_sibling_matmuls"; }
@@ -212,33 +262,49 @@ class ConcatSiblingMatmuls final : public Pass {
     return "Matrix products that read the same input through different weights (q/k/v "
            "projections, gate and up) become one product over the weights concatenated at load "
            "time (linear, or mm/addmm of a transposed weight), and each original result a slice "
-           "of its columns. Only weights and biases that are parameters or constants read by "
-           "that product alone and never mutated; results that are returned or written into "
+           "of its columns; weights read by the same inputs in every step of a loop are joined "
+           "once "
+           "for all of them. Only weights and biases that are parameters or constants read by "
+           "those products alone and never mutated; results that are returned or written into "
            "keep their own products. The original weights are dropped. What was concatenated "
            "is listed by `inspect --plan`.";
   }
 
   Result<bool> run(ir::Program& program) override {
     Matcher matcher(program);
-    // Groups by (op, input, weight dtype, has bias), in program order of their first member.
-    std::map<std::tuple<OpId, const Value*, DType, bool>, std::vector<Member>> groups;
-    std::vector<std::tuple<OpId, const Value*, DType, bool>> order;
+    std::vector<Member> members;
+    std::map<const Node*, size_t> position;
     for (Node* node : node_snapshot(program.graph)) {
-      std::optional<Member> m = matcher.match(node);
-      if (!m) continue;
-      // mm and addmm are one family: a bias makes the difference, and the key records it.
-      const OpId family = node->op_id() == OpId::linear ? OpId::linear : OpId::mm;
-      auto key = std::make_tuple(family, Matcher::input_of(*m), m->weight->type().dtype,
-                                 m->bias != nullptr);
-      auto [it, added] = groups.try_emplace(key);
-      if (added) order.push_back(key);
-      it->second.push_back(*m);
+      position[node] = position.size();
+      if (std::optional<Member> m = matcher.match(node)) members.push_back(*m);
+    }
+    // The products reading each weight, in program order.
+    std::map<const Value*, std::vector<const Member*>> readers;
+    std::vector<const Value*> weights;
+    for (const Member& m : members) {
+      auto [it, added] = readers.try_emplace(m.weight);
+      if (added) weights.push_back(m.weight);
+      it->second.push_back(&m);
+    }
+    // Weights are siblings when the same inputs read them, one product each: the q, k and v
+    // weights of a layer (once), or of a layer a loop runs several times (SmolVLA's expert in
+    // each of its 10 steps: every step's input reads all three).
+    std::map<SiblingKey, std::vector<const Value*>> groups;
+    std::vector<SiblingKey> order;
+    for (const Value* w : weights) {
+      std::optional<SiblingKey> key = sibling_key(program.graph, readers[w]);
+      if (!key) continue;
+      auto [it, added] = groups.try_emplace(*key);
+      if (added) order.push_back(*key);
+      it->second.push_back(w);
     }
     bool changed = false;
-    for (const auto& key : order) {
-      const std::vector<Member>& members = groups[key];
-      if (members.size() < 2) continue;
-      SPLICE_ASSIGN_OR_RETURN(bool c, concat_group(program, members));
+    for (const SiblingKey& key : order) {
+      const std::vector<const Value*>& group = groups[key];
+      if (group.size() < 2) continue;
+      std::vector<std::vector<const Member*>> by_weight;
+      for (const Value* w : group) by_weight.push_back(readers[w]);
+      SPLICE_ASSIGN_OR_RETURN(bool c, concat_group(program, by_weight, position));
       changed |= c;
     }
     return changed;
@@ -292,11 +358,16 @@ class ConcatSiblingMatmuls final : public Pass {
     return std::optional<Value*>{joined};
   }
 
-  static Result<bool> concat_group(ir::Program& program, const std::vector<Member>& members) {
+  // Joins the weights of `by_weight` (each weight's products, in program order; the i-th
+  // product of every weight reads the same input) and replaces, input by input, the products
+  // by one over the joined weight and slices of it.
+  static Result<bool> concat_group(ir::Program& program,
+                                   const std::vector<std::vector<const Member*>>& by_weight,
+                                   const std::map<const Node*, size_t>& position) {
     std::vector<Value*> weights, biases;
-    for (const Member& m : members) {
-      weights.push_back(m.weight);
-      if (m.bias != nullptr) biases.push_back(m.bias);
+    for (const auto& readers : by_weight) {
+      weights.push_back(readers[0]->weight);
+      if (readers[0]->bias != nullptr) biases.push_back(readers[0]->bias);
     }
     SPLICE_ASSIGN_OR_RETURN(std::optional<Value*> weight, join_inputs(program, weights));
     if (!weight) return false;
@@ -304,65 +375,79 @@ class ConcatSiblingMatmuls final : public Pass {
     if (!biases.empty()) {
       SPLICE_ASSIGN_OR_RETURN(bias, join_inputs(program, biases));
       SPLICE_CHECK_OR_RETURN(bias.has_value(), ErrorKind::kInternal,
-                             "the biases of '{}' have data for some members only",
-                             members[0].node->name());
+                             "the biases of '{}' have data for some products only",
+                             by_weight[0][0]->node->name());
     }
-
+    auto earlier = [&](const Member* a, const Member* b) {
+      return position.at(a->node) < position.at(b->node);
+    };
     Rewriter rw(program);
-    const Member& first = members[0];
-    Node* at = first.transpose != nullptr ? first.transpose : first.node;
-    Value* input = Matcher::input_of(first);
-    Value* product = nullptr;
-    if (first.node->op_id() == OpId::linear) {
-      SPLICE_ASSIGN_OR_RETURN(
-          product, rw.insert_value(first.node, OpId::linear,
-                                   {Arg{input}, Arg{*weight}, bias ? Arg{*bias} : Arg{}}, {},
-                                   first.node->output()->name() + "_concat"));
-    } else {
-      SPLICE_ASSIGN_OR_RETURN(Value * transposed, rw.insert_value(at, OpId::t, {Arg{*weight}}, {},
-                                                                  (*weight)->name() + "_t"));
-      if (bias) {
+    const bool linear = by_weight[0][0]->node->op_id() == OpId::linear;
+    Value* transposed = nullptr;
+    if (!linear) {
+      // One transpose of the joined weight, before the group's first product.
+      const Member* first = by_weight[0][0];
+      for (const auto& readers : by_weight)
+        for (const Member* m : readers)
+          if (earlier(m, first)) first = m;
+      SPLICE_ASSIGN_OR_RETURN(transposed, rw.insert_value(first->node, OpId::t, {Arg{*weight}}, {},
+                                                          (*weight)->name() + "_t"));
+    }
+    std::set<Node*> old_transposes;
+    for (size_t i = 0; i < by_weight[0].size(); ++i) {
+      std::vector<const Member*> members;
+      for (const auto& readers : by_weight) members.push_back(readers[i]);
+      const Member* first = *std::min_element(members.begin(), members.end(), earlier);
+      Value* input = Matcher::input_of(*first);
+      const std::string name = first->node->output()->name() + "_concat";
+      Value* product = nullptr;
+      if (linear) {
         SPLICE_ASSIGN_OR_RETURN(
             product,
-            rw.insert_value(first.node, OpId::addmm, {Arg{*bias}, Arg{input}, Arg{transposed}}, {},
-                            first.node->output()->name() + "_concat"));
-      } else {
+            rw.insert_value(first->node, OpId::linear,
+                            {Arg{input}, Arg{*weight}, bias ? Arg{*bias} : Arg{}}, {}, name));
+      } else if (bias) {
         SPLICE_ASSIGN_OR_RETURN(
-            product, rw.insert_value(first.node, OpId::mm, {Arg{input}, Arg{transposed}}, {},
-                                     first.node->output()->name() + "_concat"));
+            product, rw.insert_value(first->node, OpId::addmm,
+                                     {Arg{*bias}, Arg{input}, Arg{transposed}}, {}, name));
+      } else {
+        SPLICE_ASSIGN_OR_RETURN(product, rw.insert_value(first->node, OpId::mm,
+                                                         {Arg{input}, Arg{transposed}}, {}, name));
       }
-    }
-    ir::ConcatenatedMatmul record{product->producer()->name(),
-                                  product->producer()->target(),
-                                  concat_target(program, *weight),
-                                  {}};
-    const int64_t dim = product->type().rank() - 1;
-    int64_t start = 0;
-    for (const Member& m : members) {
-      Value* out = m.node->output();
-      SPLICE_ASSIGN_OR_RETURN(
-          Value * part, rw.insert_value(first.node, OpId::slice_Tensor,
-                                        {Arg{product}, Arg{dim}, Arg{start}, Arg{start + m.columns},
-                                         Arg{int64_t{1}}},
-                                        {}, out->name() + "_part"));
-      SPLICE_CHECK_OR_RETURN(part->type() == out->type(), ErrorKind::kInternal,
-                             "{}: its slice of the concatenated product is {}, not {}",
-                             node_label(*m.node), part->type().to_string(),
-                             out->type().to_string());
-      record.parts.push_back({m.node->name(), m.node->target(), start, start + m.columns});
-      start += m.columns;
-      program.graph.replace_all_uses(out, part);
-    }
-    for (const Member& m : members) {
-      for (Value* out : m.node->outputs())
-        if (out != nullptr) out->set_producer(nullptr);
-      program.graph.erase_node(m.node);
-      if (m.transpose != nullptr) {
-        m.transpose->output()->set_producer(nullptr);
-        program.graph.erase_node(m.transpose);
+      ir::ConcatenatedMatmul record{product->producer()->name(),
+                                    product->producer()->target(),
+                                    concat_target(program, *weight),
+                                    {}};
+      const int64_t dim = product->type().rank() - 1;
+      int64_t start = 0;
+      for (const Member* m : members) {
+        Value* out = m->node->output();
+        SPLICE_ASSIGN_OR_RETURN(Value * part,
+                                rw.insert_value(first->node, OpId::slice_Tensor,
+                                                {Arg{product}, Arg{dim}, Arg{start},
+                                                 Arg{start + m->columns}, Arg{int64_t{1}}},
+                                                {}, out->name() + "_part"));
+        SPLICE_CHECK_OR_RETURN(part->type() == out->type(), ErrorKind::kInternal,
+                               "{}: its slice of the concatenated product is {}, not {}",
+                               node_label(*m->node), part->type().to_string(),
+                               out->type().to_string());
+        record.parts.push_back({m->node->name(), m->node->target(), start, start + m->columns});
+        start += m->columns;
+        program.graph.replace_all_uses(out, part);
       }
+      for (const Member* m : members) {
+        for (Value* out : m->node->outputs())
+          if (out != nullptr) out->set_producer(nullptr);
+        if (m->transpose != nullptr) old_transposes.insert(m->transpose);
+        program.graph.erase_node(m->node);
+      }
+      program.concatenated.push_back(std::move(record));
     }
-    program.concatenated.push_back(std::move(record));
+    // Their only readers were the products just replaced.
+    for (Node* t : old_transposes) {
+      t->output()->set_producer(nullptr);
+      program.graph.erase_node(t);
+    }
     return true;
   }
 
