@@ -39,7 +39,7 @@ const std::vector<RuleEntry>& table() {
     std::vector<RuleEntry> v;
     for (auto family : {rules::view_rules(), rules::factory_rules(), rules::pointwise_rules(),
                         rules::reduce_rules(), rules::nn_rules(), rules::index_rules(),
-                        rules::scalar_rules(), rules::model_rules()}) {
+                        rules::scalar_rules(), rules::model_rules(), rules::pool3d_rules()}) {
       v.insert(v.end(), family.begin(), family.end());
     }
     std::sort(v.begin(), v.end(),

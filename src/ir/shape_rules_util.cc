@@ -442,4 +442,23 @@ Result<SymExpr> slice_length(const RuleArgs& a, const SymExpr& size,
   return n;
 }
 
+// pooling_output_shape: floor((n + 2p - d(k-1) - 1 [+ s-1 in ceil mode]) / s) + 1, one less in
+// ceil mode when the last window would start in the right padding. Example: n 7, k 2, s 2, p 0,
+// ceil: (7 - 1 - 1 + 1)/2 + 1 = 4 windows (the last covers only element 6). A symbolic n in
+// ceil mode is refused (the correction is a comparison of symbols).
+Result<SymExpr> pool_output_size(RuleArgs& a, const SymExpr& n, int64_t k, int64_t pad,
+                                 int64_t stride, int64_t dilation, bool ceil_mode) {
+  const int64_t extra = -dilation * (k - 1) - 1 + 2 * pad + (ceil_mode ? stride - 1 : 0);
+  if (auto c = n.constant()) {
+    const int64_t num = *c + extra;
+    int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+    if (ceil_mode && (out - 1) * stride >= *c + pad) --out;
+    return SymExpr(out);
+  }
+  if (ceil_mode)
+    return a.error("pooling with ceil_mode over a symbolic size ({}) is not supported",
+                   n.to_string());
+  return floor_div(n + SymExpr(extra), SymExpr(stride)) + SymExpr(1);
+}
+
 }  // namespace splice::ir::rules

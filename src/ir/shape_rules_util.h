@@ -34,6 +34,7 @@ std::span<const RuleEntry> nn_rules();
 std::span<const RuleEntry> index_rules();
 std::span<const RuleEntry> scalar_rules();
 std::span<const RuleEntry> model_rules();
+std::span<const RuleEntry> pool3d_rules();
 
 // A Python number's type, for promotion (a wrapped number or a Scalar argument).
 enum class NumberKind { kBool, kInt, kFloat };
@@ -151,5 +152,12 @@ Result<Sizes> reduce_sizes(const RuleArgs& a, const TensorType& self,
 Result<SymExpr> slice_length(const RuleArgs& a, const SymExpr& size,
                              const std::optional<SymExpr>& start, const std::optional<SymExpr>& end,
                              const SymExpr& step);
+
+// ---- pooling (shared by the 2-d and 3-d poolings) ----
+// pooling_output_shape: the windows a pooling of `n` elements makes with kernel `k`, padding
+// `pad` on each side, `stride` and `dilation`; in ceil mode the last partial window too, unless
+// it would start in the right padding. A symbolic `n` in ceil mode is refused.
+Result<SymExpr> pool_output_size(RuleArgs& a, const SymExpr& n, int64_t k, int64_t pad,
+                                 int64_t stride, int64_t dilation, bool ceil_mode);
 
 }  // namespace splice::ir::rules

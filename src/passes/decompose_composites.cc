@@ -4,7 +4,7 @@
 // diff, argsort) and the ops no backend has a kernel for (convolution, histc, transformers'
 // grouped_mm_fallback; decompose_model_ops.cc; eval-mode batch norm and max_pool2d with and
 // without indices; decompose_cnn_ops.cc; the upsample ops, decompose_interpolation.cc; linspace
-// and bucketize, decompose_range_ops.cc) are
+// and bucketize, decompose_range_ops.cc; max_pool3d and avg_pool3d, decompose_pool3d.cc) are
 // rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
 // every backend runs them from its primitive kernels and no backend writes them again. Every
 // node a decomposition creates is typed by its op's shape rule (Rewriter), and the result must
@@ -169,7 +169,8 @@ const std::map<ir::OpId, decomp::Decomposition>& decompositions() {
     std::map<ir::OpId, decomp::Decomposition> t;
     for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
                         decomp::model_decompositions(), decomp::cnn_decompositions(),
-                        decomp::interpolation_decompositions(), decomp::range_decompositions()})
+                        decomp::interpolation_decompositions(), decomp::range_decompositions(),
+                        decomp::pool3d_decompositions()})
       for (const decomp::Entry& e : family) t.emplace(e.op, e.fn);
     return t;
   }();
@@ -253,7 +254,8 @@ std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
   for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
                       decomp::model_decompositions(), decomp::cnn_decompositions(),
-                      decomp::interpolation_decompositions(), decomp::range_decompositions()})
+                      decomp::interpolation_decompositions(), decomp::range_decompositions(),
+                      decomp::pool3d_decompositions()})
     for (const decomp::Entry& e : family)
       if (!e.partial) out.push_back(ir::op_target(e.op));
   return out;

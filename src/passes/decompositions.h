@@ -101,5 +101,8 @@ std::span<const Entry> cnn_decompositions();
 std::span<const Entry> interpolation_decompositions();
 // linspace, bucketize (Tensor and Scalar).
 std::span<const Entry> range_decompositions();
+// max_pool3d, max_pool3d_with_indices (indices unread) and avg_pool3d: 2-d pools of each frame's
+// plane, then over time (decompose_pool3d.cc).
+std::span<const Entry> pool3d_decompositions();
 
 }  // namespace splice::passes::decomp

@@ -515,6 +515,20 @@ case("instance_norm.default", T(f16, (2, 4, 7)), None, None, T(f16, (4,)), T(f16
 for op in ["adaptive_avg_pool3d.default", "_adaptive_avg_pool3d.default"]:
     case(op, T(f32, (2, 3, 4, 8, 6)), [1, 1, 1])
     case(op, T(bf16, (3, 4, 8, 6)), [2, 4, 3])
+# max_pool3d with and without indices and avg_pool3d (torchvision's s3d): ceil mode, padding,
+# dilation, a 4-d input, one int for all three dims, an empty stride meaning the kernel; the
+# average with padding counted and not and divisor_override (bfloat16 and float16 averages are
+# left out: eager's CPU kernel refuses them).
+for op in ["max_pool3d.default", "max_pool3d_with_indices.default"]:
+    case(op, T(f32, (2, 3, 5, 7, 9)), [2, 2, 2], [], [0, 0, 0], [1, 1, 1], True)
+    case(op, T(f32, (2, 3, 5, 7, 9)), [3, 3, 2], [2, 2, 1], [1, 1, 1], [1, 2, 1])
+    case(op, T(bf16, (3, 5, 7, 9)), [3], [2], [1], [1], True)
+    case(op, T(f16, (1, 2, 8, 7, 7)), [1, 3, 3], [1, 2, 2], [0, 1, 1])
+    case(op, T(i64, (1, 2, 4, 4, 5)), [2, 2, 2], [1, 1, 1])
+case("avg_pool3d.default", T(f32, (2, 3, 5, 8, 8)), [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False)
+case("avg_pool3d.default", T(f32, (3, 5, 7, 6)), [2, 3, 3], [1, 2, 2], [1, 1, 0], True)
+case("avg_pool3d.default", T(f64, (1, 2, 4, 4, 4)), [2], [], [0], False, True, 3)
+case("avg_pool3d.default", T(f32, (1, 4, 2, 7, 7)), [2, 7, 7], [1, 1, 1])
 # avg_pool2d (ceil mode, padding, a 3-d input, a kernel larger than the input in ceil mode),
 # adaptive_avg_pool1d, square (a bool squares to int64), hardswish and hardsigmoid.
 case("avg_pool2d.default", T(f32, (2, 3, 8, 8)), [3, 3], [2, 2], [1, 1], True, False)

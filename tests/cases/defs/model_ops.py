@@ -5,7 +5,8 @@ the routing ops of mixture-of-experts layers (sort, sort.stable, argsort, topk, 
 _grouped_mm),
 max.other (XGLM), square (squared-ReLU MLPs), and the CNN ops (eval batch norm in every export
 spelling, max_pool2d with and without indices, adaptive_avg_pool2d (any output size) and 1d, avg_pool2d, hardswish
-and hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT). splice decomposes all of
+and hardsigmoid; ResNet, EfficientNet, RegNet, MobileNet, Swin, LeViT; max_pool3d and
+avg_pool3d, torchvision's s3d). splice decomposes all of
 them but sort and topk, which have kernels (passes/decompose_model_ops.cc, decompose_math.cc).
 Every case name starts with m_."""
 
@@ -368,6 +369,45 @@ def _():
                 F.adaptive_avg_pool3d(h, (1, 1, 1)))
     return module(forward), same(1, randn(2, 3, 4, 6, 4), randn(3, 5, 3, 4),
                                  randn(1, 2, 3, 4, 5, dtype=torch.bfloat16)), None
+
+
+@case("m_pool3d", notes="nn.MaxPool3d and nn.AvgPool3d as torchvision's s3d uses them (the stem's "
+      "(1, 3, 3) window, the branches' 3x3x3 stride 1, the head's stride-1 average) and beyond: "
+      "padding, ceil mode with a last window past the padding, dilation, stride omitted, "
+      "[C, T, H, W], NaN (max propagates it), int64 and bfloat16 max; average with padding "
+      "counted and not, ceil mode, divisor_override (no float16 or bfloat16 average: eager's CPU "
+      "avg_pool3d has no kernel for them)")
+def _():
+    pools = torch.nn.ModuleList([
+        torch.nn.MaxPool3d(3, stride=2, padding=1, ceil_mode=True),
+        torch.nn.MaxPool3d((1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1)),
+        torch.nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(2, 2, 1),
+                           ceil_mode=True),
+        torch.nn.MaxPool3d(2),
+        torch.nn.MaxPool3d(3, stride=1, padding=1),
+        torch.nn.AvgPool3d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        torch.nn.AvgPool3d((2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True),
+        torch.nn.AvgPool3d(2, divisor_override=3),
+        torch.nn.AvgPool3d((2, 3, 3), stride=1),
+        torch.nn.AvgPool3d(3, stride=2, padding=1, divisor_override=5, ceil_mode=True),
+    ])
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pools = pools
+
+        def forward(self, x, n, v, h, i):
+            p = self.pools
+            return (p[0](x), p[1](x), p[2](x), p[0](n), p[3](v), p[4](h), p[4](i), p[3](i),
+                    p[5](x), p[6](x), p[7](x), p[8](x), p[5](v), p[9](x), p[6](v))
+
+    n = randn(2, 3, 5, 7, 6)
+    n[0, 1, 2, 3, 4] = float("nan")
+    n[1, 2, 0, 0, 0] = float("nan")
+    return (M(), same(1, randn(2, 3, 5, 7, 6), n, randn(3, 4, 6, 5),
+                      randn(1, 2, 4, 6, 6, dtype=torch.bfloat16), randint(-50, 50, 1, 2, 4, 5, 5)),
+            None)
 
 
 @case("m_unfold_fold", notes="F.unfold / F.fold (aten.im2col / col2im in the training IR, "
