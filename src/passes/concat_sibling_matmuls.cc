@@ -203,7 +203,11 @@ Result<std::optional<Tensor>> concat_rows(const ir::Program& program,
     std::copy_n(dense.raw_data(), dense.nbytes(), dst);
     dst += dense.nbytes();
   }
-  return std::optional<Tensor>{std::move(joined)};
+  // Read-only, as the archive's weights are: nothing may write into a program's weights.
+  auto read_only = Storage::borrow(joined.raw_data(), joined.nbytes(), joined.storage(),
+                                   /*writable=*/false);
+  return std::optional<Tensor>{
+      Tensor(joined.dtype(), joined.sizes(), joined.strides(), 0, std::move(read_only))};
 }
 
 // What weights must share to be joined: the form (linear, or mm/addmm), the dtype, whether the

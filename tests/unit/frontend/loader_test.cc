@@ -29,7 +29,8 @@ TEST(Loader, TiedWeightsShareOneStorage) {
 }
 
 TEST(Loader, WeightsOfAnAlignedArchiveAreViewsOfTheFile) {
-  // torch.export.save aligns stored entries to 64 bytes, so weights are used in place.
+  // torch.export.save aligns stored entries to 64 bytes, so weights are used in place; the
+  // weights concat_sibling_matmuls joins (q/k/v, gate/up) are new memory, as read-only.
   auto program = compiler::load_program(case_model("llama_block_2layer.default"));
   ASSERT_TRUE(program.ok()) << program.error().message();
   ASSERT_FALSE(program->weights.empty());

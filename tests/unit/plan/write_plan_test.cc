@@ -315,8 +315,9 @@ TEST(MemoryPlan, ProductsAndSoftmaxStoreIntoBuffersTheSessionKeeps) {
       continue;
     if (placed.count(node->output(0)->name())) producers.insert(node->name());
   }
-  // Every product, the softmax and the embedding of the one-layer model.
-  EXPECT_GE(producers.size(), 10u);
+  // Every product, the softmax and the embedding of the one-layer model (q/k/v and gate/up are
+  // one product each: concat_sibling_matmuls).
+  EXPECT_GE(producers.size(), 9u);
   CallStats first, second;
   const runtime::CallOutputs out = r.call(name, 0, &first);  // T = 8
   r.call(name, 1, &second);  // T = 5: the same buffers are large enough
