@@ -42,10 +42,6 @@ using ir::Arg;
 using ir::Node;
 using ir::Value;
 
-Error unsupported(const Node& node, std::string_view why) {
-  return Error(ErrorKind::kUnsupportedOp, node_label(node) + ": " + std::string(why));
-}
-
 // ---- batch norm ----
 
 constexpr std::string_view kTrainingRefusal =

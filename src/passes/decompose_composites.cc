@@ -109,6 +109,10 @@ Result<Size> SizeBuilder::wrap(const Size& a, const Size& b) {
   return add(a, shift);
 }
 
+Error unsupported(const Node& node, std::string_view why) {
+  return Error(ErrorKind::kUnsupportedOp, node_label(node) + ": " + std::string(why));
+}
+
 std::string part_name(const Node& node, ir::OpId id) {
   const std::string_view target = ir::op_target(id);
   std::string_view op = target.substr(target.find('.') + 1);

@@ -29,10 +29,6 @@ using ir::Arg;
 using ir::Node;
 using ir::Value;
 
-Error unsupported(const Node& node, std::string_view why) {
-  return Error(ErrorKind::kUnsupportedOp, node_label(node) + ": " + std::string(why));
-}
-
 // One int for all three dims, or three; `fallback` when omitted (an empty stride).
 std::optional<std::array<int64_t, 3>> triple(const Arg& a, std::array<int64_t, 3> fallback) {
   std::vector<int64_t> v;

@@ -72,6 +72,10 @@ struct Builder {
 // value (nullptr, or left off the end): a decomposition need not compute it.
 Result<void> replace_outputs(Rewriter& rw, ir::Node* node, const std::vector<ir::Value*>& values);
 
+// kUnsupportedOp naming the node and what of it no decomposition handles ("... over symbolic
+// spatial sizes").
+Error unsupported(const ir::Node& node, std::string_view why);
+
 // A decomposition rewrites `node` into simpler ops before it; false: left as it is.
 using Decomposition = Result<bool> (*)(Rewriter& rw, ir::Node* node);
 struct Entry {
