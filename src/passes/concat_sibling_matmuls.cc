@@ -159,12 +159,16 @@ class Matcher {
     return p;
   }
 
-  // Whether `v` is a parameter or tensor constant the program neither mutates nor returns.
+  // Whether `v` is a parameter or tensor constant the program neither mutates nor returns, and
+  // the only input of its target (the joined weight replaces the target's data).
   bool unmutated_constant(const Value* v) const {
     if (v == nullptr) return false;
     auto it = constants_.find(v);
     if (it == constants_.end()) return false;
-    if (mutated_.count(program_.signature.inputs[it->second].target)) return false;
+    const std::string& target = program_.signature.inputs[it->second].target;
+    if (mutated_.count(target)) return false;
+    for (const ir::InputSpec& s : program_.signature.inputs)
+      if (s.value != v && s.target == target) return false;
     return !is_graph_output(graph_, v);
   }
 
