@@ -117,6 +117,24 @@ struct RmsNormCall {
   double eps = 0;
 };
 
+// One GEMV-epilogue group's call (plan/gemv_epilogue.h): the product P = op(a, b, c) of
+// `product_op` ("linear": a · bᵀ + c; "mm": a · b; "addmm": c + a · b), P rounded to its dtype,
+// then the epilogue program over `sizes` (P's sizes with the last dim the epilogue's width):
+// program input i reads P's columns [columns[i], columns[i] + width) when columns[i] >= 0,
+// else inputs[i] (broadcast to `sizes` like run_pointwise's); outputs as run_pointwise's.
+struct GemvEpilogueCall {
+  std::string_view product_op;
+  Tensor a, b;
+  std::optional<Tensor> c;
+  Shape product_sizes;  // P's sizes
+  DType product_dtype = DType::kFloat32;
+  const ir::PointwiseProgram* program = nullptr;
+  std::vector<int64_t> columns;  // per program input
+  std::span<const Tensor> inputs;
+  std::span<const Tensor> outputs;
+  Shape sizes;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -160,6 +178,11 @@ class Backend {
   virtual Result<void> run_rms_norm(SessionContext* session, const RmsNormCall& call) const {
     return make_error(ErrorKind::kUnsupportedOp, "the {} backend runs no RMSNorm groups", name());
   }
+  // Runs a GEMV product with its epilogue group; only asked when Target::gemv_epilogue is set.
+  virtual Result<void> run_gemv_epilogue(SessionContext* session,
+                                         const GemvEpilogueCall& call) const {
+    return make_error(ErrorKind::kUnsupportedOp, "the {} backend runs no GEMV epilogues", name());
+  }
   // run_pointwise is core, not an optional object: pointwise ops are every backend's ALU (the
   // CPU interprets the program, CUDA generates a kernel), and whether a backend runs a
   // function is already data the planner reads (Target::pointwise_classes), so no caller ever
@@ -200,6 +223,8 @@ class Backend {
   }
   // Declares that run_rms_norm runs RMSNorm groups (Target::fused_rms_norm), after set_kernels.
   void set_fused_rms_norm() { target_.fused_rms_norm = true; }
+  // Declares that run_gemv_epilogue runs GEMV-epilogue groups (Target::gemv_epilogue).
+  void set_gemv_epilogue() { target_.gemv_epilogue = true; }
   // Declares the matrix products' two kernels (Target::gemv_max_rows, gemm_library).
   void set_matmul_kernels(int64_t gemv_max_rows, std::string gemm_library) {
     target_.gemv_max_rows = gemv_max_rows;

@@ -29,6 +29,9 @@ struct Target {
   // Whether Backend::run_rms_norm runs an RMSNorm chain (with the residual add before it) as
   // one kernel: the planner then forms RMSNorm groups (plan/norm_fusion.h) for this backend.
   bool fused_rms_norm = false;
+  // Whether Backend::run_gemv_epilogue runs a GEMV product with the pointwise group that reads
+  // it as one kernel: the planner then forms GEMV-epilogue groups (plan/gemv_epilogue.h).
+  bool gemv_epilogue = false;
   // Matrix products (plan/matmul_kernels.h): products of at most gemv_max_rows rows in
   // float16, bfloat16 or float32 run the backend's GEMV kernels, the rest its GEMM library
   // (gemm_library, "cublaslt"). 0: one kernel for every shape (the CPU); nothing is recorded.

@@ -11,6 +11,8 @@
 #include <unordered_set>
 
 #include "ir/ops.h"
+#include "plan/gemv_epilogue.h"
+#include "plan/matmul_kernels.h"
 #include "plan/norm_fusion.h"
 
 namespace splice::plan {
@@ -125,6 +127,7 @@ class Fuser {
     for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) step(pos);
     close();
     absorb_lone_producers();
+    absorb_gemv_products();
     for (size_t g = 0; g < out_.groups.size(); ++g) pick_outputs(static_cast<int>(g));
     return std::move(out_);
   }
@@ -455,6 +458,89 @@ class Fuser {
       members.insert(members.end(), joining.begin(), joining.end());
       std::sort(members.begin(), members.end());
     }
+  }
+
+  // GEMV epilogues (gemv_epilogue.h): a GEMV product whose value one pointwise group — or one
+  // lone pointwise node — alone reads, whole or through slices of its last dim that nothing
+  // else reads, joins that group as its first member (the group then runs where it did).
+  void absorb_gemv_products() {
+    if (!df_.target->gemv_epilogue) return;
+    const SymBindings hints(df_.program->hints.begin(), df_.program->hints.end());
+    for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) {
+      const Node& node = *nodes_[pos];
+      if (out_.group_of[pos] >= 0 || !is_matrix_product(node.op_id()) ||
+          !epilogue_product_op(node) ||
+          decide_matmul(node, pos, hints, *df_.target).kernel != "gemv")
+        continue;
+      absorb_product(pos);
+    }
+  }
+
+  void absorb_product(int pos) {
+    const Node& product = *nodes_[pos];
+    const Value* v = product.output(0);
+    auto plain = [&](int n) {
+      const Value* out = nodes_[n]->outputs().empty() ? nullptr : nodes_[n]->output(0);
+      return out_.group_of[n] < 0 && wp_.decision_at[n] < 0 && out != nullptr &&
+             !df_.is_graph_output(out) && !region_root_.count(out);
+    };
+    if (!plain(pos) || !users_.count(v)) return;
+    // The column ranges read (the value, or its slices) and who reads them.
+    std::vector<int> slices, readers;
+    std::vector<const Value*> ranges;
+    for (int user : users_.at(v)) {
+      const Value* out = nodes_[user]->outputs().empty() ? nullptr : nodes_[user]->output(0);
+      if (nodes_[user]->op_id() == ir::OpId::slice_Tensor && plain(user) &&
+          product_column(*out, product).has_value()) {
+        if (!users_.count(out)) return;
+        slices.push_back(user);
+        ranges.push_back(out);
+        for (int r : users_.at(out)) readers.push_back(r);
+      } else {
+        readers.push_back(user);
+        if (std::find(ranges.begin(), ranges.end(), v) == ranges.end()) ranges.push_back(v);
+      }
+    }
+    if (readers.empty() || static_cast<int>(ranges.size()) > kMaxEpilogueProducts) return;
+    const int g = out_.group_of[readers.front()];
+    for (int r : readers)
+      if (out_.group_of[r] != g || (g < 0 && r != readers.front())) return;
+    if (g >= 0 ? out_.groups[g].kind != GroupKind::kPointwise : !candidate(readers.front())) return;
+    const int last = g >= 0 ? out_.groups[g].nodes.back() : readers.front();
+    const auto& space = nodes_[last]->output(0)->type().sizes;
+    for (const Value* r : ranges)
+      if (r->type().sizes != space) return;
+    // The product moves to the group's place: nothing in between may write what it reads, nor
+    // may the group store into it (other blocks still read it while the group stores).
+    auto order_of = [&](bool group, int index) {
+      return std::find_if(out_.order.begin(), out_.order.end(),
+                          [&](const OrderItem& i) { return i.group == group && i.index == index; });
+    };
+    const auto from = order_of(false, pos);
+    const auto to = g >= 0 ? order_of(true, g) : order_of(false, last);
+    if (from == out_.order.end() || to == out_.order.end() || from > to) return;
+    const std::set<int> reads = roots_read_by(pos);
+    bool safe = g < 0 ? !node_writes_into(last, reads) : !group_stores_into(g, reads);
+    for (auto it = from + 1; safe && it != to; ++it)
+      safe = it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
+    if (!safe) return;
+    int target = g;
+    if (target < 0) {
+      target = static_cast<int>(out_.groups.size());
+      out_.groups.push_back({{last}, {}, GroupKind::kPointwise});
+      out_.group_of[last] = target;
+      *to = {true, target};
+    }
+    std::vector<int> joining = slices;
+    joining.push_back(pos);
+    for (int n : joining) {
+      if (auto it = order_of(false, n); it != out_.order.end()) out_.order.erase(it);
+      out_.group_of[n] = target;
+    }
+    Group& group = out_.groups[target];
+    group.nodes.insert(group.nodes.end(), joining.begin(), joining.end());
+    std::sort(group.nodes.begin(), group.nodes.end());
+    group.kind = GroupKind::kGemvEpilogue;
   }
 
   // The one group that reads a lone node's value, with the identity views it reads it through.

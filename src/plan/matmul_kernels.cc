@@ -31,9 +31,11 @@ bool is_zero_scalar(const ir::Arg& arg) {
   return false;
 }
 
-// The decision for one product: left operand x, right operand, optional C.
-MatmulDecision decide(const Node& node, int32_t index, const SymBindings& hints,
-                      const backend::Target& target) {
+}  // namespace
+
+// Left operand x, right operand, optional C.
+MatmulDecision decide_matmul(const Node& node, int32_t index, const SymBindings& hints,
+                             const backend::Target& target) {
   MatmulDecision d;
   d.node = index;
   d.kernel = target.gemm_library;
@@ -90,8 +92,6 @@ MatmulDecision decide(const Node& node, int32_t index, const SymBindings& hints,
   return d;
 }
 
-}  // namespace
-
 bool is_matrix_product(OpId op) {
   return op == OpId::mm || op == OpId::bmm || op == OpId::addmm || op == OpId::matmul ||
          op == OpId::linear;
@@ -105,7 +105,7 @@ std::vector<MatmulDecision> plan_matmuls(const ir::Program& program,
   const auto& nodes = program.graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!is_matrix_product(nodes[i]->op().id)) continue;
-    out.push_back(decide(*nodes[i], static_cast<int32_t>(i), hints, target));
+    out.push_back(decide_matmul(*nodes[i], static_cast<int32_t>(i), hints, target));
   }
   return out;
 }

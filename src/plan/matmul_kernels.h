@@ -23,6 +23,10 @@ namespace splice::plan {
 // mm, bmm, addmm, matmul, linear: the ops a decision is made for.
 bool is_matrix_product(ir::OpId op);
 
+// The decision for one product (graph node `index`), sizes evaluated at `hints`.
+MatmulDecision decide_matmul(const ir::Node& node, int32_t index, const SymBindings& hints,
+                             const backend::Target& target);
+
 std::vector<MatmulDecision> plan_matmuls(const ir::Program& program, const backend::Target& target);
 
 }  // namespace splice::plan

@@ -19,9 +19,10 @@ constexpr std::array<std::pair<SrcMode, const char*>, 2> kSrcModes{{
     {SrcMode::kProducerWrites, "producer_writes"},
     {SrcMode::kCopied, "copied"},
 }};
-constexpr std::array<std::pair<GroupKind, const char*>, 2> kGroupKinds{{
+constexpr std::array<std::pair<GroupKind, const char*>, 3> kGroupKinds{{
     {GroupKind::kPointwise, "pointwise"},
     {GroupKind::kRmsNorm, "rms_norm"},
+    {GroupKind::kGemvEpilogue, "gemv_epilogue"},
 }};
 constexpr std::array<std::pair<PlanMode, const char*>, 2> kPlanModes{{
     {PlanMode::kPlanned, "planned"},

@@ -35,7 +35,8 @@ namespace splice::plan {
 // 6: the plan lists the computations share_identical_computations shared ("shared").
 // 7: the matrix products' kernel choices (matmuls).
 // 8: the products concat_sibling_matmuls made one over concatenated weights ("concatenated").
-inline constexpr uint32_t kPlanFormatVersion = 8;
+// 9: a group may be a GEMV with its pointwise epilogue (kind gemv_epilogue, plan/gemv_epilogue.h).
+inline constexpr uint32_t kPlanFormatVersion = 9;
 
 // One PlanMode for the API and the planner (include/splice/plan_mode.h).
 using PlanMode = splice::PlanMode;
@@ -117,11 +118,13 @@ enum class StepKind {
 
 // What a group runs as.
 enum class GroupKind {
-  kPointwise,  // one PointwiseProgram (plan/fusion.h's group_program)
-  kRmsNorm,    // an RMSNorm chain, with the residual add before it, as one row kernel
-               // (plan/norm_fusion.h's rms_norm_of; Backend::run_rms_norm)
+  kPointwise,     // one PointwiseProgram (plan/fusion.h's group_program)
+  kRmsNorm,       // an RMSNorm chain, with the residual add before it, as one row kernel
+                  // (plan/norm_fusion.h's rms_norm_of; Backend::run_rms_norm)
+  kGemvEpilogue,  // a GEMV product and the pointwise group that reads it, as one kernel
+                  // (plan/gemv_epilogue.h's gemv_epilogue_of; Backend::run_gemv_epilogue)
 };
-const char* group_kind_name(GroupKind k);  // "pointwise", "rms_norm"
+const char* group_kind_name(GroupKind k);  // "pointwise", "rms_norm", "gemv_epilogue"
 std::optional<GroupKind> parse_group_kind(std::string_view name);
 
 // Pointwise ops (and casts) over one iteration space that run as one loop nest: the backend

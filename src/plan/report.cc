@@ -91,6 +91,11 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
           "and casts{}), storing {}\n  {}\n",
           i, g.nodes.size(), g.outputs.size() > 1 ? ", after the residual add it also stores" : "",
           outputs, members);
+    } else if (g.kind == GroupKind::kGemvEpilogue) {
+      out += fmt::format(
+          "group {}: GEMV '{}' with its {} pointwise readers as its epilogue (one kernel; the "
+          "product is never stored), storing {}\n  {}\n",
+          i, nodes[g.nodes.front()]->name(), g.nodes.size() - 1, outputs, members);
     } else {
       out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
                          g.nodes.size(), outputs, members);

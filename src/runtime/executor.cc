@@ -17,6 +17,7 @@
 #include "plan/build.h"
 #include "plan/dataflow.h"
 #include "plan/fusion.h"
+#include "plan/gemv_epilogue.h"
 #include "plan/norm_fusion.h"
 #include "runtime/device_positions.h"
 #include "runtime/frame.h"
@@ -439,6 +440,10 @@ class Call {
     std::vector<Tensor> ins, outs;
     ins.reserve(g.inputs.size());
     for (int32_t slot : g.inputs) {
+      if (slot < 0) {  // a GEMV epilogue's product column: the kernel computes it
+        ins.emplace_back();
+        continue;
+      }
       SPLICE_ASSIGN_OR_RETURN(const Tensor* t, tensor_of(f_, m_.slot_value[slot]));
       if (t->dim() > static_cast<int64_t>(sizes.size()))
         return make_error(ErrorKind::kInternal, "{}: input of rank {} over rank {}", g.label,
@@ -480,8 +485,9 @@ class Call {
       }
       outs.push_back(std::move(*dest));
     }
-    auto r = g.norm ? run_norm(g, ins, outs)
-                    : m_.backend->run_pointwise(session(), g.program, ins, outs, sizes);
+    auto r = g.norm   ? run_norm(g, ins, outs)
+             : g.gemv ? run_gemv_epilogue(g, ins, outs, sizes)
+                      : m_.backend->run_pointwise(session(), g.program, ins, outs, sizes);
     if (!r.ok()) return r.error().with_context(g.label);
     for (size_t k = 0; k < outs.size(); ++k) {
       // One record per output: each may be stored into a different storage.
@@ -509,6 +515,30 @@ class Call {
     if (n.weight) call.weight = ins[k++];
     if (n.sum >= 0) call.sum = outs[n.sum];
     return m_.backend->run_rms_norm(session(), call);
+  }
+
+  // A GEMV-epilogue group's kernel (plan/gemv_epilogue.h): the product's operands from their
+  // slots, the epilogue's inputs and outputs as run_group made them.
+  Result<void> run_gemv_epilogue(const detail::GroupExec& g, const std::vector<Tensor>& ins,
+                                 const std::vector<Tensor>& outs, const Shape& sizes) const {
+    const detail::GroupExec::Gemv& p = *g.gemv;
+    backend::GemvEpilogueCall call;
+    call.product_op = p.op;
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* a, tensor_of(f_, m_.slot_value[p.a]));
+    SPLICE_ASSIGN_OR_RETURN(const Tensor* b, tensor_of(f_, m_.slot_value[p.b]));
+    call.a = *a;
+    call.b = *b;
+    if (p.c >= 0) {
+      SPLICE_ASSIGN_OR_RETURN(const Tensor* c, tensor_of(f_, m_.slot_value[p.c]));
+      call.c = *c;
+    }
+    call.product_dtype = p.dtype;
+    call.program = &g.program;
+    call.columns = p.columns;
+    call.inputs = ins;
+    call.outputs = outs;
+    call.sizes = sizes;
+    return m_.backend->run_gemv_epilogue(session(), call);
   }
 
   Result<void> run_write(int pos, int wi) {
@@ -836,6 +866,88 @@ Result<detail::GroupExec> resolve_norm_group(
   return e;
 }
 
+// A pointwise group's program, rebuilt from the graph, and its slots and placements.
+Result<detail::GroupExec> resolve_pointwise_group(
+    detail::ModelImpl& m, const plan::Group& group, size_t i,
+    const std::unordered_map<const ir::Node*, int>& position) {
+  const auto& nodes = m.program.graph.nodes();
+  SPLICE_ASSIGN_OR_RETURN(plan::GroupProgram gp, plan::group_program(m.program.graph, group));
+  detail::GroupExec e;
+  e.label = fmt::format("group {} ({} .. {})", i, nodes[group.nodes.front()]->name(),
+                        nodes[group.nodes.back()]->name());
+  for (const auto& n : gp.program.nodes)
+    if (!m.backend->target().runs_pointwise(n.fn, n.compute))
+      return make_error(ErrorKind::kBadArchive,
+                        "plan: {} computes {} in {}, which the {} "
+                        "backend does not run in a group",
+                        e.label, ir::pointwise_fn_info(n.fn).name, dtype_name(n.compute),
+                        m.backend->name());
+  for (const Value* v : gp.inputs) e.inputs.push_back(m.slot_of.at(v));
+  for (const Value* v : gp.outputs) {
+    e.output_nodes.push_back(position.at(v->producer()));
+    e.outputs.push_back(m.slot_of.at(v));
+    e.output_values.push_back(v);
+    auto it = m.placement.find(v);
+    e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
+  }
+  Shape sizes;
+  for (const SymExpr& d : gp.sizes) {
+    auto c = d.constant();
+    if (!c) break;
+    sizes.push_back(*c);
+  }
+  if (sizes.size() == gp.sizes.size()) e.static_sizes = std::move(sizes);
+  e.sizes = std::move(gp.sizes);
+  e.program = std::move(gp.program);
+  return e;
+}
+
+// A GEMV-epilogue group: its epilogue as a pointwise group, the product's columns among the
+// program's inputs, the product's operands as slots.
+Result<detail::GroupExec> resolve_gemv_group(
+    detail::ModelImpl& m, const plan::Group& group, size_t i,
+    const std::unordered_map<const ir::Node*, int>& position) {
+  const auto& nodes = m.program.graph.nodes();
+  if (!m.backend->target().gemv_epilogue)
+    return make_error(ErrorKind::kBadArchive,
+                      "plan: group {} is a GEMV epilogue, which the {} backend does not run", i,
+                      m.backend->name());
+  SPLICE_ASSIGN_OR_RETURN(plan::GemvEpilogueOf of, plan::gemv_epilogue_of(m.program.graph, group));
+  const ir::Node& product = *nodes[of.product];
+  SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e,
+                          resolve_pointwise_group(m, of.pointwise, i, position));
+  e.label =
+      fmt::format("group {} ({} .. {})", i, product.name(), nodes[group.nodes.back()]->name());
+  detail::GroupExec::Gemv gemv;
+  gemv.op = product.op_id() == ir::OpId::linear ? "linear"
+            : product.op_id() == ir::OpId::mm   ? "mm"
+                                                : "addmm";
+  gemv.dtype = product.output(0)->type().dtype;
+  const size_t x_arg = product.op_id() == ir::OpId::addmm ? 1 : 0;
+  auto slot_at = [&](size_t arg) -> int32_t {
+    if (arg >= product.args().size()) return -1;
+    auto* v = std::get_if<Value*>(&product.arg(arg).data);
+    if (v == nullptr || *v == nullptr) return -1;
+    auto it = m.slot_of.find(*v);
+    return it == m.slot_of.end() ? -1 : it->second;
+  };
+  gemv.a = slot_at(x_arg);
+  gemv.b = slot_at(x_arg + 1);
+  gemv.c = product.op_id() == ir::OpId::addmm    ? slot_at(0)
+           : product.op_id() == ir::OpId::linear ? slot_at(2)
+                                                 : -1;
+  if (gemv.a < 0 || gemv.b < 0)
+    return make_error(ErrorKind::kBadArchive, "plan: {} reads a product without its operands",
+                      e.label);
+  for (int32_t& slot : e.inputs) {
+    const auto column = plan::product_column(*m.slot_value[slot], product);
+    gemv.columns.push_back(column.value_or(-1));
+    if (column) slot = -1;
+  }
+  e.gemv = std::move(gemv);
+  return e;
+}
+
 // Rebuilds each group's program and resolves its slots and placements.
 Result<void> resolve_groups(detail::ModelImpl& m) {
   const auto& nodes = m.program.graph.nodes();
@@ -849,34 +961,12 @@ Result<void> resolve_groups(detail::ModelImpl& m) {
       m.groups.push_back(std::move(e));
       continue;
     }
-    SPLICE_ASSIGN_OR_RETURN(plan::GroupProgram gp, plan::group_program(m.program.graph, group));
-    detail::GroupExec e;
-    e.label = fmt::format("group {} ({} .. {})", i, nodes[group.nodes.front()]->name(),
-                          nodes[group.nodes.back()]->name());
-    for (const auto& n : gp.program.nodes)
-      if (!m.backend->target().runs_pointwise(n.fn, n.compute))
-        return make_error(ErrorKind::kBadArchive,
-                          "plan: {} computes {} in {}, which the {} "
-                          "backend does not run in a group",
-                          e.label, ir::pointwise_fn_info(n.fn).name, dtype_name(n.compute),
-                          m.backend->name());
-    for (const Value* v : gp.inputs) e.inputs.push_back(m.slot_of.at(v));
-    for (const Value* v : gp.outputs) {
-      e.output_nodes.push_back(position.at(v->producer()));
-      e.outputs.push_back(m.slot_of.at(v));
-      e.output_values.push_back(v);
-      auto it = m.placement.find(v);
-      e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
+    if (group.kind == plan::GroupKind::kGemvEpilogue) {
+      SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_gemv_group(m, group, i, position));
+      m.groups.push_back(std::move(e));
+      continue;
     }
-    Shape sizes;
-    for (const SymExpr& d : gp.sizes) {
-      auto c = d.constant();
-      if (!c) break;
-      sizes.push_back(*c);
-    }
-    if (sizes.size() == gp.sizes.size()) e.static_sizes = std::move(sizes);
-    e.sizes = std::move(gp.sizes);
-    e.program = std::move(gp.program);
+    SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_pointwise_group(m, group, i, position));
     m.groups.push_back(std::move(e));
   }
   return ok_result();

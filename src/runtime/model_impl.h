@@ -100,6 +100,16 @@ struct GroupExec {
     double eps = 0;
   };
   std::optional<Norm> norm;
+  // A GEMV-epilogue group (plan::GroupKind::kGemvEpilogue): the product's operands as slots
+  // (c: -1 without one), and per program input the product column it reads (-1: the input's
+  // slot in `inputs`; a product column's slot there is -1).
+  struct Gemv {
+    std::string op;  // "linear", "mm", "addmm"
+    int32_t a = -1, b = -1, c = -1;
+    DType dtype = DType::kFloat32;
+    std::vector<int64_t> columns;
+  };
+  std::optional<Gemv> gemv;
 };
 
 // A tensor its kernel allocates during a call (runtime/memory_check.h): the value's slot, the

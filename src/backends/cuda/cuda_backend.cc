@@ -90,6 +90,8 @@ class CudaBackend final : public backend::Backend {
     // off from 2026-12-06 13:48 until the kernel took the weight as the runtime passes it,
     // [1, ..., 1, H]: it required [T, H] and refused every program of more than one row.)
     set_fused_rms_norm();
+    // A GEMV and the pointwise group reading it run as one kernel (gemv_epilogue.h).
+    set_gemv_epilogue();
     set_matmul_kernels(kGemvMaxRows, "cublaslt");
   }
 
@@ -186,6 +188,12 @@ class CudaBackend final : public backend::Backend {
                             const backend::RmsNormCall& call) const override {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(session));
     return run_rms_norm_group(*s, call);
+  }
+
+  Result<void> run_gemv_epilogue(backend::SessionContext* session,
+                                 const backend::GemvEpilogueCall& call) const override {
+    SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(session));
+    return run_gemv_epilogue_group(*s, call);
   }
 
   Result<std::unique_ptr<backend::CallProbe>> probe(

@@ -336,6 +336,14 @@ size_t MatmulRunner::gemv_launches() const { return impl_->gemv_launches; }
 
 void MatmulRunner::set_gemv_enabled(bool enabled) { impl_->gemv_enabled = enabled; }
 
+bool MatmulRunner::gemv_enabled() const { return impl_->gemv_enabled; }
+
+unsigned* MatmulRunner::gemv_counters() const {
+  return static_cast<unsigned*>(impl_->gemv_counters.data());
+}
+
+void MatmulRunner::count_gemv_launch() { ++impl_->gemv_launches; }
+
 Result<void> MatmulRunner::mm(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& out,
                               const KernelScratch& scratch, cudaStream_t stream) {
   MatmulArgs args;

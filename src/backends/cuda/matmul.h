@@ -89,6 +89,12 @@ class MatmulRunner {
   // Whether products the GEMV kernels could compute go to them (default true); false sends
   // everything to cuBLASLt (the benchmark's baseline).
   void set_gemv_enabled(bool enabled);
+  bool gemv_enabled() const;
+  // The GEMV kernels' arrival counters (gemv.h), for kernels that split k the same way
+  // (gemv_epilogue.h): launches on one stream never overlap, and each leaves them zeroed.
+  unsigned* gemv_counters() const;
+  // Counts a GEMV launched by another kernel (gemv_launches).
+  void count_gemv_launch();
 
   struct Impl;
 

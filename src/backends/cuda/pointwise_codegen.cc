@@ -69,7 +69,9 @@ DType python_dtype(const Scalar& s) {
   return s.is_bool() ? DType::kBool : s.is_int() ? DType::kInt64 : DType::kFloat64;
 }
 
-Result<std::string> compute_function(const PointwiseProgram& p) {
+}  // namespace
+
+Result<std::string> pointwise_compute_function(const PointwiseProgram& p) {
   const size_t nin = p.inputs.size(), nout = p.outputs.size();
   std::string params;
   for (size_t k = 0; k < nin; ++k)
@@ -119,8 +121,6 @@ Result<std::string> compute_function(const PointwiseProgram& p) {
   return s;
 }
 
-}  // namespace
-
 Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
                                               const PointwiseVariant& variant) {
   SPLICE_TRY(ir::validate(p));
@@ -151,7 +151,7 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
   const int ndyn = variant.dynamic_count();
   if (ndyn > 0) s += fmt::format("  Dyn dyn[{}];\n", ndyn);
   s += "  long long vec;\n  unsigned long long divs[8];\n};\n";
-  SPLICE_ASSIGN_OR_RETURN(std::string compute, compute_function(p));
+  SPLICE_ASSIGN_OR_RETURN(std::string compute, pointwise_compute_function(p));
   s += compute;
 
   // prepare(): the call's error word, then the positions read on the device.

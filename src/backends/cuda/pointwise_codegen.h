@@ -75,6 +75,12 @@ uint64_t divisor_of(uint32_t d);
 Result<std::string> generate_pointwise_source(const ir::PointwiseProgram& program,
                                               const PointwiseVariant& variant);
 
+// The program's nodes as `__device__ void compute(const Params& p, const long long li, const
+// T0 a0, ..., T0& r0, ...)`: input k is `ak`, output k is stored to `rk`, `li` is the element's
+// linear index, constants come from `p.consts[]` (a Params struct the caller defines). Other
+// kernels reuse it (gemv_epilogue.h) so a group's arithmetic is generated in one place.
+Result<std::string> pointwise_compute_function(const ir::PointwiseProgram& program);
+
 // The C++ type the generated code stores a dtype in ("float", "sp_half", ...).
 const char* pointwise_storage_type(DType dtype);
 

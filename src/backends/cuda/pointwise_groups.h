@@ -28,4 +28,9 @@ Result<void> run_pointwise_group(CudaSession& session, const ir::PointwiseProgra
 // fused_rms_norm on the session's stream.
 Result<void> run_rms_norm_group(CudaSession& session, const backend::RmsNormCall& call);
 
+// A GEMV-epilogue group (Backend::run_gemv_epilogue; plan/gemv_epilogue.h forms them): one
+// gemv_epilogue.h kernel when the product's operands fit it, else the product (matmul.h) into
+// a temporary and the epilogue as a pointwise group over its columns.
+Result<void> run_gemv_epilogue_group(CudaSession& session, const backend::GemvEpilogueCall& call);
+
 }  // namespace splice::cuda

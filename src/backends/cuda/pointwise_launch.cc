@@ -39,8 +39,10 @@ std::string operand_label(size_t k, size_t inputs) {
   return k < inputs ? fmt::format("input {}", k) : fmt::format("output {}", k - inputs);
 }
 
-// The program's structure as a compact string: everything the generated source depends on.
-std::string structure_key(const ir::PointwiseProgram& p, const PointwiseVariant& v, int device) {
+}  // namespace
+
+std::string pointwise_structure_key(const ir::PointwiseProgram& p, const PointwiseVariant& v,
+                                    int device) {
   std::string key = std::to_string(device) + "|";
   auto put = [&key](int64_t x) { key += std::to_string(x) + ","; };
   for (const auto& in : p.inputs) put(static_cast<int>(in.dtype));
@@ -67,6 +69,8 @@ std::string structure_key(const ir::PointwiseProgram& p, const PointwiseVariant&
   return key;
 }
 
+namespace {
+
 struct PreparedCache {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const PreparedPointwise>> entries;
@@ -82,7 +86,7 @@ PreparedCache& prepared_cache() {
 Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
     const ir::PointwiseProgram& program, const PointwiseVariant& variant) {
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  const std::string key = structure_key(program, variant, device.ordinal);
+  const std::string key = pointwise_structure_key(program, variant, device.ordinal);
   PreparedCache& cache = prepared_cache();
   {
     std::lock_guard<std::mutex> lock(cache.mutex);

@@ -55,6 +55,11 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(
     const std::vector<ir::PointwiseConstant>& constants, const LaunchContext& ctx,
     int multiprocessors);
 
+// The program's structure as a compact string: everything its generated source depends on
+// (constant values excluded), for the caches of compiled kernels.
+std::string pointwise_structure_key(const ir::PointwiseProgram& program,
+                                    const PointwiseVariant& variant, int device);
+
 // A program compiled for the current device, ready to launch many times (an executor keeps one
 // per plan step). Holds the generated source (for dumps) and the loaded kernels.
 class PreparedPointwise {

@@ -148,7 +148,8 @@ void expect_well_formed(const json& report, const std::string& what) {
     for (const auto& [k, v] : g.items()) keys.insert(k);
     EXPECT_EQ(keys, (std::set<std::string>{"nodes", "outputs", "kind"}))
         << what << ": " << g.dump();
-    EXPECT_TRUE(g["kind"] == "pointwise" || g["kind"] == "rms_norm") << what << ": " << g.dump();
+    EXPECT_TRUE(g["kind"] == "pointwise" || g["kind"] == "rms_norm" || g["kind"] == "gemv_epilogue")
+        << what << ": " << g.dump();
     // A group fuses at least two ops and stores at least one value.
     EXPECT_TRUE(g["nodes"].is_array() && g["nodes"].size() >= 2) << what << ": " << g.dump();
     EXPECT_TRUE(g["outputs"].is_array() && !g["outputs"].empty()) << what << ": " << g.dump();

@@ -1,0 +1,98 @@
+// GEMV-epilogue groups (see gemv_epilogue.h).
+#include "plan/gemv_epilogue.h"
+
+#include "ir/ops.h"
+
+namespace splice::plan {
+
+namespace {
+
+using ir::Node;
+using ir::OpId;
+using ir::Value;
+
+const Value* tensor_at(const Node& node, size_t i) {
+  if (i >= node.args().size()) return nullptr;
+  auto* v = std::get_if<Value*>(&node.arg(i).data);
+  return v != nullptr && *v != nullptr && (*v)->is_tensor() ? *v : nullptr;
+}
+
+bool is_one(const ir::Arg& a) {
+  if (a.is<int64_t>()) return a.as<int64_t>() == 1;
+  if (a.is<double>()) return a.as<double>() == 1.0;
+  return a.is_none();
+}
+
+std::optional<int64_t> int_arg(const Node& node, size_t i) {
+  if (i >= node.args().size()) return std::nullopt;
+  const ir::Arg& a = node.arg(i);
+  if (a.is<int64_t>()) return a.as<int64_t>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool epilogue_product_op(const Node& node) {
+  const OpId op = node.op_id();
+  if (op != OpId::linear && op != OpId::mm && op != OpId::addmm) return false;
+  if (node.outputs().size() != 1 || node.output(0) == nullptr || !node.output(0)->is_tensor())
+    return false;
+  const size_t x_arg = op == OpId::addmm ? 1 : 0;
+  const Value* x = tensor_at(node, x_arg);
+  const Value* w = tensor_at(node, x_arg + 1);
+  if (x == nullptr || w == nullptr || w->type().rank() != 2 || x->type().rank() < 1) return false;
+  if (op == OpId::addmm)
+    return tensor_at(node, 0) != nullptr && is_one(node.arg("beta")) && is_one(node.arg("alpha"));
+  return true;
+}
+
+std::optional<int64_t> product_column(const Value& v, const Node& product) {
+  const Value* out = product.output(0);
+  if (&v == out) return 0;
+  const Node* slice = v.producer();
+  if (slice == nullptr || slice->op_id() != OpId::slice_Tensor || tensor_at(*slice, 0) != out)
+    return std::nullopt;
+  const int64_t rank = out->type().rank();
+  const auto dim = int_arg(*slice, 1);
+  const auto start = int_arg(*slice, 2);
+  const auto end = int_arg(*slice, 3);
+  const auto step = slice->args().size() > 4 ? int_arg(*slice, 4) : std::optional<int64_t>(1);
+  if (!dim || !start || !end || step != 1 || (*dim != rank - 1 && *dim != -1) || *start < 0)
+    return std::nullopt;
+  // The slice's own last size says how many columns it keeps (the bounds are normalised by
+  // passes/normalize_slice_bounds.cc; an end past the dim is clamped there).
+  const auto width = v.type().sizes.back().constant();
+  if (!width || *width != *end - *start) return std::nullopt;
+  return *start;
+}
+
+Result<GemvEpilogueOf> gemv_epilogue_of(const ir::Graph& graph, const Group& group) {
+  const auto& nodes = graph.nodes();
+  GemvEpilogueOf e;
+  for (int32_t pos : group.nodes) {
+    if (pos < 0 || pos >= static_cast<int32_t>(nodes.size()))
+      return make_error(ErrorKind::kBadArchive, "plan: a group names node {}", pos);
+    const Node& node = *nodes[pos];
+    if (e.product < 0) {
+      if (!epilogue_product_op(node))
+        return make_error(ErrorKind::kBadArchive,
+                          "plan: GEMV-epilogue group's first member '{}' ({}) is not a product",
+                          node.name(), node.target());
+      e.product = pos;
+      continue;
+    }
+    if (node.outputs().size() == 1 && node.output(0) != nullptr &&
+        product_column(*node.output(0), *nodes[e.product]).has_value()) {
+      e.slices.push_back(pos);
+      continue;
+    }
+    e.pointwise.nodes.push_back(pos);
+  }
+  if (e.pointwise.nodes.empty())
+    return make_error(ErrorKind::kBadArchive, "plan: a GEMV-epilogue group has no epilogue");
+  e.pointwise.outputs = group.outputs;
+  e.pointwise.kind = GroupKind::kPointwise;
+  return e;
+}
+
+}  // namespace splice::plan
