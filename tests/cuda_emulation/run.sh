@@ -85,3 +85,10 @@ g++ -std=c++20 -O1 -w -I"$work/no_cuda_half" $inc "$here/emu_stubs.cc" "$work/ge
 # The small products, the layout choice, split-k determinism and the scratch error; the full
 # sweep (EveryRowCount...) takes hours emulated: SPLICE_EMU_GEMV_FILTER='*' runs it.
 "$work/emu_gemv" --gtest_filter="${SPLICE_EMU_GEMV_FILTER:-GpuGemv.Small*:GpuGemv.Sixteen*:GpuGemv.SplitK*:GpuGemv.TooLittle*}" | tail -15
+echo "== GEMV epilogue kernels"
+# Generated (NVRTC) source: written out by a first program, compiled into the second as host C++.
+g++ -std=c++20 -O1 -w $inc "$here/emu_gemv_epilogue_gen.cc" $libs $cuda_libs -o "$work/epi_gen"
+(cd "$work" && LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./epi_gen)
+g++ -std=c++20 -O1 -w $inc -I"$work" "$here/emu_gemv_epilogue_run.cc" $libs $cuda_libs \
+  -lpthread -o "$work/epi_run"
+(cd "$work" && LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./epi_run | tail -40)

@@ -118,9 +118,9 @@ Result<std::shared_ptr<const PreparedGemvEpilogue>> PreparedGemvEpilogue::prepar
   auto prepared = std::make_shared<PreparedGemvEpilogue>();
   SPLICE_ASSIGN_OR_RETURN(prepared->source_, generate_gemv_epilogue_source(shape));
   for (bool r : shape.is_range) prepared->ranges_ += r ? 1 : 0;
-  static const char* const kKernels[] = {
-      gemv_epilogue_kernel_name(1), gemv_epilogue_kernel_name(2), gemv_epilogue_kernel_name(4),
-      gemv_epilogue_kernel_name(8), gemv_epilogue_kernel_name(16)};
+  static const char* const kKernels[] = {gemv_epilogue_kernel_name(1), gemv_epilogue_kernel_name(2),
+                                         gemv_epilogue_kernel_name(4), gemv_epilogue_kernel_name(8),
+                                         gemv_epilogue_kernel_name(16)};
   SPLICE_ASSIGN_OR_RETURN(const LoadedModule* module, load_module(prepared->source_, kKernels));
   prepared->kernels_ = module->kernels;
   std::shared_ptr<const PreparedGemvEpilogue> result = std::move(prepared);
@@ -128,18 +128,12 @@ Result<std::shared_ptr<const PreparedGemvEpilogue>> PreparedGemvEpilogue::prepar
   return cache.entries.emplace(key, result).first->second;
 }
 
-Result<void> PreparedGemvEpilogue::launch(const GemvEpilogueArgs& a, const GemvEpilogueLaunch& l,
-                                          const std::vector<ir::PointwiseConstant>& constants,
-                                          float* partials, unsigned* counters,
-                                          const LaunchContext& ctx) const {
+std::vector<uint64_t> gemv_epilogue_params(const GemvEpilogueArgs& a, const GemvEpilogueLaunch& l,
+                                           const std::vector<ir::PointwiseConstant>& constants,
+                                           float* partials, unsigned* counters,
+                                           int64_t* error_word) {
   const GemvArgs& g = a.gemv;
   const int operands = static_cast<int>(a.inputs.size() + a.outputs.size());
-  SPLICE_CHECK_OR_RETURN(static_cast<int>(a.columns.size()) == ranges_ &&
-                             operands <= kMaxEpilogueOperands,
-                         ErrorKind::kInternal, "a GEMV epilogue launched with {} ranges for {}",
-                         a.columns.size(), ranges_);
-  SPLICE_CHECK_OR_RETURN(l.partial_bytes == 0 || partials != nullptr, ErrorKind::kInternal,
-                         "a split GEMV epilogue without scratch");
   // The Params struct of the generated source, slot by slot (8 bytes each; alpha and beta
   // share one).
   std::vector<uint64_t> p;
@@ -164,7 +158,7 @@ Result<void> PreparedGemvEpilogue::launch(const GemvEpilogueArgs& a, const GemvE
   for (int k = 0; k < slots; ++k) put(k < operands ? ops[k]->data : nullptr);
   for (int k = 0; k < slots; ++k) put(k < operands ? ops[k]->row_stride : int64_t{0});
   for (int k = 0; k < slots; ++k) put(k < operands ? ops[k]->col_stride : int64_t{0});
-  put(ctx.error_word);
+  put(error_word);
   const float ab[2] = {g.alpha, g.beta};
   uint64_t ab_bits = 0;
   std::memcpy(&ab_bits, ab, sizeof(ab));
@@ -173,6 +167,22 @@ Result<void> PreparedGemvEpilogue::launch(const GemvEpilogueArgs& a, const GemvE
     p.push_back(c.value.is_double() ? std::bit_cast<uint64_t>(c.value.to_double())
                                     : static_cast<uint64_t>(c.value.to_int()));
   if (constants.empty()) p.push_back(0);
+  return p;
+}
+
+Result<void> PreparedGemvEpilogue::launch(const GemvEpilogueArgs& a, const GemvEpilogueLaunch& l,
+                                          const std::vector<ir::PointwiseConstant>& constants,
+                                          float* partials, unsigned* counters,
+                                          const LaunchContext& ctx) const {
+  const int operands = static_cast<int>(a.inputs.size() + a.outputs.size());
+  SPLICE_CHECK_OR_RETURN(
+      static_cast<int>(a.columns.size()) == ranges_ && operands <= kMaxEpilogueOperands,
+      ErrorKind::kInternal, "a GEMV epilogue launched with {} ranges for {}", a.columns.size(),
+      ranges_);
+  SPLICE_CHECK_OR_RETURN(l.partial_bytes == 0 || partials != nullptr, ErrorKind::kInternal,
+                         "a split GEMV epilogue without scratch");
+  std::vector<uint64_t> p =
+      gemv_epilogue_params(a, l, constants, partials, counters, ctx.error_word);
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
   thread_local int bound_device = -1;
   if (bound_device != device.ordinal) {

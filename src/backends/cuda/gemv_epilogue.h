@@ -87,10 +87,19 @@ struct GemvEpilogueLaunch {
 // caller runs the product and the epilogue apart).
 std::optional<GemvEpilogueLaunch> plan_gemv_epilogue(const GemvEpilogueArgs& args, int sm_count);
 
+// The kernel's parameter block (the generated Params struct as 8-byte slots), for `launch` and
+// for the host emulation (tests/cuda_emulation), which fills the struct from it.
+std::vector<uint64_t> gemv_epilogue_params(const GemvEpilogueArgs& args,
+                                           const GemvEpilogueLaunch& launch,
+                                           const std::vector<ir::PointwiseConstant>& constants,
+                                           float* partials, unsigned* counters,
+                                           int64_t* error_word);
+
 // A generated kernel, compiled and loaded (cached per process by its shape's structure).
 class PreparedGemvEpilogue {
  public:
-  static Result<std::shared_ptr<const PreparedGemvEpilogue>> prepare(const GemvEpilogueShape& shape);
+  static Result<std::shared_ptr<const PreparedGemvEpilogue>> prepare(
+      const GemvEpilogueShape& shape);
 
   // Launches it; partials: launch.partial_bytes of scratch (null when not split); counters:
   // kGemvCounters zeroed ints (left zeroed).
