@@ -183,12 +183,11 @@ Result<std::string> generate_gemv_epilogue_source(const GemvEpilogueShape& shape
                            dtype_name(p.inputs[k].dtype));
   }
   const int operands = tensors + static_cast<int>(p.outputs.size());
-  SPLICE_CHECK_OR_RETURN(ranges >= 1 && ranges <= kMaxEpilogueRanges &&
-                             operands <= kMaxEpilogueOperands &&
-                             p.constants.size() <= static_cast<size_t>(kMaxPointwiseConstants),
-                         ErrorKind::kUnsupportedOp,
-                         "a GEMV epilogue of {} ranges, {} operands and {} constants", ranges,
-                         operands, p.constants.size());
+  SPLICE_CHECK_OR_RETURN(
+      ranges >= 1 && ranges <= kMaxEpilogueRanges && operands <= kMaxEpilogueOperands &&
+          p.constants.size() <= static_cast<size_t>(kMaxPointwiseConstants),
+      ErrorKind::kUnsupportedOp, "a GEMV epilogue of {} ranges, {} operands and {} constants",
+      ranges, operands, p.constants.size());
   const char* t = pointwise_storage_type(shape.dtype);
   const int vec = 16 / static_cast<int>(dtype_size(shape.dtype));
 
@@ -241,8 +240,8 @@ Result<std::string> generate_gemv_epilogue_source(const GemvEpilogueShape& shape
   }
   s += fmt::format(kKernelTemplate, fmt::arg("T", t), fmt::arg("V", vec), fmt::arg("R", ranges),
                    fmt::arg("to_float", convert_expression(shape.dtype, DType::kFloat32, "e[i]")),
-                   fmt::arg("ranges", range_code), fmt::arg("loads", loads),
-                   fmt::arg("args", args), fmt::arg("stores", stores));
+                   fmt::arg("ranges", range_code), fmt::arg("loads", loads), fmt::arg("args", args),
+                   fmt::arg("stores", stores));
   for (int mt : kRowTiles)
     s += fmt::format(
         "extern \"C\" __global__ void __launch_bounds__(256) {}(const Params p) {{ "

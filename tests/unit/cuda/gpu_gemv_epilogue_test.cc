@@ -53,13 +53,13 @@ TEST(GemvEpilogueCodegen, TheKernelsCompileForEveryDtype) {
   const auto o = s.program.add_input(DType::kFloat16);
   const auto r = s.program.add_input(DType::kFloat16);
   const auto alpha = s.program.add_constant(Scalar(int64_t{1}), DType::kFloat16);
-  const auto scaled = s.program.add_node(ir::PointwiseFn::kMul, {r, alpha}, DType::kFloat16,
-                                         DType::kFloat32);
-  const auto h = s.program.add_node(ir::PointwiseFn::kAdd, {o, scaled}, DType::kFloat16,
-                                    DType::kFloat32);
+  const auto scaled =
+      s.program.add_node(ir::PointwiseFn::kMul, {r, alpha}, DType::kFloat16, DType::kFloat32);
+  const auto h =
+      s.program.add_node(ir::PointwiseFn::kAdd, {o, scaled}, DType::kFloat16, DType::kFloat32);
   s.program.add_output(h);
-  s.program.add_output(s.program.add_node(ir::PointwiseFn::kNeg, {h}, DType::kFloat16,
-                                          DType::kFloat32));
+  s.program.add_output(
+      s.program.add_node(ir::PointwiseFn::kNeg, {h}, DType::kFloat16, DType::kFloat32));
   s.is_range = {true, false};
   auto source = generate_gemv_epilogue_source(s);
   ASSERT_TRUE(source.ok()) << source.error().message();

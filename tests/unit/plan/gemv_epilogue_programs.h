@@ -42,8 +42,8 @@ inline std::string gemv_epilogue_program(const GemvEpilogueProgram& p) {
   std::string body;
   std::string w = "%w";
   if (p.unaligned) {
-    body += fmt::format("  %wv: {}[{}, {}] = aten.slice.Tensor(%w, 1, 1, {}, 1)\n", t, n, p.k,
-                        p.k + 1);
+    body +=
+        fmt::format("  %wv: {}[{}, {}] = aten.slice.Tensor(%w, 1, 1, {}, 1)\n", t, n, p.k, p.k + 1);
     w = "%wv";
   }
   std::string outputs = "  output 0: user_output\n";

@@ -97,11 +97,10 @@ TEST(GemvEpilogue, ProductsTheGroupMayNotTakeStayTheirOwnKernel) {
   };
   backend::Target no_kernel = epilogue_target();
   no_kernel.gemv_epilogue = false;
-  for (const Case& c :
-       {Case{"the product is returned", {.returned = true}, epilogue_target()},
-        Case{"32 rows: a GEMM", {.rows = 32}, epilogue_target()},
-        Case{"a backend without the kernel", {}, no_kernel},
-        Case{"the CPU", {}, splice::testing::cpu_target()}}) {
+  for (const Case& c : {Case{"the product is returned", {.returned = true}, epilogue_target()},
+                        Case{"32 rows: a GEMM", {.rows = 32}, epilogue_target()},
+                        Case{"a backend without the kernel", {}, no_kernel},
+                        Case{"the CPU", {}, splice::testing::cpu_target()}}) {
     SCOPED_TRACE(c.why);
     ir::Program p = parse(gemv_epilogue_program(c.program));
     const Plan plan = build_plan(p, PlanMode::kPlanned, c.target);
