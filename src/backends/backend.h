@@ -122,10 +122,19 @@ struct RmsNormCall {
 // then the epilogue program over `sizes` (P's sizes with the last dim the epilogue's width):
 // program input i reads P's columns [columns[i], columns[i] + width) when columns[i] >= 0,
 // else inputs[i] (broadcast to `sizes` like run_pointwise's); outputs as run_pointwise's.
+// With `norm`, `a` is the input of an RMSNorm (RmsNormCall without a residual, its output of
+// a's dtype) whose output is the product's left operand: the norm is never stored.
 struct GemvEpilogueCall {
   std::string_view product_op;
   Tensor a, b;
   std::optional<Tensor> c;
+  struct Norm {
+    std::optional<Tensor> weight;
+    DType stat = DType::kFloat32;
+    DType cast = DType::kFloat32;
+    double eps = 0;
+  };
+  std::optional<Norm> norm;
   Shape product_sizes;  // P's sizes
   DType product_dtype = DType::kFloat32;
   const ir::PointwiseProgram* program = nullptr;

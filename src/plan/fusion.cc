@@ -128,6 +128,7 @@ class Fuser {
     close();
     absorb_lone_producers();
     absorb_gemv_products();
+    absorb_norm_prologues();
     for (size_t g = 0; g < out_.groups.size(); ++g) pick_outputs(static_cast<int>(g));
     return std::move(out_);
   }
@@ -145,6 +146,8 @@ class Fuser {
     for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) {
       if (nodes_[pos]->op_id() != ir::OpId::mean_dim) continue;
       auto chain = match_rms_norm(graph(), pos, uses, /*fuse_add=*/true, pinned);
+      if (chain.ok() && chain->residual != nullptr && add_belongs_to_gemvs(*chain, uses))
+        chain = match_rms_norm(graph(), pos, uses, /*fuse_add=*/false, pinned);
       if (!chain.ok()) {
         out_.notes.push_back(chain.error().message());
         continue;
@@ -155,6 +158,52 @@ class Fuser {
       for (int32_t n : chain->nodes) norm_of_[n] = static_cast<int>(norm_chains_.size());
       norm_chains_.push_back(std::move(chain->nodes));
     }
+  }
+
+  // Whether a product the GEMV kernels run (matmul_kernels.h) may take a pointwise epilogue
+  // or an RMSNorm prologue (gemv_epilogue.h).
+  bool gemv_product(int pos) const {
+    const Node& node = *nodes_[pos];
+    if (!df_.target->gemv_epilogue || !is_matrix_product(node.op_id()) ||
+        !epilogue_product_op(node))
+      return false;
+    const SymBindings hints(df_.program->hints.begin(), df_.program->hints.end());
+    return decide_matmul(node, pos, hints, *df_.target).kernel == "gemv";
+  }
+
+  // Whether an RMSNorm chain's residual add is better the epilogue of the GEMV that makes one
+  // of its operands, and the norm the prologue of the one GEMV that reads it: one kernel less
+  // than the add in the norm's kernel (gemv_epilogue.h).
+  bool add_belongs_to_gemvs(const RmsNormChain& chain, const GraphUses& uses) const {
+    auto sole_user = [&](const Value* v) -> int {
+      auto it = uses.users.find(v);
+      return it != uses.users.end() && it->second.size() == 1 ? it->second.front() : -1;
+    };
+    const int add = chain.nodes.front();
+    bool from_gemv = false;
+    for (const Value* v : {chain.x, chain.residual}) {
+      const Node* producer = v->producer();
+      if (producer == nullptr || sole_user(v) != add) continue;
+      from_gemv = from_gemv || gemv_product(uses.position.at(producer));
+    }
+    const int reader = sole_user(chain.out);
+    return from_gemv && reader >= 0 && prologue_fits(reader, chain.out);
+  }
+
+  // Whether product `pos` may apply an RMSNorm whose value `out` it reads as x.
+  bool prologue_fits(int pos, const Value* out) const {
+    if (!gemv_product(pos)) return false;
+    const Node& product = *nodes_[pos];
+    const size_t x_arg = product.op_id() == ir::OpId::addmm ? 1 : 0;
+    if (tensor_arg(product, static_cast<int>(x_arg)) != out) return false;
+    // Every block of the kernel computes the rows' statistics again: past this width that
+    // costs more than the norm's own kernel saves (a 128k-vocabulary head).
+    const auto width = product.output(0)->type().sizes.back().constant();
+    if (!width || *width > kMaxPrologueWidth) return false;
+    // The product runs where the norm ran: its other operands must exist by then (weights).
+    for (const Value* v : product.operands())
+      if (v != nullptr && v != out && v->is_tensor() && v->producer() != nullptr) return false;
+    return true;
   }
 
   // A member of RMSNorm chain `c`: the open group closes at its first member, and the chain
@@ -541,6 +590,78 @@ class Fuser {
     group.nodes.insert(group.nodes.end(), joining.begin(), joining.end());
     std::sort(group.nodes.begin(), group.nodes.end());
     group.kind = GroupKind::kGemvEpilogue;
+  }
+
+  // RMSNorm prologues (gemv_epilogue.h): an RMSNorm group without a residual add whose norm
+  // only one GEMV product reads, as its x, becomes that product's prologue: the norm's members
+  // join the product's group (or the product joins the norm's, which becomes a GEMV group),
+  // and the norm's value is never stored.
+  void absorb_norm_prologues() {
+    if (!df_.target->gemv_epilogue) return;
+    for (int g = 0; g < static_cast<int>(out_.groups.size()); ++g) {
+      if (out_.groups[g].kind != GroupKind::kRmsNorm) continue;
+      auto chain = rms_norm_of(graph(), out_.groups[g]);
+      if (!chain.ok() || chain->residual != nullptr) continue;
+      const Value* out = chain->out;
+      const DType t = out->type().dtype;
+      if (chain->x->type().dtype != t || (chain->weight && chain->weight->type().dtype != t) ||
+          df_.is_graph_output(out) || region_root_.count(out) || !users_.count(out) ||
+          users_.at(out).size() != 1)
+        continue;
+      const int p = users_.at(out).front();
+      if (!prologue_fits(p, out)) continue;
+      const int target = out_.group_of[p];
+      if (target >= 0 && (out_.groups[target].kind != GroupKind::kGemvEpilogue ||
+                          out_.groups[target].nodes.front() != p))
+        continue;
+      // The norm runs where the product (or its group) runs: nothing in between may write
+      // what the norm reads.
+      auto order_of = [&](bool group, int index) {
+        return std::find_if(out_.order.begin(), out_.order.end(), [&](const OrderItem& i) {
+          return i.group == group && i.index == index;
+        });
+      };
+      const auto from = order_of(true, g);
+      const auto to = target >= 0 ? order_of(true, target) : order_of(false, p);
+      if (from == out_.order.end() || to == out_.order.end() || from > to) continue;
+      std::set<int> reads;
+      for (int32_t n : out_.groups[g].nodes)
+        for (int r : roots_read_by(n)) reads.insert(r);
+      bool safe = true;
+      for (auto it = from + 1; safe && it != to; ++it)
+        safe =
+            it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
+      if (!safe) continue;
+      if (target < 0) {
+        Group& group = out_.groups[g];
+        group.nodes.push_back(p);
+        std::sort(group.nodes.begin(), group.nodes.end());
+        group.kind = GroupKind::kGemvEpilogue;
+        out_.group_of[p] = g;
+        *to = {true, g};
+        out_.order.erase(from);
+        continue;
+      }
+      Group& group = out_.groups[target];
+      for (int32_t n : out_.groups[g].nodes) {
+        group.nodes.push_back(n);
+        out_.group_of[n] = target;
+      }
+      std::sort(group.nodes.begin(), group.nodes.end());
+      out_.order.erase(from);
+      erase_group(g);
+      --g;
+    }
+  }
+
+  // Removes group `g` (its members already moved and its order entry gone), renumbering the
+  // later groups.
+  void erase_group(int g) {
+    out_.groups.erase(out_.groups.begin() + g);
+    for (int& owner : out_.group_of)
+      if (owner > g) --owner;
+    for (OrderItem& item : out_.order)
+      if (item.group && item.index > g) --item.index;
   }
 
   // The one group that reads a lone node's value, with the identity views it reads it through.

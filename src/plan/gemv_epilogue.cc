@@ -74,11 +74,11 @@ Result<GemvEpilogueOf> gemv_epilogue_of(const ir::Graph& graph, const Group& gro
       return make_error(ErrorKind::kBadArchive, "plan: a group names node {}", pos);
     const Node& node = *nodes[pos];
     if (e.product < 0) {
-      if (!epilogue_product_op(node))
-        return make_error(ErrorKind::kBadArchive,
-                          "plan: GEMV-epilogue group's first member '{}' ({}) is not a product",
-                          node.name(), node.target());
-      e.product = pos;
+      // The members before the product are its RMSNorm prologue.
+      if (epilogue_product_op(node))
+        e.product = pos;
+      else
+        e.prologue.nodes.push_back(pos);
       continue;
     }
     if (node.outputs().size() == 1 && node.output(0) != nullptr &&
@@ -88,8 +88,13 @@ Result<GemvEpilogueOf> gemv_epilogue_of(const ir::Graph& graph, const Group& gro
     }
     e.pointwise.nodes.push_back(pos);
   }
-  if (e.pointwise.nodes.empty())
-    return make_error(ErrorKind::kBadArchive, "plan: a GEMV-epilogue group has no epilogue");
+  if (e.product < 0)
+    return make_error(ErrorKind::kBadArchive, "plan: a GEMV-epilogue group has no product");
+  if (e.pointwise.nodes.empty() && e.prologue.nodes.empty())
+    return make_error(ErrorKind::kBadArchive,
+                      "plan: GEMV-epilogue group at '{}' has neither a prologue nor an epilogue",
+                      nodes[e.product]->name());
+  e.prologue.kind = GroupKind::kRmsNorm;
   e.pointwise.outputs = group.outputs;
   e.pointwise.kind = GroupKind::kPointwise;
   return e;

@@ -30,6 +30,9 @@ namespace splice::plan {
 
 // The most column ranges of one product an epilogue reads (silu(gate) * up reads two).
 inline constexpr int kMaxEpilogueProducts = 4;
+// The widest product that takes an RMSNorm prologue (every block of the kernel computes the
+// rows' statistics again: a 128k-vocabulary head would spend more on that than it saves).
+inline constexpr int64_t kMaxPrologueWidth = 16384;
 
 // Whether `node` is a product an epilogue may follow: linear, or mm / addmm with alpha and
 // beta 1, with a 2-d right operand and one tensor output.
@@ -41,13 +44,15 @@ std::optional<int64_t> product_column(const ir::Value& v, const ir::Node& produc
 
 // A planned GEMV-epilogue group, as the runtime sees it.
 struct GemvEpilogueOf {
+  Group prologue;               // an RMSNorm chain before the product (kRmsNorm), or no nodes
   int32_t product = -1;         // the product's graph node index
   std::vector<int32_t> slices;  // the slices of its value among the members
-  Group pointwise;              // the other members: a pointwise group (group_program)
+  Group pointwise;              // the other members: a pointwise group (group_program), or
+                                // none (the product is stored as it is)
 };
 
-// Splits a kGemvEpilogue group into its product, slices and pointwise members; kBadArchive
-// when the group is not one (no product first, a member that is neither).
+// Splits a kGemvEpilogue group into its prologue, product, slices and pointwise members;
+// kBadArchive when the group is not one (no product, nothing around it).
 Result<GemvEpilogueOf> gemv_epilogue_of(const ir::Graph& graph, const Group& group);
 
 }  // namespace splice::plan

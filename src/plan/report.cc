@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/gemv_epilogue.h"
 #include "plan/plan_json.h"
 
 namespace splice::plan {
@@ -92,10 +93,16 @@ std::string plan_report_text(const ir::Program& program, const Plan& plan) {
           i, g.nodes.size(), g.outputs.size() > 1 ? ", after the residual add it also stores" : "",
           outputs, members);
     } else if (g.kind == GroupKind::kGemvEpilogue) {
-      out += fmt::format(
-          "group {}: GEMV '{}' with its {} pointwise readers as its epilogue (one kernel; the "
-          "product is never stored), storing {}\n  {}\n",
-          i, nodes[g.nodes.front()]->name(), g.nodes.size() - 1, outputs, members);
+      auto of = gemv_epilogue_of(program.graph, g);
+      std::string parts;
+      if (of.ok() && !of->prologue.nodes.empty())
+        parts += fmt::format(", after an RMSNorm of {} ops it applies as it reads x",
+                             of->prologue.nodes.size());
+      if (of.ok() && !of->pointwise.nodes.empty())
+        parts += fmt::format(", with {} pointwise ops as its epilogue",
+                             of->pointwise.nodes.size() + of->slices.size());
+      out += fmt::format("group {}: GEMV '{}' as one kernel{}, storing {}\n  {}\n", i,
+                         of.ok() ? nodes[of->product]->name() : "?", parts, outputs, members);
     } else {
       out += fmt::format("group {}: {} pointwise ops as one loop nest, storing {}\n  {}\n", i,
                          g.nodes.size(), outputs, members);

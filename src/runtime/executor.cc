@@ -533,6 +533,17 @@ class Call {
       call.c = *c;
     }
     call.product_dtype = p.dtype;
+    if (p.norm) {
+      backend::GemvEpilogueCall::Norm n;
+      if (p.norm->weight >= 0) {
+        SPLICE_ASSIGN_OR_RETURN(const Tensor* w, tensor_of(f_, m_.slot_value[p.norm->weight]));
+        n.weight = *w;
+      }
+      n.stat = p.norm->stat;
+      n.cast = p.norm->cast;
+      n.eps = p.norm->eps;
+      call.norm = n;
+    }
     call.program = &g.program;
     call.columns = p.columns;
     call.inputs = ins;
@@ -914,8 +925,27 @@ Result<detail::GroupExec> resolve_gemv_group(
                       m.backend->name());
   SPLICE_ASSIGN_OR_RETURN(plan::GemvEpilogueOf of, plan::gemv_epilogue_of(m.program.graph, group));
   const ir::Node& product = *nodes[of.product];
-  SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e,
-                          resolve_pointwise_group(m, of.pointwise, i, position));
+  detail::GroupExec e;
+  if (!of.pointwise.nodes.empty()) {
+    SPLICE_ASSIGN_OR_RETURN(e, resolve_pointwise_group(m, of.pointwise, i, position));
+  } else {
+    // No epilogue: the product is stored as it is (a copy of its one column range).
+    const Value* v = product.output(0);
+    const DType t = v->type().dtype;
+    e.program.add_output(e.program.add_node(ir::PointwiseFn::kCopy, {e.program.add_input(t)}, t,
+                                            ir::opmath_dtype(t)));
+    e.inputs.push_back(m.slot_of.at(v));
+    e.output_nodes.push_back(of.product);
+    e.outputs.push_back(m.slot_of.at(v));
+    e.output_values.push_back(v);
+    auto it = m.placement.find(v);
+    e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
+    e.sizes = v->type().sizes;
+    Shape sizes;
+    for (const SymExpr& d : e.sizes)
+      if (auto c = d.constant()) sizes.push_back(*c);
+    if (sizes.size() == e.sizes.size()) e.static_sizes = std::move(sizes);
+  }
   e.label =
       fmt::format("group {} ({} .. {})", i, product.name(), nodes[group.nodes.back()]->name());
   detail::GroupExec::Gemv gemv;
@@ -936,6 +966,22 @@ Result<detail::GroupExec> resolve_gemv_group(
   gemv.c = product.op_id() == ir::OpId::addmm    ? slot_at(0)
            : product.op_id() == ir::OpId::linear ? slot_at(2)
                                                  : -1;
+  if (!of.prologue.nodes.empty()) {
+    // The norm is applied as the product reads x: the product reads the norm's input.
+    SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c, plan::rms_norm_of(m.program.graph, of.prologue));
+    auto* x = std::get_if<Value*>(&product.arg(x_arg).data);
+    if (c.residual != nullptr || x == nullptr || *x != c.out)
+      return make_error(ErrorKind::kBadArchive,
+                        "plan: {} has an RMSNorm prologue that is not its product's input",
+                        e.label);
+    detail::GroupExec::Gemv::Norm n;
+    n.weight = c.weight != nullptr ? m.slot_of.at(c.weight) : -1;
+    n.stat = c.stat;
+    n.cast = c.cast;
+    n.eps = c.eps;
+    gemv.norm = n;
+    gemv.a = m.slot_of.at(c.x);
+  }
   if (gemv.a < 0 || gemv.b < 0)
     return make_error(ErrorKind::kBadArchive, "plan: {} reads a product without its operands",
                       e.label);

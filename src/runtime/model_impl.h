@@ -108,6 +108,14 @@ struct GroupExec {
     int32_t a = -1, b = -1, c = -1;
     DType dtype = DType::kFloat32;
     std::vector<int64_t> columns;
+    // An RMSNorm prologue (a is then the norm's input): its weight's slot (-1: none).
+    struct Norm {
+      int32_t weight = -1;
+      DType stat = DType::kFloat32;
+      DType cast = DType::kFloat32;
+      double eps = 0;
+    };
+    std::optional<Norm> norm;
   };
   std::optional<Gemv> gemv;
 };

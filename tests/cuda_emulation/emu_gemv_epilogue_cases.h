@@ -21,6 +21,7 @@ struct EmuEpilogueCase {
   GemvEpilogueShape shape;
   // inputs: per program input, its value (already of its dtype) as float; outputs likewise.
   std::function<void(const float* in, float* out)> reference;
+  bool norm_weight = false;  // with shape.norm: whether the norm has a weight
 };
 
 inline std::vector<EmuEpilogueCase> emu_gemv_epilogue_cases() {
@@ -55,6 +56,27 @@ inline std::vector<EmuEpilogueCase> emu_gemv_epilogue_cases() {
       out[0] = emu_round(t, in[0] + in[1]);
       out[1] = -out[0];
     };
+    cases.push_back(c);
+  }
+  // RMSNorm prologues: SiLU·mul after a norm with a weight (gate/up), and the product alone (an
+  // identity epilogue: q/k/v) after one without, in bfloat16 with float16 statistics.
+  {
+    EmuEpilogueCase c = cases[0];
+    c.name = "norm_silu_mul";
+    c.shape.norm = GemvNormPrologue{DType::kFloat32, DType::kFloat16};
+    c.norm_weight = true;
+    cases.push_back(c);
+  }
+  {
+    EmuEpilogueCase c{"norm_identity", {}, {}};
+    const DType t = DType::kBFloat16;
+    c.shape.dtype = t;
+    const auto a = c.shape.program.add_input(t);
+    c.shape.program.add_output(
+        c.shape.program.add_node(ir::PointwiseFn::kCopy, {a}, t, DType::kFloat32));
+    c.shape.is_range = {true};
+    c.shape.norm = GemvNormPrologue{DType::kFloat32, DType::kBFloat16};
+    c.reference = [](const float* in, float* out) { out[0] = in[0]; };
     cases.push_back(c);
   }
   return cases;

@@ -67,6 +67,7 @@ std::optional<GemvEpilogueLaunch> plan_gemv_epilogue(const GemvEpilogueArgs& a, 
   if (!rows_vec) return std::nullopt;
   for (int64_t c : a.columns)
     if (c < 0 || c + a.width > g.n) return std::nullopt;
+  if (a.norm_weight != nullptr && !aligned16(a.norm_weight)) return std::nullopt;
   GemvEpilogueLaunch l;
   while (l.row_tile < g.m) l.row_tile *= 2;
   // As plan_gemv: two blocks per multiprocessor; here a block's 8 warps cover every range's
@@ -107,6 +108,9 @@ Result<std::shared_ptr<const PreparedGemvEpilogue>> PreparedGemvEpilogue::prepar
     const GemvEpilogueShape& shape) {
   SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
   std::string key = fmt::format("{}|", static_cast<int>(shape.dtype));
+  if (shape.norm)
+    key += fmt::format("norm {} {}|", static_cast<int>(shape.norm->stat),
+                       static_cast<int>(shape.norm->cast));
   for (bool r : shape.is_range) key += r ? '1' : '0';
   key += "|" + pointwise_structure_key(shape.program, {}, device.ordinal);
   EpilogueCache& cache = epilogue_cache();
@@ -163,6 +167,11 @@ std::vector<uint64_t> gemv_epilogue_params(const GemvEpilogueArgs& a, const Gemv
   uint64_t ab_bits = 0;
   std::memcpy(&ab_bits, ab, sizeof(ab));
   p.push_back(ab_bits);
+  put(a.norm_weight);
+  const float eps[2] = {a.norm_eps, 0.0f};
+  uint64_t eps_bits = 0;
+  std::memcpy(&eps_bits, eps, sizeof(eps));
+  p.push_back(eps_bits);
   for (const ir::PointwiseConstant& c : constants)
     p.push_back(c.value.is_double() ? std::bit_cast<uint64_t>(c.value.to_double())
                                     : static_cast<uint64_t>(c.value.to_int()));

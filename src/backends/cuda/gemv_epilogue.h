@@ -39,10 +39,19 @@ inline constexpr int kMaxEpilogueRanges = 4;
 // The structure a kernel is generated for (the cache key with the program's structure): the
 // epilogue program, which of its inputs are product column ranges (the others are tensors),
 // and the dtype of x, the weight and the product.
+// With `norm`, x is the input of an RMSNorm the kernel applies as it reads x (plan/norm_fusion.h's
+// chain without its residual add): each row's statistics first, then every element normalised,
+// cast and multiplied by the norm's weight (GemvEpilogueArgs::norm_weight, x's dtype, or none).
+struct GemvNormPrologue {
+  DType stat = DType::kFloat32;
+  DType cast = DType::kFloat16;
+  bool operator==(const GemvNormPrologue&) const = default;
+};
 struct GemvEpilogueShape {
   ir::PointwiseProgram program;
   std::vector<bool> is_range;  // per program input
   DType dtype = DType::kFloat16;
+  std::optional<GemvNormPrologue> norm;
 };
 
 // The kernel source; kUnsupportedOp for an epilogue the kernel does not take (too many
@@ -67,6 +76,8 @@ std::optional<RowOperand> fold_rows(const DeviceTensor& t);
 // width, and its operands in program order (ranges skipped) then its outputs.
 struct GemvEpilogueArgs {
   GemvArgs gemv;
+  const void* norm_weight = nullptr;  // the prologue's weight ([k], 16-byte aligned), or none
+  float norm_eps = 0.0f;
   std::vector<int64_t> columns;  // per range, in program-input order
   int64_t width = 0;
   std::vector<RowOperand> inputs;

@@ -35,13 +35,16 @@ __device__ __forceinline__ float sp_warp_sum(float v) {{
   return v;
 }}
 
+{prologue}
 template <int MT>
 __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
   __shared__ float red[8][MT];
   __shared__ float tile[MT][8];
+  __shared__ float sp_r[MT];
   __shared__ int last;
   if (sp_failed(p.err)) return;  // uniform: the word does not change during this kernel
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  sp_row_stats<MT>(p, sp_r);
   const int cpb = (int)p.cols_per_block;
   const int vr = cpb * {R};  // weight rows per block: each column's row of every range
   const int per_row = 8 / vr;
@@ -71,7 +74,7 @@ __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
         for (int m = 0; m < MT; ++m) {{
           if (m >= p.m) break;
           float xf[{V}];
-          sp_unpack(*(const uint4*)(x + m * p.x_rs + kk + u * step), xf);
+          sp_load_x(p, x, m, kk + u * step, sp_r[m], xf);
 #pragma unroll
           for (int i = 0; i < {V}; ++i) acc[m] = fmaf(xf[i], wf[i], acc[m]);
         }}
@@ -84,7 +87,7 @@ __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
       for (int m = 0; m < MT; ++m) {{
         if (m >= p.m) break;
         float xf[{V}];
-        sp_unpack(*(const uint4*)(x + m * p.x_rs + kk), xf);
+        sp_load_x(p, x, m, kk, sp_r[m], xf);
 #pragma unroll
         for (int i = 0; i < {V}; ++i) acc[m] = fmaf(xf[i], wf[i], acc[m]);
       }}
@@ -144,6 +147,54 @@ __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
 }}
 )KERNEL";
 
+// x as the product reads it: its 16 bytes at (m, k) as floats; with an RMSNorm prologue each
+// element is normalised as the fused norm kernel does (norm.cu), rounding where the exported
+// chain rounds: the statistics' dtype, the cast, the weight's product in x's dtype.
+constexpr const char* kPlainX = R"PLAIN(
+template <int MT>
+__device__ __forceinline__ void sp_row_stats(const Params& p, float* r) {{}}
+__device__ __forceinline__ void sp_load_x(const Params& p, const {T}* x, long long m, long long k,
+                                          float r, float (&f)[{V}]) {{
+  sp_unpack(*(const uint4*)(x + m * p.x_rs + k), f);
+}}
+)PLAIN";
+
+constexpr const char* kNormX = R"NORM(
+__device__ __forceinline__ float sp_stat(float v) {{ return {stat}; }}
+__device__ __forceinline__ float sp_cast(float v) {{ return {cast}; }}
+__device__ __forceinline__ float sp_out(float v) {{ return {out}; }}
+// Each row's rsqrt(mean(x^2) + eps), a warp per row, before any weight is read.
+template <int MT>
+__device__ __forceinline__ void sp_row_stats(const Params& p, float* r) {{
+  const {T}* x = (const {T}*)p.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int m = warp; m < p.m; m += 8) {{
+    float s = 0.0f;
+    for (long long k = lane; k < p.k; k += 32) {{
+      const float xf = sp_stat({x_to_float});
+      s += sp_stat(xf * xf);
+    }}
+    s = sp_warp_sum(s);
+    if (lane == 0) {{
+      const float mean = sp_stat(s / (float)p.k);
+      r[m] = sp_stat(1.0f / sqrtf(sp_stat(mean + p.eps)));
+    }}
+  }}
+  __syncthreads();
+}}
+__device__ __forceinline__ void sp_load_x(const Params& p, const {T}* x, long long m, long long k,
+                                          float r, float (&f)[{V}]) {{
+  sp_unpack(*(const uint4*)(x + m * p.x_rs + k), f);
+  float w[{V}];
+  if (p.nw) sp_unpack(*(const uint4*)((const {T}*)p.nw + k), w);
+#pragma unroll
+  for (int i = 0; i < {V}; ++i) {{
+    const float y = sp_cast(sp_stat(sp_stat(f[i]) * r));
+    f[i] = sp_out(p.nw ? y * w[i] : y);
+  }}
+}}
+)NORM";
+
 }  // namespace
 
 const char* gemv_epilogue_kernel_name(int row_tile) {
@@ -198,7 +249,8 @@ Result<std::string> generate_gemv_epilogue_source(const GemvEpilogueShape& shape
       "  float* partials;\n  unsigned* counters;\n"
       "  long long m, n, k, x_rs, w_ns, bias_s, k_per_split, splits, cols_per_block;\n"
       "  long long col[{R}];\n  char* ptr[{N}];\n  long long rs[{N}];\n  long long cs[{N}];\n"
-      "  long long* err;\n  float alpha, beta;\n  long long consts[{C}];\n}};\n",
+      "  long long* err;\n  float alpha, beta;\n  const char* nw;\n  float eps, unused;\n"
+      "  long long consts[{C}];\n}};\n",
       fmt::arg("R", ranges), fmt::arg("N", std::max(operands, 1)),
       fmt::arg("C", std::max<size_t>(p.constants.size(), 1)));
   SPLICE_ASSIGN_OR_RETURN(std::string compute, pointwise_compute_function(p));
@@ -238,7 +290,21 @@ Result<std::string> generate_gemv_epilogue_source(const GemvEpilogueShape& shape
         "r{k};\n",
         fmt::arg("t", ot), fmt::arg("o", o), fmt::arg("k", k));
   }
+  std::string prologue;
+  if (shape.norm) {
+    auto round = [&](DType d) {
+      return convert_expression(d, DType::kFloat32, convert_expression(DType::kFloat32, d, "v"));
+    };
+    prologue = fmt::format(
+        kNormX, fmt::arg("T", t), fmt::arg("V", vec), fmt::arg("stat", round(shape.norm->stat)),
+        fmt::arg("cast", round(shape.norm->cast)), fmt::arg("out", round(shape.dtype)),
+        fmt::arg("x_to_float",
+                 convert_expression(shape.dtype, DType::kFloat32, "x[m * p.x_rs + k]")));
+  } else {
+    prologue = fmt::format(kPlainX, fmt::arg("T", t), fmt::arg("V", vec));
+  }
   s += fmt::format(kKernelTemplate, fmt::arg("T", t), fmt::arg("V", vec), fmt::arg("R", ranges),
+                   fmt::arg("prologue", prologue),
                    fmt::arg("to_float", convert_expression(shape.dtype, DType::kFloat32, "e[i]")),
                    fmt::arg("ranges", range_code), fmt::arg("loads", loads), fmt::arg("args", args),
                    fmt::arg("stores", stores));

@@ -113,9 +113,27 @@ Shape product_sizes(const backend::GemvEpilogueCall& call) {
 }
 
 // The product into a temporary, then the epilogue over its columns: for operands the kernel
-// does not read (more rows than a GEMV, unaligned or strided weights).
-Result<void> run_apart(CudaSession& session, const backend::GemvEpilogueCall& call,
+// does not read (more rows than a GEMV, unaligned or strided weights). A norm prologue runs
+// first, into a temporary of its own.
+Result<void> run_apart(CudaSession& session, const backend::GemvEpilogueCall& given,
                        const Shape& sizes) {
+  backend::GemvEpilogueCall call = given;
+  if (call.norm) {
+    SPLICE_ASSIGN_OR_RETURN(auto norm_storage,
+                            allocate_device_storage(call.a.nbytes(), kCudaDevice));
+    const Tensor normed(call.a.dtype(), call.a.sizes(), contiguous_strides(call.a.sizes()), 0,
+                        norm_storage);
+    backend::RmsNormCall n;
+    n.x = call.a;
+    n.weight = call.norm->weight;
+    n.out = normed;
+    n.stat = call.norm->stat;
+    n.cast = call.norm->cast;
+    n.eps = call.norm->eps;
+    SPLICE_TRY(run_rms_norm_group(session, n));
+    call.a = normed;
+    call.norm.reset();
+  }
   SPLICE_ASSIGN_OR_RETURN(
       auto storage,
       allocate_device_storage(
@@ -162,6 +180,19 @@ Result<void> run_gemv_epilogue_group(CudaSession& session, const backend::GemvEp
   GemvEpilogueShape shape;
   shape.program = *call.program;
   shape.dtype = call.product_dtype;
+  if (call.norm) {
+    // The kernel reads the norm's weight as 16-byte vectors of x's dtype.
+    if (call.a.dtype() != call.product_dtype) return run_apart(session, call, sizes);
+    if (call.norm->weight) {
+      SPLICE_ASSIGN_OR_RETURN(DeviceTensor w, glue::dev(kGemvGroup, *call.norm->weight));
+      if (w.dtype != call.product_dtype || w.rank < 1 || w.sizes[w.rank - 1] != choice.args.k ||
+          (w.sizes[w.rank - 1] > 1 && w.strides[w.rank - 1] != 1))
+        return run_apart(session, call, sizes);
+      args.norm_weight = w.data;
+    }
+    args.norm_eps = static_cast<float>(call.norm->eps);
+    shape.norm = GemvNormPrologue{call.norm->stat, call.norm->cast};
+  }
   for (size_t k = 0; k < call.inputs.size(); ++k) {
     shape.is_range.push_back(call.columns[k] >= 0);
     if (call.columns[k] >= 0) {

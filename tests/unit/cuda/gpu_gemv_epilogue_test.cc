@@ -2,8 +2,8 @@
 // and shape of epilogue (no GPU needed: NVRTC alone); the launch geometry and the row folding
 // (plain C++); and end to end (suite GpuGemvEpilogue) programs planned for CUDA with a
 // GEMV-epilogue group — SiLU·mul over a joined gate/up product, a residual add with a bias, the
-// mm form, split k, several rows, and a weight the kernel cannot read (the product and the
-// epilogue then run apart) — against the same program on the CPU backend.
+// mm form, split k, several rows, an RMSNorm prologue, and a weight the kernel cannot read (the
+// product and the epilogue then run apart) — against the same program on the CPU backend.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -167,6 +167,8 @@ TEST_F(GpuGemvEpilogue, ProgramsMatchTheCpuBackend) {
       {.kind = Kind::kResidual, .k = 2048, .width = 64},  // split k
       {.kind = Kind::kResidual, .dtype = DType::kBFloat16, .rows = 5, .k = 1024, .width = 320},
       {.kind = Kind::kMm, .rows = 2, .k = 4096, .width = 200},
+      {.kind = Kind::kNormBlock, .k = 512, .width = 96},  // a norm prologue, an add epilogue
+      {.kind = Kind::kNormBlock, .dtype = DType::kBFloat16, .rows = 3, .k = 256, .width = 64},
       {.unaligned = true},  // run apart
       {.kind = Kind::kResidual, .unaligned = true},
   };

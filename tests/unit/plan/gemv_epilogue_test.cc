@@ -31,6 +31,7 @@ backend::Target epilogue_target() {
   t.gemv_max_rows = 16;
   t.gemm_library = "cublaslt";
   t.gemv_epilogue = true;
+  t.fused_rms_norm = true;
   return t;
 }
 
@@ -89,6 +90,32 @@ TEST(GemvEpilogue, AResidualAddAfterAProjectionInBothExportForms) {
   }
 }
 
+TEST(GemvEpilogue, ANormBetweenTwoProductsIsTheSecondsPrologueAndItsAddTheFirstsEpilogue) {
+  ir::Program p = parse(gemv_epilogue_program({.kind = Kind::kNormBlock}));
+  const Plan plan = build_plan(p, PlanMode::kPlanned, epilogue_target());
+  ASSERT_EQ(plan.groups.size(), 2u);
+  for (const Group& g : plan.groups) EXPECT_EQ(g.kind, GroupKind::kGemvEpilogue);
+  const bool first_is_o = p.graph.nodes()[plan.groups[0].nodes.front()]->name() == "o";
+  const Group& add = plan.groups[first_is_o ? 0 : 1];
+  const Group& mlp = plan.groups[first_is_o ? 1 : 0];
+  EXPECT_EQ(names(p, add.nodes), (std::vector<std::string>{"o", "h"}));
+  EXPECT_EQ(add.outputs, (std::vector<std::string>{"h"}));
+  EXPECT_EQ(names(p, mlp.nodes), (std::vector<std::string>{"hf", "sq", "m", "v", "rs", "yn", "yt",
+                                                           "nrm", "gu", "g", "u", "s", "y"}));
+  EXPECT_EQ(mlp.outputs, (std::vector<std::string>{"y"}));
+  EXPECT_EQ(plan.totals.kernels, 2);
+  auto of = gemv_epilogue_of(p.graph, mlp);
+  ASSERT_TRUE(of.ok()) << of.error().message();
+  EXPECT_EQ(p.graph.nodes()[of->product]->name(), "gu");
+  EXPECT_EQ(of->prologue.nodes.size(), 8u);
+  // A target without the epilogues keeps the add in the norm's kernel.
+  backend::Target norm_only = epilogue_target();
+  norm_only.gemv_epilogue = false;
+  norm_only.fused_rms_norm = true;
+  const Plan before = build_plan(p, PlanMode::kPlanned, norm_only);
+  EXPECT_EQ(before.totals.kernels, 4);  // o, the add and norm, gu, silu * mul
+}
+
 TEST(GemvEpilogue, ProductsTheGroupMayNotTakeStayTheirOwnKernel) {
   struct Case {
     std::string why;
@@ -128,7 +155,7 @@ TEST(GemvEpilogue, ABackendWithoutTheKernelRefusesTheGroupAtLoad) {
             "plan: group 0 is a GEMV epilogue, which the cpu backend does not run");
 }
 
-TEST(GemvEpilogue, AGroupWithoutItsProductFirstIsRefused) {
+TEST(GemvEpilogue, AGroupWithoutItsProductIsRefused) {
   ir::Program p = parse(gemv_epilogue_program({}));
   Plan plan = build_plan(p, PlanMode::kPlanned, epilogue_target());
   Group g = *epilogue_group(plan);
@@ -136,8 +163,7 @@ TEST(GemvEpilogue, AGroupWithoutItsProductFirstIsRefused) {
   auto of = gemv_epilogue_of(p.graph, g);
   ASSERT_FALSE(of.ok());
   EXPECT_EQ(of.error().kind(), ErrorKind::kBadArchive);
-  EXPECT_EQ(of.error().message(),
-            "plan: GEMV-epilogue group's first member 'g' (aten.slice.Tensor) is not a product");
+  EXPECT_EQ(of.error().message(), "plan: a GEMV-epilogue group has no product");
 }
 
 }  // namespace
