@@ -115,12 +115,12 @@ class Fuser {
       }
       if (d.strategy == WriteStrategy::kCopyThenWrite) base_copy_at_.insert(d.producer);
     }
-    find_norms();
     // _assert_tensor_metadata checks nothing at run time (runtime/host_nodes.cc): it does not
     // make a member's value a group output.
     for (size_t pos = 0; pos < nodes_.size(); ++pos)
       if (nodes_[pos]->op_id() != ir::OpId::_assert_tensor_metadata)
         for (const Value* v : nodes_[pos]->operands()) users_[v].push_back(static_cast<int>(pos));
+    find_norms();  // reads users_ (whether a norm can be a GEMV's prologue)
   }
 
   FusionPlan run() {
@@ -182,11 +182,19 @@ class Fuser {
     const int add = chain.nodes.front();
     bool from_gemv = false;
     for (const Value* v : {chain.x, chain.residual}) {
-      const Node* producer = v->producer();
-      if (producer == nullptr || sole_user(v) != add) continue;
-      from_gemv = from_gemv || gemv_product(uses.position.at(producer));
+      // Through row views each read by the next alone (run_decompositions' mm, then a view).
+      int reader = add;
+      while (v != nullptr && sole_user(v) == reader && v->producer() != nullptr &&
+             plan::row_view_source(*v->producer()) != nullptr) {
+        reader = uses.position.at(v->producer());
+        v = plan::row_view_source(*v->producer());
+      }
+      if (v == nullptr || v->producer() == nullptr || sole_user(v) != reader) continue;
+      from_gemv = from_gemv || gemv_product(uses.position.at(v->producer()));
     }
-    const int reader = sole_user(chain.out);
+    int reader = sole_user(chain.out);
+    while (reader >= 0 && plan::row_view_source(*nodes_[reader]) != nullptr)
+      reader = sole_user(nodes_[reader]->output(0));
     return from_gemv && reader >= 0 && prologue_fits(reader, chain.out);
   }
 
@@ -194,16 +202,34 @@ class Fuser {
   bool prologue_fits(int pos, const Value* out) const {
     if (!gemv_product(pos)) return false;
     const Node& product = *nodes_[pos];
-    const size_t x_arg = product.op_id() == ir::OpId::addmm ? 1 : 0;
-    if (tensor_arg(product, static_cast<int>(x_arg)) != out) return false;
+    if (prologue_views(pos, out) == std::nullopt) return false;
     // Every block of the kernel computes the rows' statistics again: past this width that
     // costs more than the norm's own kernel saves (a 128k-vocabulary head).
     const auto width = product.output(0)->type().sizes.back().constant();
     if (!width || *width > kMaxPrologueWidth) return false;
-    // The product runs where the norm ran: its other operands must exist by then (weights).
-    for (const Value* v : product.operands())
-      if (v != nullptr && v != out && v->is_tensor() && v->producer() != nullptr) return false;
     return true;
+  }
+
+  // The row views (view nodes, outermost last) between norm value `out` and product `pos`'s
+  // x, each read by the next alone; nullopt when x is not `out` seen through such views.
+  std::optional<std::vector<int>> prologue_views(int pos, const Value* out) const {
+    const Node& product = *nodes_[pos];
+    const size_t x_arg = product.op_id() == ir::OpId::addmm ? 1 : 0;
+    const Value* x = tensor_arg(product, static_cast<int>(x_arg));
+    std::vector<int> views;
+    while (x != out) {
+      const Node* view = x == nullptr ? nullptr : x->producer();
+      if (view == nullptr || plan::row_view_source(*view) == nullptr || !users_.count(x) ||
+          users_.at(x).size() != 1 || df_.is_graph_output(x))
+        return std::nullopt;
+      const int at = static_cast<int>(std::find_if(nodes_.begin(), nodes_.end(),
+                                                   [&](const auto& n) { return n.get() == view; }) -
+                                      nodes_.begin());
+      if (out_.group_of[at] >= 0) return std::nullopt;
+      views.push_back(at);
+      x = plan::row_view_source(*view);
+    }
+    return views;
   }
 
   // A member of RMSNorm chain `c`: the open group closes at its first member, and the chain
@@ -534,21 +560,32 @@ class Fuser {
              !df_.is_graph_output(out) && !region_root_.count(out);
     };
     if (!plain(pos) || !users_.count(v)) return;
-    // The column ranges read (the value, or its slices) and who reads them.
+    // The column ranges read (the value, or its slices, through row views) and who reads
+    // them: a value every one of whose readers is a slice or a row view is not a range itself.
     std::vector<int> slices, readers;
     std::vector<const Value*> ranges;
-    for (int user : users_.at(v)) {
-      const Value* out = nodes_[user]->outputs().empty() ? nullptr : nodes_[user]->output(0);
-      if (nodes_[user]->op_id() == ir::OpId::slice_Tensor && plain(user) &&
-          product_column(*out, product).has_value()) {
-        if (!users_.count(out)) return;
-        slices.push_back(user);
-        ranges.push_back(out);
-        for (int r : users_.at(out)) readers.push_back(r);
-      } else {
-        readers.push_back(user);
-        if (std::find(ranges.begin(), ranges.end(), v) == ranges.end()) ranges.push_back(v);
+    std::vector<const Value*> work = {v};
+    while (!work.empty()) {
+      const Value* w = work.back();
+      work.pop_back();
+      if (!users_.count(w)) return;
+      bool read_as_is = false;
+      for (int user : users_.at(w)) {
+        const Node& node = *nodes_[user];
+        const Value* out = node.outputs().empty() ? nullptr : node.output(0);
+        const bool view =
+            (node.op_id() == ir::OpId::slice_Tensor || plan::row_view_source(node) == w) &&
+            tensor_arg(node, 0) == w && plain(user) && out != nullptr &&
+            product_column(*out, product).has_value();
+        if (view) {
+          slices.push_back(user);
+          work.push_back(out);
+        } else {
+          readers.push_back(user);
+          read_as_is = true;
+        }
       }
+      if (read_as_is) ranges.push_back(w);
     }
     if (readers.empty() || static_cast<int>(ranges.size()) > kMaxEpilogueProducts) return;
     const int g = out_.group_of[readers.front()];
@@ -608,8 +645,13 @@ class Fuser {
           df_.is_graph_output(out) || region_root_.count(out) || !users_.count(out) ||
           users_.at(out).size() != 1)
         continue;
-      const int p = users_.at(out).front();
+      // The product reading the norm, through row views that only it reads.
+      int p = users_.at(out).front();
+      while (plan::row_view_source(*nodes_[p]) != nullptr && users_.count(nodes_[p]->output(0)) &&
+             users_.at(nodes_[p]->output(0)).size() == 1)
+        p = users_.at(nodes_[p]->output(0)).front();
       if (!prologue_fits(p, out)) continue;
+      const std::vector<int> views = *prologue_views(p, out);
       const int target = out_.group_of[p];
       if (target >= 0 && (out_.groups[target].kind != GroupKind::kGemvEpilogue ||
                           out_.groups[target].nodes.front() != p))
@@ -632,14 +674,21 @@ class Fuser {
         safe =
             it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
       if (!safe) continue;
+      for (int n : views) {
+        if (auto it = order_of(false, n); it != out_.order.end()) out_.order.erase(it);
+      }
+      const auto from2 = order_of(true, g);
+      const auto to2 = target >= 0 ? order_of(true, target) : order_of(false, p);
       if (target < 0) {
         Group& group = out_.groups[g];
+        group.nodes.insert(group.nodes.end(), views.begin(), views.end());
+        for (int n : views) out_.group_of[n] = g;
         group.nodes.push_back(p);
         std::sort(group.nodes.begin(), group.nodes.end());
         group.kind = GroupKind::kGemvEpilogue;
         out_.group_of[p] = g;
-        *to = {true, g};
-        out_.order.erase(from);
+        *to2 = {true, g};
+        out_.order.erase(from2);
         continue;
       }
       Group& group = out_.groups[target];
@@ -647,8 +696,12 @@ class Fuser {
         group.nodes.push_back(n);
         out_.group_of[n] = target;
       }
+      for (int n : views) {
+        group.nodes.push_back(n);
+        out_.group_of[n] = target;
+      }
       std::sort(group.nodes.begin(), group.nodes.end());
-      out_.order.erase(from);
+      out_.order.erase(from2);
       erase_group(g);
       --g;
     }

@@ -46,24 +46,44 @@ bool epilogue_product_op(const Node& node) {
   return true;
 }
 
+const Value* row_view_source(const Node& node) {
+  const OpId op = node.op_id();
+  if ((op != OpId::view && op != OpId::_unsafe_view && op != OpId::reshape) ||
+      node.outputs().size() != 1)
+    return nullptr;
+  const Value* in = tensor_at(node, 0);
+  const Value* out = node.output(0);
+  if (in == nullptr || out == nullptr || !out->is_tensor() || in->type().rank() < 1 ||
+      out->type().rank() < 1 || in->type().dtype != out->type().dtype)
+    return nullptr;
+  // A reshape keeps the row-major order: with the last dim kept, row r of one is row r of the
+  // other.
+  return in->type().sizes.back() == out->type().sizes.back() ? in : nullptr;
+}
+
 std::optional<int64_t> product_column(const Value& v, const Node& product) {
   const Value* out = product.output(0);
   if (&v == out) return 0;
-  const Node* slice = v.producer();
-  if (slice == nullptr || slice->op_id() != OpId::slice_Tensor || tensor_at(*slice, 0) != out)
-    return std::nullopt;
-  const int64_t rank = out->type().rank();
-  const auto dim = int_arg(*slice, 1);
-  const auto start = int_arg(*slice, 2);
-  const auto end = int_arg(*slice, 3);
-  const auto step = slice->args().size() > 4 ? int_arg(*slice, 4) : std::optional<int64_t>(1);
+  const Node* node = v.producer();
+  if (node == nullptr) return std::nullopt;
+  if (const Value* src = row_view_source(*node)) return product_column(*src, product);
+  if (node->op_id() != OpId::slice_Tensor || node->outputs().size() != 1) return std::nullopt;
+  const Value* src = tensor_at(*node, 0);
+  if (src == nullptr) return std::nullopt;
+  const int64_t rank = src->type().rank();
+  const auto dim = int_arg(*node, 1);
+  const auto start = int_arg(*node, 2);
+  const auto end = int_arg(*node, 3);
+  const auto step = node->args().size() > 4 ? int_arg(*node, 4) : std::optional<int64_t>(1);
   if (!dim || !start || !end || step != 1 || (*dim != rank - 1 && *dim != -1) || *start < 0)
     return std::nullopt;
   // The slice's own last size says how many columns it keeps (the bounds are normalised by
   // passes/normalize_slice_bounds.cc; an end past the dim is clamped there).
   const auto width = v.type().sizes.back().constant();
   if (!width || *width != *end - *start) return std::nullopt;
-  return *start;
+  const auto base = product_column(*src, product);
+  if (!base) return std::nullopt;
+  return *base + *start;
 }
 
 Result<GemvEpilogueOf> gemv_epilogue_of(const ir::Graph& graph, const Group& group) {
@@ -74,9 +94,12 @@ Result<GemvEpilogueOf> gemv_epilogue_of(const ir::Graph& graph, const Group& gro
       return make_error(ErrorKind::kBadArchive, "plan: a group names node {}", pos);
     const Node& node = *nodes[pos];
     if (e.product < 0) {
-      // The members before the product are its RMSNorm prologue.
+      // The members before the product are its RMSNorm prologue, and views of the norm's value
+      // the product reads it through.
       if (epilogue_product_op(node))
         e.product = pos;
+      else if (row_view_source(node) != nullptr)
+        e.views.push_back(pos);
       else
         e.prologue.nodes.push_back(pos);
       continue;

@@ -38,15 +38,22 @@ inline constexpr int64_t kMaxPrologueWidth = 16384;
 // beta 1, with a 2-d right operand and one tensor output.
 bool epilogue_product_op(const ir::Node& node);
 
+// The source of a view that only regroups the leading dims (view, _unsafe_view or reshape
+// keeping the last dim: row r stays row r, as run_decompositions' linear makes around mm), or
+// null.
+const ir::Value* row_view_source(const ir::Node& node);
+
 // Where `v` starts in `product`'s last dim: 0 for the product's value itself, `start` for a
-// step-1 slice of its last dim with constant bounds; nullopt for anything else.
+// step-1 slice of its last dim with constant bounds, through any such slices and row views;
+// nullopt for anything else.
 std::optional<int64_t> product_column(const ir::Value& v, const ir::Node& product);
 
 // A planned GEMV-epilogue group, as the runtime sees it.
 struct GemvEpilogueOf {
   Group prologue;               // an RMSNorm chain before the product (kRmsNorm), or no nodes
+  std::vector<int32_t> views;   // row views of the norm's value the product reads it through
   int32_t product = -1;         // the product's graph node index
-  std::vector<int32_t> slices;  // the slices of its value among the members
+  std::vector<int32_t> slices;  // the slices and row views of its value among the members
   Group pointwise;              // the other members: a pointwise group (group_program), or
                                 // none (the product is stored as it is)
 };

@@ -528,6 +528,14 @@ class Call {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* b, tensor_of(f_, m_.slot_value[p.b]));
     call.a = *a;
     call.b = *b;
+    if (p.norm && p.op != "linear") {
+      // mm and addmm read the norm's input as the [rows, k] matrix their x is a row view of.
+      const int64_t k = a->sizes().empty() ? 1 : a->sizes().back();
+      if (!a->is_contiguous() || k == 0)
+        return make_error(ErrorKind::kInternal, "{}: the norm's input is not contiguous rows",
+                          g.label);
+      call.a = a->view_as({a->numel() / k, k}, {k, 1}, a->offset());
+    }
     if (p.c >= 0) {
       SPLICE_ASSIGN_OR_RETURN(const Tensor* c, tensor_of(f_, m_.slot_value[p.c]));
       call.c = *c;
@@ -969,8 +977,12 @@ Result<detail::GroupExec> resolve_gemv_group(
   if (!of.prologue.nodes.empty()) {
     // The norm is applied as the product reads x: the product reads the norm's input.
     SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c, plan::rms_norm_of(m.program.graph, of.prologue));
-    auto* x = std::get_if<Value*>(&product.arg(x_arg).data);
-    if (c.residual != nullptr || x == nullptr || *x != c.out)
+    auto* xp = std::get_if<Value*>(&product.arg(x_arg).data);
+    const Value* x = xp != nullptr ? *xp : nullptr;
+    while (x != nullptr && x != c.out && x->producer() != nullptr &&
+           plan::row_view_source(*x->producer()) != nullptr)
+      x = plan::row_view_source(*x->producer());
+    if (c.residual != nullptr || x == nullptr || x != c.out)
       return make_error(ErrorKind::kBadArchive,
                         "plan: {} has an RMSNorm prologue that is not its product's input",
                         e.label);

@@ -146,10 +146,14 @@ Result<void> run_apart(CudaSession& session, const backend::GemvEpilogueCall& gi
   SPLICE_ASSIGN_OR_RETURN(KernelScratch scratch, session.scratch(bytes));
   session.make_current();
   SPLICE_TRY(session.matmul().run(m, scratch, session.stream()));
+  // The epilogue's space regroups the product's rows (row views): row-major rows of its width.
+  const int64_t n = sizes.back();
+  Shape strides(call.sizes.size(), 1);
+  for (size_t d = call.sizes.size() - 1; d-- > 0;)
+    strides[d] = (d + 2 == call.sizes.size() ? n : strides[d + 1] * call.sizes[d + 1]);
   std::vector<Tensor> inputs(call.inputs.begin(), call.inputs.end());
   for (size_t k = 0; k < inputs.size(); ++k)
-    if (call.columns[k] >= 0)
-      inputs[k] = product.view_as(call.sizes, product.strides(), call.columns[k]);
+    if (call.columns[k] >= 0) inputs[k] = product.view_as(call.sizes, strides, call.columns[k]);
   return run_pointwise_group(session, *call.program, inputs, call.outputs, call.sizes);
 }
 
