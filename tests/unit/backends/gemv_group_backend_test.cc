@@ -27,7 +27,8 @@
 namespace splice {
 namespace {
 
-constexpr const char* kGemvBackend = "cpu_gemv";
+// Sorts after cpu_nostride: test_backend_test.cc reads the list of names.
+constexpr const char* kGemvBackend = "cpu_with_gemv_groups";
 const std::string kCases = std::string(SPLICE_SOURCE_DIR) + "/tests/cases/";
 
 // Rounds through a dtype as a stored value would be.
