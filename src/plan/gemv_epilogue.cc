@@ -2,6 +2,7 @@
 #include "plan/gemv_epilogue.h"
 
 #include "ir/ops.h"
+#include "plan/matmul_kernels.h"
 
 namespace splice::plan {
 
@@ -10,12 +11,6 @@ namespace {
 using ir::Node;
 using ir::OpId;
 using ir::Value;
-
-const Value* tensor_at(const Node& node, size_t i) {
-  if (i >= node.args().size()) return nullptr;
-  auto* v = std::get_if<Value*>(&node.arg(i).data);
-  return v != nullptr && *v != nullptr && (*v)->is_tensor() ? *v : nullptr;
-}
 
 bool is_one(const ir::Arg& a) {
   if (a.is<int64_t>()) return a.as<int64_t>() == 1;

@@ -13,12 +13,6 @@ using ir::Node;
 using ir::OpId;
 using ir::Value;
 
-const Value* tensor_at(const Node& node, size_t i) {
-  if (i >= node.args().size()) return nullptr;
-  auto* v = std::get_if<Value*>(&node.arg(i).data);
-  return v != nullptr && *v != nullptr && (*v)->is_tensor() ? *v : nullptr;
-}
-
 // A dim at the archive's example sizes (-1 when it cannot be evaluated).
 int64_t example_dim(const SymExpr& e, const SymBindings& hints) {
   auto v = e.evaluate(hints);
@@ -90,6 +84,12 @@ MatmulDecision decide_matmul(const Node& node, int32_t index, const SymBindings&
   d.kernel = "gemv";
   d.reason = fmt::format("{} rows{} <= {}: a read of the weight", rows, at, target.gemv_max_rows);
   return d;
+}
+
+const Value* tensor_at(const Node& node, size_t i) {
+  if (i >= node.args().size()) return nullptr;
+  auto* v = std::get_if<Value*>(&node.arg(i).data);
+  return v != nullptr && *v != nullptr && (*v)->is_tensor() ? *v : nullptr;
 }
 
 bool is_matrix_product(OpId op) {

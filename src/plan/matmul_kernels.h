@@ -23,6 +23,9 @@ namespace splice::plan {
 // mm, bmm, addmm, matmul, linear: the ops a decision is made for.
 bool is_matrix_product(ir::OpId op);
 
+// Argument i of `node` when it is a tensor value, else null.
+const ir::Value* tensor_at(const ir::Node& node, size_t i);
+
 // The decision for one product (graph node `index`), sizes evaluated at `hints`.
 MatmulDecision decide_matmul(const ir::Node& node, int32_t index, const SymBindings& hints,
                              const backend::Target& target);

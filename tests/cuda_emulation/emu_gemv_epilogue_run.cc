@@ -8,21 +8,7 @@
 #include "emu_cuda.h"
 
 #define __align__(n) alignas(n)
-inline float __int_as_float(int i) {
-  float f;
-  std::memcpy(&f, &i, 4);
-  return f;
-}
-inline float __uint_as_float(unsigned i) {
-  float f;
-  std::memcpy(&f, &i, 4);
-  return f;
-}
-inline double __longlong_as_double(long long i) {
-  double f;
-  std::memcpy(&f, &i, 8);
-  return f;
-}
+#include "emu_builtins.h"
 
 #include "emu_gemv_epilogue.inc"
 

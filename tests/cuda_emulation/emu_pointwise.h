@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include "emu_builtins.h"
 #include "tensor/half.h"
 struct EmuDim {
   unsigned x = 0, y = 0, z = 0;
@@ -14,21 +15,6 @@ inline EmuDim blockIdx, threadIdx, blockDim, gridDim;
 #define __global__
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
-inline float __int_as_float(int i) {
-  float f;
-  std::memcpy(&f, &i, 4);
-  return f;
-}
-inline float __uint_as_float(unsigned i) {
-  float f;
-  std::memcpy(&f, &i, 4);
-  return f;
-}
-inline double __longlong_as_double(long long i) {
-  double f;
-  std::memcpy(&f, &i, 8);
-  return f;
-}
 inline unsigned __umulhi(unsigned a, unsigned b) {
   return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
 }

@@ -6,15 +6,12 @@
 #include <fstream>
 #include <map>
 #include "backends/cuda/pointwise_codegen.h"
+#include "emu_source.h"
 #include "ir/pointwise_lowering.h"
 #include "pointwise_case_args.h"
 using namespace splice;
 using namespace splice::cuda;
 using namespace splice::cuda::testing;
-void rep(std::string& s, const std::string& a, const std::string& b) {
-  for (size_t p = s.find(a); p != std::string::npos; p = s.find(a, p + b.size()))
-    s.replace(p, a.size(), b);
-}
 int main() {
   std::map<std::string, int> ns_of;
   std::ofstream out("emu_kernels.inc");
@@ -29,14 +26,7 @@ int main() {
         printf("gen fail %s\n", src.error().message().c_str());
         return 1;
       }
-      std::string s = *src;
-      rep(s, "extern \"C\" ", "");
-      rep(s, "asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h.x));",
-          "f = splice::half_bits_to_float(h.x);");
-      rep(s, "asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h.x) : \"f\"(f));",
-          "h.x = splice::float_to_half_bits(f);");
-      rep(s, "asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(b.x) : \"f\"(f));",
-          "b.x = splice::float_to_bfloat16_bits(f);");
+      const std::string s = emu_host_source(*src);
       auto it = ns_of.find(s);
       int ns;
       if (it == ns_of.end()) {

@@ -22,7 +22,7 @@
 #include "splice/splice.h"
 #include "tensor/convert.h"
 #include "tensor/safetensors.h"
-#include "tests/conformance/compare.h"
+#include "tests/unit/backends/recorded_calls.h"
 
 namespace splice {
 namespace {
@@ -194,47 +194,8 @@ TEST(GemvGroupBackend, DecoderCasesMatchPyTorchWithEveryGemvGroup) {
     int gemv_groups = 0;
     for (const plan::Group& g : plan.groups)
       gemv_groups += g.kind == plan::GroupKind::kGemvEpilogue ? 1 : 0;
-    LoadOptions options;
-    options.device = kGemvBackend;
-    auto model = Model::load(dir + "model.pt2", options);
-    ASSERT_TRUE(model.ok()) << model.error().message();
-    auto session = model->open_session();
-    ASSERT_TRUE(session.ok()) << session.error().message();
     const int before = gemv_backend().groups_run;
-    for (int k = 0;; ++k) {
-      const std::string call = dir + "call" + std::to_string(k);
-      auto inputs = read_safetensors(call + ".inputs.safetensors");
-      if (!inputs.ok()) {
-        EXPECT_GT(k, 0) << "the case has no calls";
-        break;
-      }
-      std::map<std::string, TensorArg> args;
-      for (auto& [n, t] : *inputs) args.emplace(n, TensorArg{t.raw_data(), t.dtype(), t.sizes()});
-      auto result = session->run(args);
-      ASSERT_TRUE(result.ok()) << result.error().message();
-      auto expected = read_safetensors(call + ".outputs.safetensors");
-      ASSERT_TRUE(expected.ok());
-      for (size_t i = 0; i < result->outputs.size(); ++i) {
-        if (!result->present[i]) continue;
-        const HostTensor& h = result->outputs[i];
-        Tensor got(h.dtype, h.shape, contiguous_strides(h.shape), 0,
-                   Storage::borrow(const_cast<std::byte*>(h.bytes.data()), h.bytes.size(), nullptr,
-                                   false));
-        const auto want = expected->find("output." + std::to_string(i));
-        ASSERT_NE(want, expected->end());
-        EXPECT_EQ(testing::compare_tensors(want->second, got), "") << "output " << i;
-      }
-      auto state = read_safetensors(call + ".state.safetensors");
-      ASSERT_TRUE(state.ok());
-      for (const auto& [fqn, want] : *state) {
-        auto h = session->state(fqn);
-        ASSERT_TRUE(h.ok()) << h.error().message();
-        Tensor got(h->dtype, h->shape, contiguous_strides(h->shape), 0,
-                   Storage::borrow(h->bytes.data(), h->bytes.size(), nullptr, false));
-        EXPECT_EQ(testing::compare_tensors(want, got), "")
-            << "buffer " << fqn << " after call " << k;
-      }
-    }
+    testing::expect_recorded_calls_match(dir, kGemvBackend);
     // The groups the plan has ran (each call runs each once).
     EXPECT_GT(gemv_groups, 0);
     EXPECT_GE(gemv_backend().groups_run - before, gemv_groups);
