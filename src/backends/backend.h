@@ -118,14 +118,14 @@ struct RmsNormCall {
 };
 
 // One GEMV-epilogue group's call (plan/gemv_epilogue.h): the product P = op(a, b, c) of
-// `product_op` ("linear": a · bᵀ + c; "mm": a · b; "addmm": c + a · b), P rounded to its dtype,
+// `product_op` (linear: a · bᵀ + c; mm: a · b; addmm: c + a · b), P rounded to its dtype,
 // then the epilogue program over `sizes` (P's sizes with the last dim the epilogue's width):
 // program input i reads P's columns [columns[i], columns[i] + width) when columns[i] >= 0,
 // else inputs[i] (broadcast to `sizes` like run_pointwise's); outputs as run_pointwise's.
 // With `norm`, `a` is the input of an RMSNorm (RmsNormCall without a residual, its output of
 // a's dtype) whose output is the product's left operand: the norm is never stored.
 struct GemvEpilogueCall {
-  std::string_view product_op;
+  ir::OpId product_op = ir::OpId::linear;
   Tensor a, b;
   std::optional<Tensor> c;
   struct Norm {

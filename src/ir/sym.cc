@@ -726,6 +726,17 @@ SymExpr ceil_div(const SymExpr& a, const SymExpr& b) {
 SymExpr sym_max(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymOp::kMax, {a, b}); }
 SymExpr sym_min(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymOp::kMin, {a, b}); }
 
+std::optional<std::vector<int64_t>> constant_values(const std::vector<SymExpr>& exprs) {
+  std::vector<int64_t> values;
+  values.reserve(exprs.size());
+  for (const SymExpr& e : exprs) {
+    const std::optional<int64_t> c = e.constant();
+    if (!c) return std::nullopt;
+    values.push_back(*c);
+  }
+  return values;
+}
+
 std::string SymRange::to_string() const {
   if (!max) return fmt::format("[{}, inf]", min);
   return fmt::format("[{}, {}]", min, *max);

@@ -105,6 +105,10 @@ SymExpr py_mod(const SymExpr& a, const SymExpr& b);
 SymExpr sym_max(const SymExpr& a, const SymExpr& b);
 SymExpr sym_min(const SymExpr& a, const SymExpr& b);
 
+// The values of a list of expressions (a shape's sizes, a layout's strides) when every one is
+// a constant; nullopt as soon as one is not.
+std::optional<std::vector<int64_t>> constant_values(const std::vector<SymExpr>& exprs);
+
 // Parses the text IR form written by SymExpr::to_string.
 Result<SymExpr> parse_sym_expr(std::string_view text);
 // Parses a sympy srepr string from a .pt2 archive: Symbol, Integer, Add, Mul, FloorDiv, Mod,

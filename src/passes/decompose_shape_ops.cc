@@ -652,14 +652,10 @@ Result<bool> as_strided(Rewriter& rw, Node* node) {
         "{}, out of bounds for a storage of {} elements",
         node_label(*node), fmt::join(*size, ", "), fmt::join(*stride, ", "), *offset, last, numel);
   const func::Strides eager = StrideOracle(rw.env()).of(self);
-  std::vector<int64_t> layout;
-  for (int64_t d = 0; eager && d < t.rank(); ++d) {
-    const auto c = (*eager)[d].constant();
-    if (!c) break;
-    layout.push_back(*c);
-  }
-  if (static_cast<int64_t>(layout.size()) != t.rank())
+  const std::optional<std::vector<int64_t>> known = eager ? constant_values(*eager) : std::nullopt;
+  if (!known || static_cast<int64_t>(known->size()) != t.rank())
     return refuse("of a tensor whose layout splice cannot tell");
+  const std::vector<int64_t>& layout = *known;
   // Self's own layout: the same sizes and, where a dim has more than one element, strides.
   bool own = *offset == 0 && *size == self_sizes;
   for (size_t d = 0; own && d < size->size(); ++d)

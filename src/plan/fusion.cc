@@ -101,7 +101,11 @@ const Value* identity_view_source(const Node& node) {
 
 class Fuser {
  public:
-  Fuser(const DataFlow& df, const WritePlanResult& wp) : df_(df), wp_(wp), nodes_(graph().nodes()) {
+  Fuser(const DataFlow& df, const WritePlanResult& wp)
+      : df_(df),
+        wp_(wp),
+        nodes_(graph().nodes()),
+        hints_(df.program->hints.begin(), df.program->hints.end()) {
     out_.group_of.assign(nodes_.size(), -1);
     // Values a write's destination receives from their producer, with the destination's root.
     for (const WriteDecision& d : wp.writes) {
@@ -120,6 +124,8 @@ class Fuser {
     for (size_t pos = 0; pos < nodes_.size(); ++pos)
       if (nodes_[pos]->op_id() != ir::OpId::_assert_tensor_metadata)
         for (const Value* v : nodes_[pos]->operands()) users_[v].push_back(static_cast<int>(pos));
+    for (size_t pos = 0; pos < nodes_.size(); ++pos)
+      position_[nodes_[pos].get()] = static_cast<int>(pos);
     find_norms();  // reads users_ (whether a norm can be a GEMV's prologue)
   }
 
@@ -167,8 +173,7 @@ class Fuser {
     if (!df_.target->gemv_epilogue || !is_matrix_product(node.op_id()) ||
         !epilogue_product_op(node))
       return false;
-    const SymBindings hints(df_.program->hints.begin(), df_.program->hints.end());
-    return decide_matmul(node, pos, hints, *df_.target).kernel == "gemv";
+    return decide_matmul(node, pos, hints_, *df_.target).kernel == "gemv";
   }
 
   // Whether an RMSNorm chain's residual add is better the epilogue of the GEMV that makes one
@@ -222,9 +227,7 @@ class Fuser {
       if (view == nullptr || plan::row_view_source(*view) == nullptr || !users_.count(x) ||
           users_.at(x).size() != 1 || df_.is_graph_output(x))
         return std::nullopt;
-      const int at = static_cast<int>(std::find_if(nodes_.begin(), nodes_.end(),
-                                                   [&](const auto& n) { return n.get() == view; }) -
-                                      nodes_.begin());
+      const int at = position_.at(view);
       if (out_.group_of[at] >= 0) return std::nullopt;
       views.push_back(at);
       x = plan::row_view_source(*view);
@@ -508,27 +511,17 @@ class Fuser {
       if (out_.group_of[pos] >= 0 || !candidate(pos)) continue;
       const std::optional<SoleReader> reader = sole_reader(pos);
       if (!reader) continue;
-      auto order_of = [&](bool group, int index) {
-        return std::find_if(out_.order.begin(), out_.order.end(), [&](const OrderItem& i) {
-          return i.group == group && i.index == index;
-        });
-      };
       const auto from = order_of(false, pos);
       const auto to = order_of(true, reader->group);
       if (from == out_.order.end() || to == out_.order.end() || from > to) continue;
       const std::set<int> reads = roots_read_by(pos);
-      bool safe = !group_stores_into(reader->group, reads);
-      for (auto it = from + 1; safe && it != to; ++it)
-        safe =
-            it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
-      if (!safe) continue;
+      if (group_stores_into(reader->group, reads) || !nothing_writes_between(from, to, reads))
+        continue;
       const int g = reader->group;
       std::vector<int> joining = reader->views;
       joining.push_back(pos);
-      for (int n : joining) {
-        out_.order.erase(order_of(false, n));
-        out_.group_of[n] = g;
-      }
+      drop_from_order(joining);
+      for (int n : joining) out_.group_of[n] = g;
       std::vector<int32_t>& members = out_.groups[g].nodes;
       members.insert(members.end(), joining.begin(), joining.end());
       std::sort(members.begin(), members.end());
@@ -540,15 +533,8 @@ class Fuser {
   // else reads, joins that group as its first member (the group then runs where it did).
   void absorb_gemv_products() {
     if (!df_.target->gemv_epilogue) return;
-    const SymBindings hints(df_.program->hints.begin(), df_.program->hints.end());
-    for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) {
-      const Node& node = *nodes_[pos];
-      if (out_.group_of[pos] >= 0 || !is_matrix_product(node.op_id()) ||
-          !epilogue_product_op(node) ||
-          decide_matmul(node, pos, hints, *df_.target).kernel != "gemv")
-        continue;
-      absorb_product(pos);
-    }
+    for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos)
+      if (out_.group_of[pos] < 0 && gemv_product(pos)) absorb_product(pos);
   }
 
   void absorb_product(int pos) {
@@ -598,18 +584,13 @@ class Fuser {
       if (r->type().sizes != space) return;
     // The product moves to the group's place: nothing in between may write what it reads, nor
     // may the group store into it (other blocks still read it while the group stores).
-    auto order_of = [&](bool group, int index) {
-      return std::find_if(out_.order.begin(), out_.order.end(),
-                          [&](const OrderItem& i) { return i.group == group && i.index == index; });
-    };
     const auto from = order_of(false, pos);
     const auto to = g >= 0 ? order_of(true, g) : order_of(false, last);
     if (from == out_.order.end() || to == out_.order.end() || from > to) return;
     const std::set<int> reads = roots_read_by(pos);
-    bool safe = g < 0 ? !node_writes_into(last, reads) : !group_stores_into(g, reads);
-    for (auto it = from + 1; safe && it != to; ++it)
-      safe = it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
-    if (!safe) return;
+    if ((g < 0 ? node_writes_into(last, reads) : group_stores_into(g, reads)) ||
+        !nothing_writes_between(from, to, reads))
+      return;
     int target = g;
     if (target < 0) {
       target = static_cast<int>(out_.groups.size());
@@ -619,10 +600,8 @@ class Fuser {
     }
     std::vector<int> joining = slices;
     joining.push_back(pos);
-    for (int n : joining) {
-      if (auto it = order_of(false, n); it != out_.order.end()) out_.order.erase(it);
-      out_.group_of[n] = target;
-    }
+    drop_from_order(joining);
+    for (int n : joining) out_.group_of[n] = target;
     Group& group = out_.groups[target];
     group.nodes.insert(group.nodes.end(), joining.begin(), joining.end());
     std::sort(group.nodes.begin(), group.nodes.end());
@@ -658,27 +637,17 @@ class Fuser {
         continue;
       // The norm runs where the product (or its group) runs: nothing in between may write
       // what the norm reads.
-      auto order_of = [&](bool group, int index) {
-        return std::find_if(out_.order.begin(), out_.order.end(), [&](const OrderItem& i) {
-          return i.group == group && i.index == index;
-        });
-      };
       const auto from = order_of(true, g);
       const auto to = target >= 0 ? order_of(true, target) : order_of(false, p);
       if (from == out_.order.end() || to == out_.order.end() || from > to) continue;
       std::set<int> reads;
       for (int32_t n : out_.groups[g].nodes)
         for (int r : roots_read_by(n)) reads.insert(r);
-      bool safe = true;
-      for (auto it = from + 1; safe && it != to; ++it)
-        safe =
-            it->group ? !group_stores_into(it->index, reads) : !node_writes_into(it->index, reads);
-      if (!safe) continue;
-      for (int n : views) {
-        if (auto it = order_of(false, n); it != out_.order.end()) out_.order.erase(it);
-      }
-      const auto from2 = order_of(true, g);
-      const auto to2 = target >= 0 ? order_of(true, target) : order_of(false, p);
+      if (!nothing_writes_between(from, to, reads)) continue;
+      // The joined group runs at `to`: the norm's own place goes, with the views' places.
+      if (target < 0) *to = {true, g};
+      out_.order.erase(from);
+      drop_from_order(views);
       if (target < 0) {
         Group& group = out_.groups[g];
         group.nodes.insert(group.nodes.end(), views.begin(), views.end());
@@ -687,8 +656,6 @@ class Fuser {
         std::sort(group.nodes.begin(), group.nodes.end());
         group.kind = GroupKind::kGemvEpilogue;
         out_.group_of[p] = g;
-        *to2 = {true, g};
-        out_.order.erase(from2);
         continue;
       }
       Group& group = out_.groups[target];
@@ -701,10 +668,33 @@ class Fuser {
         out_.group_of[n] = target;
       }
       std::sort(group.nodes.begin(), group.nodes.end());
-      out_.order.erase(from2);
       erase_group(g);
       --g;
     }
+  }
+
+  using OrderIter = std::vector<OrderItem>::iterator;
+
+  // Where a group (or a lone node) runs in out_.order; end() when it has no place.
+  OrderIter order_of(bool group, int index) {
+    return std::find_if(out_.order.begin(), out_.order.end(),
+                        [&](const OrderItem& i) { return i.group == group && i.index == index; });
+  }
+
+  // Whether what runs strictly between order items `from` and `to` leaves the storage roots
+  // `reads` alone: reads at `from` may then move to `to`.
+  bool nothing_writes_between(OrderIter from, OrderIter to, const std::set<int>& reads) const {
+    for (auto it = from + 1; it != to; ++it)
+      if (it->group ? group_stores_into(it->index, reads) : node_writes_into(it->index, reads))
+        return false;
+    return true;
+  }
+
+  // Removes the places of lone nodes that joined a group.
+  void drop_from_order(const std::vector<int>& joined) {
+    const std::unordered_set<int> gone(joined.begin(), joined.end());
+    std::erase_if(out_.order,
+                  [&](const OrderItem& i) { return !i.group && gone.count(i.index) > 0; });
   }
 
   // Removes group `g` (its members already moved and its order entry gone), renumbering the
@@ -811,6 +801,8 @@ class Fuser {
   const DataFlow& df_;
   const WritePlanResult& wp_;
   const std::vector<std::unique_ptr<Node>>& nodes_;
+  const SymBindings hints_;                        // the program's size hints, for decide_matmul
+  std::unordered_map<const Node*, int> position_;  // each node's index in nodes_
   FusionPlan out_;
   std::unordered_map<const Value*, int> region_root_;
   // The write each value of region_root_ is stored for.

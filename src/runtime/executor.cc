@@ -18,6 +18,7 @@
 #include "plan/dataflow.h"
 #include "plan/fusion.h"
 #include "plan/gemv_epilogue.h"
+#include "plan/matmul_kernels.h"
 #include "plan/norm_fusion.h"
 #include "runtime/device_positions.h"
 #include "runtime/frame.h"
@@ -520,7 +521,7 @@ class Call {
   // A GEMV-epilogue group's kernel (plan/gemv_epilogue.h): the product's operands from their
   // slots, the epilogue's inputs and outputs as run_group made them.
   Result<void> run_gemv_epilogue(const detail::GroupExec& g, const std::vector<Tensor>& ins,
-                                 const std::vector<Tensor>& outs, const Shape& sizes) const {
+                                 const std::vector<Tensor>& outs, const Shape& sizes) {
     const detail::GroupExec::Gemv& p = *g.gemv;
     backend::GemvEpilogueCall call;
     call.product_op = p.op;
@@ -528,13 +529,16 @@ class Call {
     SPLICE_ASSIGN_OR_RETURN(const Tensor* b, tensor_of(f_, m_.slot_value[p.b]));
     call.a = *a;
     call.b = *b;
-    if (p.norm && p.op != "linear") {
-      // mm and addmm read the norm's input as the [rows, k] matrix their x is a row view of.
+    if (p.norm && p.op != ir::OpId::linear) {
+      // mm and addmm read the norm's input as the [rows, k] matrix their x is a row view of
+      // (a strided input, such as one position's rows of a batch, is copied into rows first).
+      if (!a->is_contiguous()) {
+        SPLICE_ASSIGN_OR_RETURN(call.a, copy_of(*a));
+      }
       const int64_t k = a->sizes().empty() ? 1 : a->sizes().back();
-      if (!a->is_contiguous() || k == 0)
-        return make_error(ErrorKind::kInternal, "{}: the norm's input is not contiguous rows",
-                          g.label);
-      call.a = a->view_as({a->numel() / k, k}, {k, 1}, a->offset());
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < a->sizes().size(); ++d) rows *= a->sizes()[d];
+      call.a = call.a.view_as({rows, k}, {k, 1}, call.a.offset());
     }
     if (p.c >= 0) {
       SPLICE_ASSIGN_OR_RETURN(const Tensor* c, tensor_of(f_, m_.slot_value[p.c]));
@@ -832,6 +836,13 @@ Result<void> resolve_plan(detail::ModelImpl& m) {
   return ok_result();
 }
 
+// A group's sizes when every one is known before the run.
+std::optional<Shape> static_sizes_of(const std::vector<SymExpr>& sizes) {
+  std::optional<std::vector<int64_t>> known = constant_values(sizes);
+  if (!known) return std::nullopt;
+  return Shape(known->begin(), known->end());
+}
+
 // An RMSNorm group's operands (plan/norm_fusion.h), matched again in the graph, as slots.
 Result<detail::GroupExec> resolve_norm_group(
     detail::ModelImpl& m, const plan::Group& group, size_t i,
@@ -874,13 +885,7 @@ Result<detail::GroupExec> resolve_norm_group(
     return make_error(ErrorKind::kBadArchive, "plan: {} does not store its norm '{}'", e.label,
                       c.out->name());
   e.sizes = c.out->type().sizes;
-  Shape sizes;
-  for (const SymExpr& d : e.sizes) {
-    auto k = d.constant();
-    if (!k) break;
-    sizes.push_back(*k);
-  }
-  if (sizes.size() == e.sizes.size()) e.static_sizes = std::move(sizes);
+  e.static_sizes = static_sizes_of(e.sizes);
   e.norm = n;
   return e;
 }
@@ -909,13 +914,7 @@ Result<detail::GroupExec> resolve_pointwise_group(
     auto it = m.placement.find(v);
     e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
   }
-  Shape sizes;
-  for (const SymExpr& d : gp.sizes) {
-    auto c = d.constant();
-    if (!c) break;
-    sizes.push_back(*c);
-  }
-  if (sizes.size() == gp.sizes.size()) e.static_sizes = std::move(sizes);
+  e.static_sizes = static_sizes_of(gp.sizes);
   e.sizes = std::move(gp.sizes);
   e.program = std::move(gp.program);
   return e;
@@ -949,25 +948,19 @@ Result<detail::GroupExec> resolve_gemv_group(
     auto it = m.placement.find(v);
     e.placements.push_back(it == m.placement.end() ? nullptr : it->second);
     e.sizes = v->type().sizes;
-    Shape sizes;
-    for (const SymExpr& d : e.sizes)
-      if (auto c = d.constant()) sizes.push_back(*c);
-    if (sizes.size() == e.sizes.size()) e.static_sizes = std::move(sizes);
+    e.static_sizes = static_sizes_of(e.sizes);
   }
   e.label =
       fmt::format("group {} ({} .. {})", i, product.name(), nodes[group.nodes.back()]->name());
   detail::GroupExec::Gemv gemv;
-  gemv.op = product.op_id() == ir::OpId::linear ? "linear"
-            : product.op_id() == ir::OpId::mm   ? "mm"
-                                                : "addmm";
+  gemv.op = product.op_id();
   gemv.dtype = product.output(0)->type().dtype;
   const size_t x_arg = product.op_id() == ir::OpId::addmm ? 1 : 0;
+  // Every value has a slot; x and the weight are tensors (plan::epilogue_product_op), the bias
+  // may be None.
   auto slot_at = [&](size_t arg) -> int32_t {
-    if (arg >= product.args().size()) return -1;
-    auto* v = std::get_if<Value*>(&product.arg(arg).data);
-    if (v == nullptr || *v == nullptr) return -1;
-    auto it = m.slot_of.find(*v);
-    return it == m.slot_of.end() ? -1 : it->second;
+    const Value* v = plan::tensor_at(product, arg);
+    return v != nullptr ? m.slot_of.at(v) : -1;
   };
   gemv.a = slot_at(x_arg);
   gemv.b = slot_at(x_arg + 1);
@@ -994,9 +987,6 @@ Result<detail::GroupExec> resolve_gemv_group(
     gemv.norm = n;
     gemv.a = m.slot_of.at(c.x);
   }
-  if (gemv.a < 0 || gemv.b < 0)
-    return make_error(ErrorKind::kBadArchive, "plan: {} reads a product without its operands",
-                      e.label);
   for (int32_t& slot : e.inputs) {
     const auto column = plan::product_column(*m.slot_value[slot], product);
     gemv.columns.push_back(column.value_or(-1));

@@ -104,7 +104,7 @@ struct GroupExec {
   // (c: -1 without one), and per program input the product column it reads (-1: the input's
   // slot in `inputs`; a product column's slot there is -1).
   struct Gemv {
-    std::string op;  // "linear", "mm", "addmm"
+    ir::OpId op = ir::OpId::linear;  // linear, mm or addmm
     int32_t a = -1, b = -1, c = -1;
     DType dtype = DType::kFloat32;
     std::vector<int64_t> columns;

@@ -93,9 +93,9 @@ constexpr std::string_view kGemvGroup = "a GEMV epilogue";
 Result<MatmulArgs> product_args(const backend::GemvEpilogueCall& call, DeviceTensor& c,
                                 const DeviceTensor& out) {
   MatmulArgs m;
-  m.kind = call.product_op == "linear" ? MatmulKind::kLinear
-           : call.product_op == "mm"   ? MatmulKind::kMm
-                                       : MatmulKind::kAddmm;
+  m.kind = call.product_op == ir::OpId::linear ? MatmulKind::kLinear
+           : call.product_op == ir::OpId::mm   ? MatmulKind::kMm
+                                               : MatmulKind::kAddmm;
   SPLICE_ASSIGN_OR_RETURN(m.a, glue::dev(kGemvGroup, call.a));
   SPLICE_ASSIGN_OR_RETURN(m.b, glue::dev(kGemvGroup, call.b));
   if (call.c) {
@@ -108,7 +108,7 @@ Result<MatmulArgs> product_args(const backend::GemvEpilogueCall& call, DeviceTen
 
 Shape product_sizes(const backend::GemvEpilogueCall& call) {
   Shape s(call.a.sizes().begin(), call.a.sizes().end() - 1);
-  s.push_back(call.product_op == "linear" ? call.b.size(0) : call.b.size(call.b.dim() - 1));
+  s.push_back(call.product_op == ir::OpId::linear ? call.b.size(0) : call.b.size(call.b.dim() - 1));
   return s;
 }
 

@@ -17,12 +17,15 @@
 #include "backends/backend.h"
 #include "backends/cpu/registry.h"
 #include "compiler/driver.h"
+#include "ir/parser.h"
 #include "plan/build.h"
 #include "plan/gemv_epilogue.h"
+#include "runtime/executor.h"
 #include "splice/splice.h"
 #include "tensor/convert.h"
 #include "tensor/safetensors.h"
 #include "tests/unit/backends/recorded_calls.h"
+#include "tests/unit/plan/gemv_epilogue_programs.h"
 
 namespace splice {
 namespace {
@@ -131,9 +134,7 @@ class GemvGroupBackend final : public backend::Backend {
       a = normed;
       ++prologues_run;
     }
-    const ir::OpId op = c.product_op == "linear" ? ir::OpId::linear
-                        : c.product_op == "mm"   ? ir::OpId::mm
-                                                 : ir::OpId::addmm;
+    const ir::OpId op = c.product_op;
     std::vector<backend::KernelArg> args;
     if (op == ir::OpId::linear) {
       args = {a, c.b, c.c ? backend::KernelArg(*c.c) : backend::KernelArg(std::monostate{})};
@@ -201,6 +202,97 @@ TEST(GemvGroupBackend, DecoderCasesMatchPyTorchWithEveryGemvGroup) {
     EXPECT_GE(gemv_backend().groups_run - before, gemv_groups);
   }
   EXPECT_GT(gemv_backend().prologues_run, 0);
+}
+
+ir::Program parse(const std::string& text) {
+  auto program = ir::parse_program(text);
+  EXPECT_TRUE(program.ok()) << program.error().message() << "\n" << text;
+  return std::move(*program);
+}
+
+// run_decompositions' form of a final norm and head over one position of a batch: the norm's
+// input is h[:, -1], whose rows lie apart in h, and mm reads the norm's value as [2, 64] rows.
+const char* const kStridedNormInput = R"(signature {
+  input %h: user_input
+  input %nw: user_input
+  input %w: user_input
+  input %r: user_input
+  output 0: user_output
+}
+graph(%h: f32[2, 3, 64], %nw: f32[64], %w: f32[32, 64], %r: f32[2, 32]) {
+  %hs: f32[2, 64] = aten.select.int(%h, 1, -1)
+  %sq: f32[2, 64] = aten.mul.Tensor(%hs, %hs)
+  %m: f32[2, 1] = aten.mean.dim(%sq, [-1], True, dtype=None)
+  %v: f32[2, 1] = aten.add.Tensor(%m, 1e-05, alpha=1)
+  %rs: f32[2, 1] = aten.rsqrt.default(%v)
+  %yn: f32[2, 64] = aten.mul.Tensor(%hs, %rs)
+  %nrm: f32[2, 64] = aten.mul.Tensor(%nw, %yn)
+  %wt: f32[64, 32] = aten.t.default(%w)
+  %p: f32[2, 32] = aten.mm.default(%nrm, %wt)
+  %o: f32[2, 32] = aten.add.Tensor(%r, %p, alpha=1)
+  return (%o)
+}
+)";
+
+// A norm prologue whose input is a strided view: the GEMV group reads it as rows (a copy), and
+// the result is the CPU backend's, op by op (bug: the executor refused it as an internal error).
+TEST(GemvGroupBackend, AStridedNormInputOfAnMmPrologueIsReadAsRows) {
+  ir::Program p = parse(kStridedNormInput);
+  const plan::Plan plan = plan::build_plan(p, plan::PlanMode::kPlanned, gemv_backend().target());
+  int prologues = 0;
+  for (const plan::Group& g : plan.groups)
+    if (g.kind == plan::GroupKind::kGemvEpilogue)
+      prologues += plan::gemv_epilogue_of(p.graph, g).value().prologue.nodes.empty() ? 0 : 1;
+  ASSERT_EQ(prologues, 1);
+  auto grouped = runtime::prepare(parse(kStridedNormInput), {.device = kGemvBackend});
+  auto naive = runtime::prepare(parse(kStridedNormInput), {.mode = plan::PlanMode::kNaive});
+  ASSERT_TRUE(grouped.ok()) << grouped.error().message();
+  ASSERT_TRUE(naive.ok()) << naive.error().message();
+  runtime::TensorMap inputs;
+  int seed = 1;
+  for (const auto& [name, sizes] : std::vector<std::pair<std::string, Shape>>{
+           {"h", {2, 3, 64}}, {"nw", {64}}, {"w", {32, 64}}, {"r", {2, 32}}}) {
+    Tensor t = Tensor::empty(DType::kFloat32, sizes).value();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data<float>()[i] = static_cast<float>((i * 37 + seed * 11) % 29) / 29.0f - 0.5f;
+    inputs.emplace(name, t);
+    ++seed;
+  }
+  auto s0 = runtime::open_session_state(*grouped).value();
+  auto s1 = runtime::open_session_state(*naive).value();
+  const int before = gemv_backend().prologues_run;
+  auto a = runtime::execute(*grouped, inputs, s0);
+  auto b = runtime::execute(*naive, inputs, s1);
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(gemv_backend().prologues_run, before + 1);
+  const Tensor& x = *a->user_outputs.at(0);
+  const Tensor& y = *b->user_outputs.at(0);
+  ASSERT_EQ(x.sizes(), y.sizes());
+  // The norm's sum runs in another order than mean's: equal to float32's rounding.
+  for (int64_t i = 0; i < x.numel(); ++i)
+    EXPECT_NEAR(x.data<float>()[i], y.data<float>()[i], 1e-5f) << "element " << i;
+}
+
+// A plan (an engine file's) whose GEMV group takes a norm the product does not read: refused at
+// load, naming the group.
+TEST(GemvGroupBackend, APrologueThatIsNotTheProductsInputIsRefusedAtLoad) {
+  testing::GemvEpilogueProgram kind;
+  kind.kind = testing::GemvEpilogueProgram::Kind::kNormBlock;
+  kind.dtype = DType::kFloat32;
+  const std::string text = testing::gemv_epilogue_program(kind);
+  const plan::Plan plan =
+      plan::build_plan(parse(text), plan::PlanMode::kPlanned, gemv_backend().target());
+  // The same nodes, the second product reading x instead of the norm.
+  std::string tampered = text;
+  const std::string read = "aten.linear.default(%nrm,";
+  ASSERT_NE(tampered.find(read), std::string::npos);
+  tampered.replace(tampered.find(read), read.size(), "aten.linear.default(%x,");
+  auto m = runtime::prepare(parse(tampered), {.device = kGemvBackend}, plan);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind(), ErrorKind::kBadArchive);
+  EXPECT_EQ(m.error().message(),
+            "plan: group 0 (gu .. y) has an RMSNorm prologue that is not its product's input");
 }
 
 }  // namespace

@@ -166,5 +166,17 @@ TEST(GemvEpilogue, AGroupWithoutItsProductIsRefused) {
   EXPECT_EQ(of.error().message(), "plan: a GEMV-epilogue group has no product");
 }
 
+TEST(GemvEpilogue, AGroupOfAProductAloneIsRefused) {
+  ir::Program p = parse(gemv_epilogue_program({}));
+  Plan plan = build_plan(p, PlanMode::kPlanned, epilogue_target());
+  Group g = *epilogue_group(plan);
+  g.nodes.resize(1);  // the product
+  auto of = gemv_epilogue_of(p.graph, g);
+  ASSERT_FALSE(of.ok());
+  EXPECT_EQ(of.error().kind(), ErrorKind::kBadArchive);
+  EXPECT_EQ(of.error().message(),
+            "plan: GEMV-epilogue group at 'gu' has neither a prologue nor an epilogue");
+}
+
 }  // namespace
 }  // namespace splice::plan
