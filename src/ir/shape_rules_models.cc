@@ -399,6 +399,50 @@ Result<Outputs> adaptive_avg_pool3d(RuleArgs& a) {
   return one(self->dtype, std::move(out));
 }
 
+// grid_sampler and grid_sampler_2d(input, grid, interpolation_mode, padding_mode,
+// align_corners): input [N, C, H, W] sampled at grid [N, oH, oW, 2] is [N, C, oH, oW] (ATen's
+// check_grid_sampler_common and check_grid_sampler_2d). grid_sampler of a 5-d input (its 3-d
+// sampling) is refused: splice does not decompose it.
+Result<Outputs> grid_sampler(RuleArgs& a) {
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* input, a.tensor("input"));
+  SPLICE_ASSIGN_OR_RETURN(const TensorType* grid, a.tensor("grid"));
+  SPLICE_ASSIGN_OR_RETURN(const int64_t mode, a.integer("interpolation_mode"));
+  SPLICE_ASSIGN_OR_RETURN(const int64_t padding, a.integer("padding_mode"));
+  if (mode < 0 || mode > 2) return a.error("Invalid interpolation mode {}", mode);
+  if (padding < 0 || padding > 2) return a.error("Invalid padding mode {}", padding);
+  if (input->dtype != grid->dtype)
+    return a.error(
+        "grid_sampler(): expected input and grid to have the same dtype, but input has {} and "
+        "grid has {}",
+        dtype_name(input->dtype), dtype_name(grid->dtype));
+  if (!is_floating(input->dtype))
+    return a.error("grid_sampler is not implemented for {}", dtype_name(input->dtype));
+  if (input->rank() == 5 && grid->rank() == 5)
+    return a.error("grid_sampler(): 5-D (volumetric) sampling is not supported");
+  if (input->rank() != 4 || grid->rank() != 4)
+    return a.error(
+        "grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+        "input with sizes {} and grid with sizes {}",
+        sizes_string(input->sizes), sizes_string(grid->sizes));
+  SPLICE_TRY(a.require_equal(
+      input->sizes[0], grid->sizes[0],
+      fmt::format("grid_sampler(): expected grid and input to have same batch size, but got "
+                  "input with sizes {} and grid with sizes {}",
+                  sizes_string(input->sizes), sizes_string(grid->sizes))));
+  if (grid->sizes[3].constant() != 2)
+    return a.error(
+        "grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
+        "sizes {}",
+        sizes_string(grid->sizes));
+  for (int64_t d = 2; d < 4; ++d)
+    SPLICE_TRY(a.require(SymExpr::make(SymOp::kGt, {input->sizes[d], 0}),
+                         fmt::format("grid_sampler(): expected input to have non-empty spatial "
+                                     "dimensions, but input has sizes {} with dimension {} "
+                                     "being empty",
+                                     sizes_string(input->sizes), d)));
+  return one(input->dtype, {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]});
+}
+
 // upsample_{nearest,bilinear,bicubic}2d(self, output_size, [align_corners,] scales_h, scales_w)
 // and their .vec overloads (input, output_size?, [align_corners,] scale_factors?): a 4-d
 // [N, C, H, W] resized to [N, C, OH, OW]. The .vec overload takes output_size, else
@@ -688,6 +732,8 @@ constexpr RuleEntry kEntries[] = {
     {OpId::upsample_bilinear2d_vec, upsample2d},
     {OpId::upsample_bicubic2d, upsample2d},
     {OpId::upsample_bicubic2d_vec, upsample2d},
+    {OpId::grid_sampler, grid_sampler},
+    {OpId::grid_sampler_2d, grid_sampler},
     {OpId::avg_pool2d, avg_pool2d},
     {OpId::im2col, im2col},
     {OpId::col2im, col2im},

@@ -4,13 +4,15 @@
 // diff, argsort) and the ops no backend has a kernel for (convolution, histc, transformers'
 // grouped_mm_fallback; decompose_model_ops.cc; eval-mode batch norm and max_pool2d with and
 // without indices; decompose_cnn_ops.cc; the upsample ops, decompose_interpolation.cc; linspace
-// and bucketize, decompose_range_ops.cc; max_pool3d and avg_pool3d, decompose_pool3d.cc) are
+// and bucketize, decompose_range_ops.cc; max_pool3d and avg_pool3d, decompose_pool3d.cc; grid
+// sampling, decompose_grid_sample.cc) are
 // rewritten into the ops PyTorch builds them from, following torch/_refs and torch/_decomp, so
 // every backend runs them from its primitive kernels and no backend writes them again. Every
 // node a decomposition creates is typed by its op's shape rule (Rewriter), and the result must
 // have the original output's type exactly. This file holds the pass and what the decompositions
 // share; they live in decompose_shape_ops.cc and decompose_math.cc.
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "passes/decompositions.h"
@@ -168,13 +170,18 @@ namespace {
 
 using ir::Node;
 
+// Every family's table (decompositions.h).
+std::array<std::span<const decomp::Entry>, 8> families() {
+  return {decomp::shape_decompositions(),         decomp::math_decompositions(),
+          decomp::model_decompositions(),         decomp::cnn_decompositions(),
+          decomp::interpolation_decompositions(), decomp::range_decompositions(),
+          decomp::pool3d_decompositions(),        decomp::grid_sample_decompositions()};
+}
+
 const std::map<ir::OpId, decomp::Decomposition>& decompositions() {
   static const auto table = [] {
     std::map<ir::OpId, decomp::Decomposition> t;
-    for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
-                        decomp::model_decompositions(), decomp::cnn_decompositions(),
-                        decomp::interpolation_decompositions(), decomp::range_decompositions(),
-                        decomp::pool3d_decompositions()})
+    for (auto family : families())
       for (const decomp::Entry& e : family) t.emplace(e.op, e.fn);
     return t;
   }();
@@ -256,10 +263,7 @@ std::unique_ptr<Pass> make_decompose_composites() {
 
 std::vector<std::string_view> decomposed_targets() {
   std::vector<std::string_view> out;
-  for (auto family : {decomp::shape_decompositions(), decomp::math_decompositions(),
-                      decomp::model_decompositions(), decomp::cnn_decompositions(),
-                      decomp::interpolation_decompositions(), decomp::range_decompositions(),
-                      decomp::pool3d_decompositions()})
+  for (auto family : families())
     for (const decomp::Entry& e : family)
       if (!e.partial) out.push_back(ir::op_target(e.op));
   return out;

@@ -14,6 +14,7 @@
 // scale is a number of the program, as in every exported vision model. _unsafe_index, what
 // run_decompositions({}) makes of these ops, is index.Tensor here.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ir/pointwise.h"
@@ -59,6 +60,25 @@ double area_scale_number(const Resize& r, bool align_corners, DType compute) {
   return static_cast<double>(area_scale<float>(r, align_corners));
 }
 
+// ((A + 2) * x - (A + 3)) * x * x + 1, for |x| <= 1.
+Result<Value*> convolution1(Builder& b, Value* x, double A) {
+  SPLICE_ASSIGN_OR_RETURN(Value * v, b.op(OpId::mul_Scalar, {Arg{x}, Arg{A + 2}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::sub_Scalar, {Arg{v}, Arg{A + 3}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
+  return b.op(OpId::add_Scalar, {Arg{v}, Arg{1.0}});
+}
+
+// ((A * x - 5A) * x + 8A) * x - 4A, for 1 < |x| < 2.
+Result<Value*> convolution2(Builder& b, Value* x, double A) {
+  SPLICE_ASSIGN_OR_RETURN(Value * v, b.op(OpId::mul_Scalar, {Arg{x}, Arg{A}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::sub_Scalar, {Arg{v}, Arg{5 * A}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::add_Scalar, {Arg{v}, Arg{8 * A}}));
+  SPLICE_ASSIGN_OR_RETURN(v, b.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
+  return b.op(OpId::sub_Scalar, {Arg{v}, Arg{4 * A}});
+}
+
 // Builds one dim's resize of `x` (already in the compute dtype for linear and cubic).
 class DimResizer {
  public:
@@ -89,16 +109,8 @@ class DimResizer {
     SPLICE_ASSIGN_OR_RETURN(Value * real, source_index(r, align_corners, /*cubic=*/true));
     SPLICE_ASSIGN_OR_RETURN(auto floor_and_t, guard(real, r));
     auto [index, t] = floor_and_t;
-    // get_cubic_upsample_coefficients: taps at t + 1, t, 1 - t and 2 - t.
-    constexpr double A = -0.75;
-    SPLICE_ASSIGN_OR_RETURN(Value * t1, b_.op(OpId::add_Scalar, {Arg{t}, Arg{1.0}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * u, b_.op(OpId::rsub_Scalar, {Arg{t}, Arg{1.0}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * u1, b_.op(OpId::add_Scalar, {Arg{u}, Arg{1.0}}));
-    std::vector<Value*> weights(4);
-    SPLICE_ASSIGN_OR_RETURN(weights[0], convolution2(t1, A));
-    SPLICE_ASSIGN_OR_RETURN(weights[1], convolution1(t, A));
-    SPLICE_ASSIGN_OR_RETURN(weights[2], convolution1(u, A));
-    SPLICE_ASSIGN_OR_RETURN(weights[3], convolution2(u1, A));
+    SPLICE_ASSIGN_OR_RETURN(const auto taps, cubic_weights(b_, t, CubicTaps::kUpsample));
+    const std::vector<Value*> weights(taps.begin(), taps.end());
     std::vector<Value*> indices(4);
     for (int64_t k = 0; k < 4; ++k) {
       SPLICE_ASSIGN_OR_RETURN(Value * tap, b_.op(OpId::add_Scalar, {Arg{index}, Arg{k - 1}}));
@@ -138,25 +150,6 @@ class DimResizer {
     SPLICE_ASSIGN_OR_RETURN(Value * t, b_.op(OpId::sub_Tensor, {Arg{real}, Arg{index}}));
     SPLICE_ASSIGN_OR_RETURN(t, b_.op(OpId::clamp, {Arg{t}, Arg{0.0}, Arg{1.0}}));
     return std::make_pair(index, t);
-  }
-
-  // ((A + 2) * x - (A + 3)) * x * x + 1, for |x| <= 1.
-  Result<Value*> convolution1(Value* x, double A) {
-    SPLICE_ASSIGN_OR_RETURN(Value * v, b_.op(OpId::mul_Scalar, {Arg{x}, Arg{A + 2}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::sub_Scalar, {Arg{v}, Arg{A + 3}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
-    return b_.op(OpId::add_Scalar, {Arg{v}, Arg{1.0}});
-  }
-
-  // ((A * x - 5A) * x + 8A) * x - 4A, for 1 < |x| < 2.
-  Result<Value*> convolution2(Value* x, double A) {
-    SPLICE_ASSIGN_OR_RETURN(Value * v, b_.op(OpId::mul_Scalar, {Arg{x}, Arg{A}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::sub_Scalar, {Arg{v}, Arg{5 * A}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::add_Scalar, {Arg{v}, Arg{8 * A}}));
-    SPLICE_ASSIGN_OR_RETURN(v, b_.op(OpId::mul_Tensor, {Arg{v}, Arg{x}}));
-    return b_.op(OpId::sub_Scalar, {Arg{v}, Arg{4 * A}});
   }
 
   // sum_k index_select(x, dim, indices[k]) * weights[k], the weights ([out]) broadcast along
@@ -278,6 +271,21 @@ constexpr Entry kEntries[] = {
 };
 
 }  // namespace
+
+Result<std::array<Value*, 4>> cubic_weights(Builder& b, Value* t, CubicTaps taps) {
+  constexpr double A = -0.75;
+  SPLICE_ASSIGN_OR_RETURN(Value * t1, b.op(OpId::add_Scalar, {Arg{t}, Arg{1.0}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * u, b.op(OpId::rsub_Scalar, {Arg{t}, Arg{1.0}}));
+  SPLICE_ASSIGN_OR_RETURN(Value * u1, taps == CubicTaps::kUpsample
+                                          ? b.op(OpId::add_Scalar, {Arg{u}, Arg{1.0}})
+                                          : b.op(OpId::rsub_Scalar, {Arg{t}, Arg{2.0}}));
+  std::array<Value*, 4> w{};
+  SPLICE_ASSIGN_OR_RETURN(w[0], convolution2(b, t1, A));
+  SPLICE_ASSIGN_OR_RETURN(w[1], convolution1(b, t, A));
+  SPLICE_ASSIGN_OR_RETURN(w[2], convolution1(b, u, A));
+  SPLICE_ASSIGN_OR_RETURN(w[3], convolution2(b, u1, A));
+  return w;
+}
 
 std::span<const Entry> interpolation_decompositions() { return kEntries; }
 

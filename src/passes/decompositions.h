@@ -6,6 +6,7 @@
 // symbolic sizes, so every decomposition works on dynamic shapes too, and a builder of the ops
 // that replace a node, named after it.
 
+#include <array>
 #include <map>
 #include <span>
 #include <string_view>
@@ -103,6 +104,14 @@ std::span<const Entry> cnn_decompositions();
 // upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d (both overloads each), and
 // _unsafe_index (index.Tensor).
 std::span<const Entry> interpolation_decompositions();
+// grid_sampler and grid_sampler_2d of 4-d inputs: bilinear, nearest and bicubic, every padding
+// mode (decompose_grid_sample.cc).
+std::span<const Entry> grid_sample_decompositions();
+// Keys' cubic convolution weights (A = -0.75) of the four taps around a point a fraction t past
+// the second, at distances t + 1, t, 1 - t and, as the kernel computes it, (1 - t) + 1 (ATen's
+// get_cubic_upsample_coefficients) or 2 - t (its grid sampler's get_cubic_coefficients).
+enum class CubicTaps { kUpsample, kGridSampler };
+Result<std::array<ir::Value*, 4>> cubic_weights(Builder& b, ir::Value* t, CubicTaps taps);
 // linspace, bucketize (Tensor and Scalar).
 std::span<const Entry> range_decompositions();
 // max_pool3d, max_pool3d_with_indices (indices unread) and avg_pool3d: 2-d pools of each frame's

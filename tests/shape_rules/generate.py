@@ -571,6 +571,9 @@ case("tensor_split.sections", T(f32, (3, 7)), 3, 1)
 case("tensor_split.indices", T(f32, (3, 7)), [5, 2, -1], -1)
 case("as_strided.default", T(f32, (4, 4)), [3, 4], [2, 1], 1)
 case("_unsafe_index.Tensor", T(f32, (4, 5)), [None, T(i64, (2, 3))])
+# Grid sampling (decompose_grid_sample.cc): [N, C, H, W] at [N, oH, oW, 2] is [N, C, oH, oW].
+case("grid_sampler.default", T(f32, (2, 3, 5, 6)), T(f32, (2, 4, 7, 2)), 0, 0, False)
+case("grid_sampler_2d.default", T(f16, (1, 2, 3, 4)), T(f16, (1, 5, 2, 2)), 2, 2, True)
 for d in [f16, bf16]:
     q, k, v = T(d, (2, 4, 5, 8)), T(d, (2, 4, 6, 8)), T(d, (2, 4, 6, 8))
     case("_scaled_dot_product_flash_attention.default", q, k, v, device="cuda")

@@ -2,7 +2,8 @@
 decompose_interpolation.cc): position ids from linspace and bucketize (SmolVLM's patch
 buckets), and resampling — upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d in
 both overloads (position-embedding interpolation, segmentation heads), by size and by scale,
-with and without align_corners. Every case name starts with v_."""
+with and without align_corners; grid sampling (RAFT's lookups, spatial transformers; passes/
+decompose_grid_sample.cc). Every case name starts with v_."""
 
 import torch
 import torch.nn.functional as F
@@ -67,6 +68,33 @@ def _():
                 F.interpolate(x, scale_factor=1.7, mode="bicubic", align_corners=True),
                 torch.ops.aten.upsample_bicubic2d(x, [4, 4], False))
     return module(forward), same(1, randn(2, 3, 5, 6)), None
+
+
+def _grid(*shape, dtype=torch.float32):
+    """A sampling grid in [-1.3, 1.3) (some positions outside the input), its first row x at
+    exact positions: the corners, centres and, for a width of 6 with align_corners, the
+    half-pixel 2.5 that nearest rounds to even."""
+    g = torch.rand(*shape) * 2.6 - 1.3
+    g[0, 0, :7, 0] = torch.tensor([0.0, -1.0, 1.0, 0.2, -0.6, 1.3, -1.3])
+    return g.to(dtype)
+
+
+@case("v_grid_sample", notes="F.grid_sample (aten.grid_sampler; grid_sampler_2d after "
+      "run_decompositions): bilinear, nearest and bicubic, each padding mode (zeros, border, "
+      "reflection), align_corners both ways, positions outside the input and on pixel centres "
+      "and half pixels, a float16 input")
+def _():
+    def forward(self, x, g, h, gh):
+        def gs(mode, padding, align):
+            return F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align)
+        return (gs("bilinear", "zeros", False), gs("bilinear", "border", True),
+                gs("bilinear", "reflection", False), gs("nearest", "zeros", True),
+                gs("nearest", "reflection", False), gs("bicubic", "zeros", False),
+                gs("bicubic", "border", True), gs("bicubic", "reflection", True),
+                F.grid_sample(h, gh, mode="bilinear", padding_mode="reflection",
+                              align_corners=True))
+    return module(forward), same(1, randn(2, 3, 5, 6), _grid(2, 4, 7, 2),
+                                 randn(1, 2, 4, 3, dtype=F16), _grid(1, 3, 7, 2, dtype=F16)), None
 
 
 @case("v_as_strided_read", notes="as_strided reads of tensors that own their storage: a "
