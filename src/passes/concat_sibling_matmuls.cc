@@ -319,9 +319,16 @@ class ConcatSiblingMatmuls final : public Pass {
   }
 
  private:
+  // A joined input: its value and its target ("concat(a,b,...)" of the parts' targets).
+  struct Joined {
+    Value* value = nullptr;
+    std::string target;
+  };
+
   // A new graph input for the concatenation of `parts` (graph inputs), in place of the first;
-  // the others are removed from the graph, the signature and the weights.
-  static Result<std::optional<Value*>> join_inputs(ir::Program& program,
+  // the others are removed from the graph, the signature and the weights. Nothing when the parts
+  // have data for only some of them.
+  static Result<std::optional<Joined>> join_inputs(ir::Program& program,
                                                    const std::vector<Value*>& parts) {
     std::vector<std::string> targets;
     std::vector<size_t> positions;
@@ -336,7 +343,7 @@ class ConcatSiblingMatmuls final : public Pass {
     }
     bool mixed = false;
     SPLICE_ASSIGN_OR_RETURN(std::optional<Tensor> data, concat_rows(program, targets, &mixed));
-    if (mixed) return std::optional<Value*>{};
+    if (mixed) return std::optional<Joined>{};
 
     ir::Graph& graph = program.graph;
     ir::TensorType type = parts[0]->type();
@@ -363,7 +370,7 @@ class ConcatSiblingMatmuls final : public Pass {
     }
     for (const std::string& t : targets) program.weights.erase(t);
     if (data) program.weights.emplace(target, std::move(*data));
-    return std::optional<Value*>{joined};
+    return std::optional<Joined>{Joined{joined, target}};
   }
 
   // Joins the weights of `by_weight` (each weight's products, in program order; the i-th
@@ -377,14 +384,16 @@ class ConcatSiblingMatmuls final : public Pass {
       weights.push_back(readers[0]->weight);
       if (readers[0]->bias != nullptr) biases.push_back(readers[0]->bias);
     }
-    SPLICE_ASSIGN_OR_RETURN(std::optional<Value*> weight, join_inputs(program, weights));
-    if (!weight) return false;
-    std::optional<Value*> bias;
+    SPLICE_ASSIGN_OR_RETURN(std::optional<Joined> joined, join_inputs(program, weights));
+    if (!joined) return false;
+    Value* const weight = joined->value;
+    Value* bias = nullptr;
     if (!biases.empty()) {
-      SPLICE_ASSIGN_OR_RETURN(bias, join_inputs(program, biases));
-      SPLICE_CHECK_OR_RETURN(bias.has_value(), ErrorKind::kInternal,
+      SPLICE_ASSIGN_OR_RETURN(std::optional<Joined> joined_bias, join_inputs(program, biases));
+      SPLICE_CHECK_OR_RETURN(joined_bias.has_value(), ErrorKind::kInternal,
                              "the biases of '{}' have data for some products only",
                              by_weight[0][0]->node->name());
+      bias = joined_bias->value;
     }
     auto earlier = [&](const Member* a, const Member* b) {
       return position.at(a->node) < position.at(b->node);
@@ -398,8 +407,8 @@ class ConcatSiblingMatmuls final : public Pass {
       for (const auto& readers : by_weight)
         for (const Member* m : readers)
           if (earlier(m, first)) first = m;
-      SPLICE_ASSIGN_OR_RETURN(transposed, rw.insert_value(first->node, OpId::t, {Arg{*weight}}, {},
-                                                          (*weight)->name() + "_t"));
+      SPLICE_ASSIGN_OR_RETURN(transposed, rw.insert_value(first->node, OpId::t, {Arg{weight}}, {},
+                                                          weight->name() + "_t"));
     }
     std::set<Node*> old_transposes;
     for (size_t i = 0; i < by_weight[0].size(); ++i) {
@@ -413,19 +422,17 @@ class ConcatSiblingMatmuls final : public Pass {
         SPLICE_ASSIGN_OR_RETURN(
             product,
             rw.insert_value(first->node, OpId::linear,
-                            {Arg{input}, Arg{*weight}, bias ? Arg{*bias} : Arg{}}, {}, name));
+                            {Arg{input}, Arg{weight}, bias ? Arg{bias} : Arg{}}, {}, name));
       } else if (bias) {
         SPLICE_ASSIGN_OR_RETURN(
             product, rw.insert_value(first->node, OpId::addmm,
-                                     {Arg{*bias}, Arg{input}, Arg{transposed}}, {}, name));
+                                     {Arg{bias}, Arg{input}, Arg{transposed}}, {}, name));
       } else {
         SPLICE_ASSIGN_OR_RETURN(product, rw.insert_value(first->node, OpId::mm,
                                                          {Arg{input}, Arg{transposed}}, {}, name));
       }
-      ir::ConcatenatedMatmul record{product->producer()->name(),
-                                    product->producer()->target(),
-                                    concat_target(program, *weight),
-                                    {}};
+      ir::ConcatenatedMatmul record{
+          product->producer()->name(), product->producer()->target(), joined->target, {}};
       const int64_t dim = product->type().rank() - 1;
       int64_t start = 0;
       for (const Member* m : members) {
@@ -457,12 +464,6 @@ class ConcatSiblingMatmuls final : public Pass {
       program.graph.erase_node(t);
     }
     return true;
-  }
-
-  static std::string concat_target(const ir::Program& program, const Value* input) {
-    for (const ir::InputSpec& s : program.signature.inputs)
-      if (s.value == input) return s.target;
-    return input->name();
   }
 };
 
