@@ -74,21 +74,33 @@ class GridSampler {
     return b_.op(OpId::clamp_max, {Arg{pos}, Arg{static_cast<double>(extent_[axis] - 1)}});
   }
 
-  // The pixels at integral positions (x, y) ([N, oH, oW]) as [N, C, oH, oW], times `weight`
-  // ([N, oH, oW]) when one is given; 0 where (x, y) lies outside the input.
-  Result<Value*> tap(Value* x, Value* y, Value* weight) {
-    SPLICE_ASSIGN_OR_RETURN(Value * inside, within(x, 0));
-    SPLICE_ASSIGN_OR_RETURN(Value * inside_y, within(y, 1));
-    SPLICE_ASSIGN_OR_RETURN(inside, b_.op(OpId::logical_and, {Arg{inside}, Arg{inside_y}}));
-    // An outside (or NaN) position reads pixel 0: it is never converted to an integer.
-    SPLICE_ASSIGN_OR_RETURN(Value * xs,
-                            b_.op(OpId::where_ScalarOther, {Arg{inside}, Arg{x}, Arg{0.0}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * ys,
-                            b_.op(OpId::where_ScalarOther, {Arg{inside}, Arg{y}, Arg{0.0}}));
-    SPLICE_ASSIGN_OR_RETURN(xs, b_.cast(xs, DType::kInt64));
-    SPLICE_ASSIGN_OR_RETURN(ys, b_.cast(ys, DType::kInt64));
-    SPLICE_ASSIGN_OR_RETURN(Value * flat, b_.op(OpId::mul_Scalar, {Arg{ys}, Arg{s_.w}}));
-    SPLICE_ASSIGN_OR_RETURN(flat, b_.op(OpId::add_Tensor, {Arg{flat}, Arg{xs}}));
+  // An integral position along `axis` ([N, oH, oW]) as the gathers read it: whether it lies
+  // inside the input, and its index there (0 outside or NaN: an outside position is never
+  // converted to an integer). Computed once per position and shared by every tap that reads it
+  // (bilinear's 4 taps read 2 positions per axis, bicubic's 16 read 4).
+  struct Coord {
+    Value* inside = nullptr;
+    Value* index = nullptr;  // int64
+  };
+  Result<Coord> coord(Value* pos, int axis) {
+    SPLICE_ASSIGN_OR_RETURN(Value * low, b_.op(OpId::ge_Scalar, {Arg{pos}, Arg{0.0}}));
+    SPLICE_ASSIGN_OR_RETURN(
+        Value * high, b_.op(OpId::lt_Scalar, {Arg{pos}, Arg{static_cast<double>(extent_[axis])}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * inside, b_.op(OpId::logical_and, {Arg{low}, Arg{high}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * index,
+                            b_.op(OpId::where_ScalarOther, {Arg{inside}, Arg{pos}, Arg{0.0}}));
+    SPLICE_ASSIGN_OR_RETURN(index, b_.cast(index, DType::kInt64));
+    return Coord{inside, index};
+  }
+
+  // The pixels at (x, y) as [N, C, oH, oW], times `weight` ([N, oH, oW]) when one is given; 0
+  // where (x, y) lies outside the input. Where only one of x and y is inside, the gather reads
+  // the in-bounds pixel of the other's index 0 and the mask drops it.
+  Result<Value*> tap(const Coord& x, const Coord& y, Value* weight) {
+    SPLICE_ASSIGN_OR_RETURN(Value * inside,
+                            b_.op(OpId::logical_and, {Arg{x.inside}, Arg{y.inside}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * flat, b_.op(OpId::mul_Scalar, {Arg{y.index}, Arg{s_.w}}));
+    SPLICE_ASSIGN_OR_RETURN(flat, b_.op(OpId::add_Tensor, {Arg{flat}, Arg{x.index}}));
     const std::vector<SymIntArg> per_image = {s_.n, 1, s_.out_h * s_.out_w};
     SPLICE_ASSIGN_OR_RETURN(flat, b_.op(OpId::reshape, {Arg{flat}, Arg{per_image}}));
     const std::vector<Value*> indices = {batch_, channel_, flat};
@@ -109,14 +121,6 @@ class GridSampler {
     SPLICE_ASSIGN_OR_RETURN(Value * v,
                             b_.op(OpId::arange, {Arg{count}}, {{"dtype", Arg{DType::kInt64}}}));
     return b_.op(OpId::view, {Arg{v}, Arg{std::move(shape)}});
-  }
-
-  // 0 <= pos < size along `axis`.
-  Result<Value*> within(Value* pos, int axis) {
-    SPLICE_ASSIGN_OR_RETURN(Value * low, b_.op(OpId::ge_Scalar, {Arg{pos}, Arg{0.0}}));
-    SPLICE_ASSIGN_OR_RETURN(
-        Value * high, b_.op(OpId::lt_Scalar, {Arg{pos}, Arg{static_cast<double>(extent_[axis])}}));
-    return b_.op(OpId::logical_and, {Arg{low}, Arg{high}});
   }
 
   // ATen's reflect_coordinates (the top of the file); with align_corners an input of one pixel
@@ -174,12 +178,15 @@ Result<Value*> cubic_sum(Builder& b, const std::array<Value*, 4>& values,
 // west = pos - floor(pos) and east = 1 - west (north and south along y), nw = s * e, ne = s * w,
 // sw = n * e, se = n * w, summed in that order.
 Result<Value*> bilinear(Builder& b, GridSampler& sampler, const std::array<Value*, 2>& pos) {
-  std::array<Value*, 2> low{}, high{}, to_low{}, to_high{};
+  std::array<GridSampler::Coord, 2> low{}, high{};
+  std::array<Value*, 2> to_low{}, to_high{};
   for (int axis = 0; axis < 2; ++axis) {
-    SPLICE_ASSIGN_OR_RETURN(low[axis], b.op(OpId::floor, {Arg{pos[axis]}}));
-    SPLICE_ASSIGN_OR_RETURN(high[axis], b.op(OpId::add_Scalar, {Arg{low[axis]}, Arg{1.0}}));
-    SPLICE_ASSIGN_OR_RETURN(to_low[axis], b.op(OpId::sub_Tensor, {Arg{pos[axis]}, Arg{low[axis]}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * first, b.op(OpId::floor, {Arg{pos[axis]}}));
+    SPLICE_ASSIGN_OR_RETURN(Value * second, b.op(OpId::add_Scalar, {Arg{first}, Arg{1.0}}));
+    SPLICE_ASSIGN_OR_RETURN(to_low[axis], b.op(OpId::sub_Tensor, {Arg{pos[axis]}, Arg{first}}));
     SPLICE_ASSIGN_OR_RETURN(to_high[axis], b.op(OpId::rsub_Scalar, {Arg{to_low[axis]}, Arg{1.0}}));
+    SPLICE_ASSIGN_OR_RETURN(low[axis], sampler.coord(first, axis));
+    SPLICE_ASSIGN_OR_RETURN(high[axis], sampler.coord(second, axis));
   }
   Value* out = nullptr;
   for (const auto& [x_high, y_high] : {std::pair{false, false}, std::pair{true, false},
@@ -197,7 +204,8 @@ Result<Value*> bilinear(Builder& b, GridSampler& sampler, const std::array<Value
 // The 4 x 4 pixels from floor(pos) - 1 to floor(pos) + 2 along each axis (each coordinate
 // padded on its own), along x first, then along y.
 Result<Value*> bicubic(Builder& b, GridSampler& sampler, const std::array<Value*, 2>& pos) {
-  std::array<std::array<Value*, 4>, 2> taps{}, weights{};
+  std::array<std::array<GridSampler::Coord, 4>, 2> taps{};
+  std::array<std::array<Value*, 4>, 2> weights{};
   for (int axis = 0; axis < 2; ++axis) {
     SPLICE_ASSIGN_OR_RETURN(Value * first, b.op(OpId::floor, {Arg{pos[axis]}}));
     SPLICE_ASSIGN_OR_RETURN(Value * t, b.op(OpId::sub_Tensor, {Arg{pos[axis]}, Arg{first}}));
@@ -205,7 +213,8 @@ Result<Value*> bicubic(Builder& b, GridSampler& sampler, const std::array<Value*
     for (int64_t k = 0; k < 4; ++k) {
       SPLICE_ASSIGN_OR_RETURN(
           Value * at, b.op(OpId::add_Scalar, {Arg{first}, Arg{static_cast<double>(k - 1)}}));
-      SPLICE_ASSIGN_OR_RETURN(taps[axis][k], sampler.pad(at, axis));
+      SPLICE_ASSIGN_OR_RETURN(at, sampler.pad(at, axis));
+      SPLICE_ASSIGN_OR_RETURN(taps[axis][k], sampler.coord(at, axis));
     }
   }
   std::array<Value*, 4> rows{};
@@ -251,9 +260,12 @@ Result<bool> grid_sample(Rewriter& rw, Node* node) {
   if (mode == 0) {
     SPLICE_ASSIGN_OR_RETURN(out, bilinear(b, sampler, pos));
   } else if (mode == 1) {  // nearest: rounded half to even
-    SPLICE_ASSIGN_OR_RETURN(Value * x, b.op(OpId::round, {Arg{pos[0]}}));
-    SPLICE_ASSIGN_OR_RETURN(Value * y, b.op(OpId::round, {Arg{pos[1]}}));
-    SPLICE_ASSIGN_OR_RETURN(out, sampler.tap(x, y, nullptr));
+    std::array<GridSampler::Coord, 2> at{};
+    for (int axis = 0; axis < 2; ++axis) {
+      SPLICE_ASSIGN_OR_RETURN(Value * rounded, b.op(OpId::round, {Arg{pos[axis]}}));
+      SPLICE_ASSIGN_OR_RETURN(at[axis], sampler.coord(rounded, axis));
+    }
+    SPLICE_ASSIGN_OR_RETURN(out, sampler.tap(at[0], at[1], nullptr));
   } else {
     SPLICE_ASSIGN_OR_RETURN(out, bicubic(b, sampler, pos));
   }

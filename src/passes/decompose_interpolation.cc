@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 
 #include "ir/pointwise.h"
 #include "passes/decompositions.h"
@@ -102,16 +103,16 @@ class DimResizer {
     SPLICE_ASSIGN_OR_RETURN(Value * next, b_.op(OpId::add_Scalar, {Arg{index0}, Arg{int64_t{1}}}));
     SPLICE_ASSIGN_OR_RETURN(Value * index1, b_.op(OpId::clamp_max, {Arg{next}, Arg{r.in - 1}}));
     SPLICE_ASSIGN_OR_RETURN(Value * w0, b_.op(OpId::rsub_Scalar, {Arg{t}, Arg{1.0}}));
-    return weighted_sum(x, r, {index0, index1}, {w0, t});
+    const std::array<Value*, 2> indices = {index0, index1}, weights = {w0, t};
+    return weighted_sum(x, r, indices, weights);
   }
 
   Result<Value*> cubic(Value* x, const Resize& r, bool align_corners) {
     SPLICE_ASSIGN_OR_RETURN(Value * real, source_index(r, align_corners, /*cubic=*/true));
     SPLICE_ASSIGN_OR_RETURN(auto floor_and_t, guard(real, r));
     auto [index, t] = floor_and_t;
-    SPLICE_ASSIGN_OR_RETURN(const auto taps, cubic_weights(b_, t, CubicTaps::kUpsample));
-    const std::vector<Value*> weights(taps.begin(), taps.end());
-    std::vector<Value*> indices(4);
+    SPLICE_ASSIGN_OR_RETURN(const auto weights, cubic_weights(b_, t, CubicTaps::kUpsample));
+    std::array<Value*, 4> indices{};
     for (int64_t k = 0; k < 4; ++k) {
       SPLICE_ASSIGN_OR_RETURN(Value * tap, b_.op(OpId::add_Scalar, {Arg{index}, Arg{k - 1}}));
       SPLICE_ASSIGN_OR_RETURN(indices[k],
@@ -154,8 +155,8 @@ class DimResizer {
 
   // sum_k index_select(x, dim, indices[k]) * weights[k], the weights ([out]) broadcast along
   // `dim` of the [N, C, H, W] tensor.
-  Result<Value*> weighted_sum(Value* x, const Resize& r, const std::vector<Value*>& indices,
-                              const std::vector<Value*>& weights) {
+  Result<Value*> weighted_sum(Value* x, const Resize& r, std::span<Value* const> indices,
+                              std::span<Value* const> weights) {
     Value* sum = nullptr;
     for (size_t k = 0; k < indices.size(); ++k) {
       SPLICE_ASSIGN_OR_RETURN(Value * rows,
