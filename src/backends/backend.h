@@ -232,8 +232,18 @@ class Backend {
   }
   // Declares that run_rms_norm runs RMSNorm groups (Target::fused_rms_norm), after set_kernels.
   void set_fused_rms_norm() { target_.fused_rms_norm = true; }
-  // Declares that run_gemv_epilogue runs GEMV-epilogue groups (Target::gemv_epilogue).
-  void set_gemv_epilogue() { target_.gemv_epilogue = true; }
+  // Declares that run_gemv_epilogue runs GEMV-epilogue groups (Target::gemv_epilogue) of at
+  // most `max_operands` operands (0: any number).
+  void set_gemv_epilogue(int max_operands) {
+    target_.gemv_epilogue = true;
+    target_.gemv_epilogue_max_operands = max_operands;
+  }
+  // Declares the limits of one pointwise group's kernel (Target::pointwise_max_operands,
+  // pointwise_max_constants).
+  void set_pointwise_limits(int max_operands, int max_constants) {
+    target_.pointwise_max_operands = max_operands;
+    target_.pointwise_max_constants = max_constants;
+  }
   // Declares the matrix products' two kernels (Target::gemv_max_rows, gemm_library).
   void set_matmul_kernels(int64_t gemv_max_rows, std::string gemm_library) {
     target_.gemv_max_rows = gemv_max_rows;

@@ -32,11 +32,16 @@ struct Target {
   // Whether Backend::run_gemv_epilogue runs a GEMV product with the pointwise group that reads
   // it as one kernel: the planner then forms GEMV-epilogue groups (plan/gemv_epilogue.h).
   bool gemv_epilogue = false;
+  int gemv_epilogue_max_operands = 0;  // its kernel's most operands (0: no limit)
   // Matrix products (plan/matmul_kernels.h): products of at most gemv_max_rows rows in
   // float16, bfloat16 or float32 run the backend's GEMV kernels, the rest its GEMM library
   // (gemm_library, "cublaslt"). 0: one kernel for every shape (the CPU); nothing is recorded.
   int64_t gemv_max_rows = 0;
   std::string gemm_library;
+  // The most operands (inputs + outputs) and constants one pointwise group's kernel takes;
+  // 0: no limit (the CPU's interpreter). The planner keeps every group within them.
+  int pointwise_max_operands = 0;
+  int pointwise_max_constants = 0;
 
   bool supports(ir::OpId op) const { return kernels.at(static_cast<size_t>(op)); }
   // Whether the backend's kernel for `op` runs `dtype` (false when it has no kernel).

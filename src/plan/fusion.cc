@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -105,7 +106,8 @@ class Fuser {
       : df_(df),
         wp_(wp),
         nodes_(graph().nodes()),
-        hints_(df.program->hints.begin(), df.program->hints.end()) {
+        hints_(df.program->hints.begin(), df.program->hints.end()),
+        uses_(graph_uses(graph())) {
     out_.group_of.assign(nodes_.size(), -1);
     // Values a write's destination receives from their producer, with the destination's root.
     for (const WriteDecision& d : wp.writes) {
@@ -119,14 +121,7 @@ class Fuser {
       }
       if (d.strategy == WriteStrategy::kCopyThenWrite) base_copy_at_.insert(d.producer);
     }
-    // _assert_tensor_metadata checks nothing at run time (runtime/host_nodes.cc): it does not
-    // make a member's value a group output.
-    for (size_t pos = 0; pos < nodes_.size(); ++pos)
-      if (nodes_[pos]->op_id() != ir::OpId::_assert_tensor_metadata)
-        for (const Value* v : nodes_[pos]->operands()) users_[v].push_back(static_cast<int>(pos));
-    for (size_t pos = 0; pos < nodes_.size(); ++pos)
-      position_[nodes_[pos].get()] = static_cast<int>(pos);
-    find_norms();  // reads users_ (whether a norm can be a GEMV's prologue)
+    find_norms();  // reads uses_ (whether a norm can be a GEMV's prologue)
   }
 
   FusionPlan run() {
@@ -147,13 +142,12 @@ class Fuser {
   void find_norms() {
     norm_of_.assign(nodes_.size(), -1);
     if (!df_.target->fused_rms_norm) return;
-    const GraphUses uses = graph_uses(graph());
     auto pinned = [&](const Value* v) { return region_root_.count(v) > 0; };
     for (int pos = 0; pos < static_cast<int>(nodes_.size()); ++pos) {
       if (nodes_[pos]->op_id() != ir::OpId::mean_dim) continue;
-      auto chain = match_rms_norm(graph(), pos, uses, /*fuse_add=*/true, pinned);
-      if (chain.ok() && chain->residual != nullptr && add_belongs_to_gemvs(*chain, uses))
-        chain = match_rms_norm(graph(), pos, uses, /*fuse_add=*/false, pinned);
+      auto chain = match_rms_norm(graph(), pos, uses_, /*fuse_add=*/true, pinned);
+      if (chain.ok() && chain->residual != nullptr && add_belongs_to_gemvs(*chain))
+        chain = match_rms_norm(graph(), pos, uses_, /*fuse_add=*/false, pinned);
       if (!chain.ok()) {
         out_.notes.push_back(chain.error().message());
         continue;
@@ -179,10 +173,10 @@ class Fuser {
   // Whether an RMSNorm chain's residual add is better the epilogue of the GEMV that makes one
   // of its operands, and the norm the prologue of the one GEMV that reads it: one kernel less
   // than the add in the norm's kernel (gemv_epilogue.h).
-  bool add_belongs_to_gemvs(const RmsNormChain& chain, const GraphUses& uses) const {
+  bool add_belongs_to_gemvs(const RmsNormChain& chain) const {
     auto sole_user = [&](const Value* v) -> int {
-      auto it = uses.users.find(v);
-      return it != uses.users.end() && it->second.size() == 1 ? it->second.front() : -1;
+      auto it = uses_.users.find(v);
+      return it != uses_.users.end() && it->second.size() == 1 ? it->second.front() : -1;
     };
     const int add = chain.nodes.front();
     bool from_gemv = false;
@@ -191,11 +185,11 @@ class Fuser {
       int reader = add;
       while (v != nullptr && sole_user(v) == reader && v->producer() != nullptr &&
              plan::row_view_source(*v->producer()) != nullptr) {
-        reader = uses.position.at(v->producer());
+        reader = uses_.position.at(v->producer());
         v = plan::row_view_source(*v->producer());
       }
       if (v == nullptr || v->producer() == nullptr || sole_user(v) != reader) continue;
-      from_gemv = from_gemv || gemv_product(uses.position.at(v->producer()));
+      from_gemv = from_gemv || gemv_product(uses_.position.at(v->producer()));
     }
     int reader = sole_user(chain.out);
     while (reader >= 0 && plan::row_view_source(*nodes_[reader]) != nullptr)
@@ -224,10 +218,10 @@ class Fuser {
     std::vector<int> views;
     while (x != out) {
       const Node* view = x == nullptr ? nullptr : x->producer();
-      if (view == nullptr || plan::row_view_source(*view) == nullptr || !users_.count(x) ||
-          users_.at(x).size() != 1 || df_.is_graph_output(x))
+      if (view == nullptr || plan::row_view_source(*view) == nullptr || !uses_.users.count(x) ||
+          uses_.users.at(x).size() != 1 || df_.is_graph_output(x))
         return std::nullopt;
-      const int at = position_.at(view);
+      const int at = uses_.position.at(view);
       if (out_.group_of[at] >= 0) return std::nullopt;
       views.push_back(at);
       x = plan::row_view_source(*view);
@@ -295,6 +289,9 @@ class Fuser {
     const Node& node = *nodes_[pos];
     const auto& sizes = node.output(0)->type().sizes;
     if (sizes != sizes_ && !can_widen_to(pos, sizes)) return false;
+    std::vector<int> joined = members_;
+    joined.push_back(pos);
+    if (!within_kernel_limits(joined, df_.target->pointwise_max_operands)) return false;
     for (const Value* v : node.operands())
       if (deferred_.count(v) && !identity_view_of_member(v)) return false;
     for (const Value* v : outside_inputs(node))
@@ -305,6 +302,36 @@ class Fuser {
     if (region == region_root_.end()) return !store_roots_.count(root(node.output(0)));
     return !read_roots_.count(region->second) && !whole_roots_.count(region->second) &&
            disjoint_from_member_stores(node.output(0), region->second);
+  }
+
+  // Whether a group of `members` (graph positions) stays within the limits of the kernel that
+  // runs it: at most `max_operands` operands (0: any number) and the target's most constants
+  // (Target::pointwise_max_constants). Operands are the tensors it reads from outside and the
+  // values that may leave it: a member's value that a graph output or a write takes, or that a
+  // node outside `members` reads (an upper bound while a group is open: a later member may
+  // still take that reader).
+  bool within_kernel_limits(std::span<const int> members, int max_operands) const {
+    const int max_constants = df_.target->pointwise_max_constants;
+    if (max_operands <= 0 && max_constants <= 0) return true;
+    std::unordered_set<const Value*> produced, inputs;
+    for (int m : members) produced.insert(nodes_[m]->output(0));
+    const std::unordered_set<int> inside(members.begin(), members.end());
+    int outputs = 0;
+    size_t constants = 0;
+    for (int m : members) {
+      const Node& node = *nodes_[m];
+      for (const Value* v : node.operands())
+        if (v != nullptr && v->is_tensor() && !produced.count(v)) inputs.insert(v);
+      const Value* out = node.output(0);
+      bool leaves = df_.is_graph_output(out) || region_root_.count(out) > 0;
+      if (auto it = uses_.users.find(out); it != uses_.users.end())
+        for (int user : it->second) leaves = leaves || !inside.count(user);
+      outputs += leaves ? 1 : 0;
+      if (auto lowered = lower_node(node)) constants += lowered->program.constants.size();
+    }
+    const int operands = static_cast<int>(inputs.size()) + std::max(outputs, 1);
+    return (max_operands <= 0 || operands <= max_operands) &&
+           (max_constants <= 0 || constants <= static_cast<size_t>(max_constants));
   }
 
   // Whether v, a view that runs after the group, is a member's value seen through identity
@@ -348,7 +375,7 @@ class Fuser {
     for (int m : members_) {
       const Value* v = nodes_[m]->output(0);
       if (df_.is_graph_output(v) || region_root_.count(v)) return false;
-      if (auto it = users_.find(v); it != users_.end())
+      if (auto it = uses_.users.find(v); it != uses_.users.end())
         for (int user : it->second)
           if (user != pos && std::find(members_.begin(), members_.end(), user) == members_.end())
             return false;
@@ -448,8 +475,8 @@ class Fuser {
     std::unordered_set<int> members(members_.begin(), members_.end());
     for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
       if (!view_members_.count(*it)) continue;
-      auto users = users_.find(nodes_[*it]->output(0));
-      bool inside = users != users_.end() && !users->second.empty();
+      auto users = uses_.users.find(nodes_[*it]->output(0));
+      bool inside = users != uses_.users.end() && !users->second.empty();
       if (inside)
         for (int user : users->second) inside = inside && members.count(user);
       if (inside) continue;
@@ -520,6 +547,9 @@ class Fuser {
       const int g = reader->group;
       std::vector<int> joining = reader->views;
       joining.push_back(pos);
+      std::vector<int> joined(out_.groups[g].nodes.begin(), out_.groups[g].nodes.end());
+      joined.insert(joined.end(), joining.begin(), joining.end());
+      if (!within_kernel_limits(joined, df_.target->pointwise_max_operands)) continue;
       drop_from_order(joining);
       for (int n : joining) out_.group_of[n] = g;
       std::vector<int32_t>& members = out_.groups[g].nodes;
@@ -545,7 +575,7 @@ class Fuser {
       return out_.group_of[n] < 0 && wp_.decision_at[n] < 0 && out != nullptr &&
              !df_.is_graph_output(out) && !region_root_.count(out);
     };
-    if (!plain(pos) || !users_.count(v)) return;
+    if (!plain(pos) || !uses_.users.count(v)) return;
     // The column ranges read (the value, or its slices, through row views) and who reads
     // them: a value every one of whose readers is a slice or a row view is not a range itself.
     std::vector<int> slices, readers;
@@ -554,9 +584,9 @@ class Fuser {
     while (!work.empty()) {
       const Value* w = work.back();
       work.pop_back();
-      if (!users_.count(w)) return;
+      if (!uses_.users.count(w)) return;
       bool read_as_is = false;
-      for (int user : users_.at(w)) {
+      for (int user : uses_.users.at(w)) {
         const Node& node = *nodes_[user];
         const Value* out = node.outputs().empty() ? nullptr : node.output(0);
         const bool view =
@@ -591,6 +621,15 @@ class Fuser {
     if ((g < 0 ? node_writes_into(last, reads) : group_stores_into(g, reads)) ||
         !nothing_writes_between(from, to, reads))
       return;
+    std::vector<int> joined = slices;
+    joined.push_back(pos);
+    if (g >= 0) {
+      joined.insert(joined.end(), out_.groups[g].nodes.begin(), out_.groups[g].nodes.end());
+    } else {
+      joined.push_back(last);
+    }
+    // (The product's own operands count too: more than the epilogue kernel's, an upper bound.)
+    if (!within_kernel_limits(joined, df_.target->gemv_epilogue_max_operands)) return;
     int target = g;
     if (target < 0) {
       target = static_cast<int>(out_.groups.size());
@@ -621,14 +660,15 @@ class Fuser {
       const Value* out = chain->out;
       const DType t = out->type().dtype;
       if (chain->x->type().dtype != t || (chain->weight && chain->weight->type().dtype != t) ||
-          df_.is_graph_output(out) || region_root_.count(out) || !users_.count(out) ||
-          users_.at(out).size() != 1)
+          df_.is_graph_output(out) || region_root_.count(out) || !uses_.users.count(out) ||
+          uses_.users.at(out).size() != 1)
         continue;
       // The product reading the norm, through row views that only it reads.
-      int p = users_.at(out).front();
-      while (plan::row_view_source(*nodes_[p]) != nullptr && users_.count(nodes_[p]->output(0)) &&
-             users_.at(nodes_[p]->output(0)).size() == 1)
-        p = users_.at(nodes_[p]->output(0)).front();
+      int p = uses_.users.at(out).front();
+      while (plan::row_view_source(*nodes_[p]) != nullptr &&
+             uses_.users.count(nodes_[p]->output(0)) &&
+             uses_.users.at(nodes_[p]->output(0)).size() == 1)
+        p = uses_.users.at(nodes_[p]->output(0)).front();
       if (!prologue_fits(p, out)) continue;
       const std::vector<int> views = *prologue_views(p, out);
       const int target = out_.group_of[p];
@@ -725,8 +765,8 @@ class Fuser {
     while (!work.empty()) {
       const Value* w = work.back();
       work.pop_back();
-      auto it = users_.find(w);
-      if (it == users_.end()) continue;
+      auto it = uses_.users.find(w);
+      if (it == uses_.users.end()) continue;
       for (int user : it->second) {
         const Node& node = *nodes_[user];
         const Value* out = node.outputs().empty() ? nullptr : node.output(0);
@@ -788,8 +828,8 @@ class Fuser {
     for (int pos : group.nodes) {
       const Value* v = nodes_[pos]->output(0);
       bool used_outside = df_.is_graph_output(v) || region_root_.count(v);
-      auto it = users_.find(v);
-      if (it != users_.end())
+      auto it = uses_.users.find(v);
+      if (it != uses_.users.end())
         for (int user : it->second) used_outside = used_outside || out_.group_of[user] != g;
       if (used_outside) group.outputs.push_back(v->name());
     }
@@ -801,14 +841,15 @@ class Fuser {
   const DataFlow& df_;
   const WritePlanResult& wp_;
   const std::vector<std::unique_ptr<Node>>& nodes_;
-  const SymBindings hints_;                        // the program's size hints, for decide_matmul
-  std::unordered_map<const Node*, int> position_;  // each node's index in nodes_
+  const SymBindings hints_;  // the program's size hints, for decide_matmul
+  // Who reads each value (_assert_tensor_metadata checks nothing at run time, so it does not
+  // make a member's value a group output) and each node's index in nodes_.
+  const GraphUses uses_;
   FusionPlan out_;
   std::unordered_map<const Value*, int> region_root_;
   // The write each value of region_root_ is stored for.
   std::unordered_map<const Value*, const WriteDecision*> region_write_;
   std::unordered_set<int> base_copy_at_;
-  std::unordered_map<const Value*, std::vector<int>> users_;
   // The open group.
   std::vector<int> members_, before_, after_;
   std::unordered_set<const Value*> produced_, deferred_;

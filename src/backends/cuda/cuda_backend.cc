@@ -16,6 +16,8 @@
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/gemv.h"
+#include "backends/cuda/gemv_epilogue.h"
+#include "backends/cuda/pointwise_codegen.h"
 #include "backends/cuda/pointwise_groups.h"
 #include "backends/cuda/window_positions.h"
 #include "tensor/convert.h"
@@ -86,12 +88,13 @@ class CudaBackend final : public backend::Backend {
     set_kernels("cuda", cuda_kernels());
     // Pointwise groups run as one generated kernel each (pointwise_groups.h).
     set_pointwise_classes(gpu_pointwise_classes());
+    set_pointwise_limits(kMaxPointwiseOperands, kMaxPointwiseConstants);
     // RMSNorm chains (with the residual add before them) run as one kernel each. (They were
     // off from 2026-12-06 13:48 until the kernel took the weight as the runtime passes it,
     // [1, ..., 1, H]: it required [T, H] and refused every program of more than one row.)
     set_fused_rms_norm();
     // A GEMV and the pointwise group reading it run as one kernel (gemv_epilogue.h).
-    set_gemv_epilogue();
+    set_gemv_epilogue(kMaxEpilogueOperands);
     set_matmul_kernels(kGemvMaxRows, "cublaslt");
   }
 

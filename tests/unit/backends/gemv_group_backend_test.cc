@@ -47,7 +47,7 @@ class GemvGroupBackend final : public backend::Backend {
     set_kernels(kGemvBackend, cpu::kernels());
     set_pointwise_classes(cpu().target().pointwise_classes);
     set_fused_rms_norm();
-    set_gemv_epilogue();
+    set_gemv_epilogue(0);  // the CPU runs any number of operands
     set_matmul_kernels(16, "cpu");
   }
   std::string_view name() const override { return kGemvBackend; }

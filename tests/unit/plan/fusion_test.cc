@@ -128,6 +128,38 @@ TEST(Fusion, OtherIterationSpacesStartAnotherGroup) {
   EXPECT_EQ(plan.totals.kernels, 3);
 }
 
+TEST(Fusion, AGroupStaysWithinItsKernelsOperands) {
+  // A backend whose group kernel takes 4 operands (the GPU's takes 24): b reads x, y and z
+  // and stores one value; c would read w too, so it starts the next group. Without a limit
+  // the chain is one group.
+  ir::Program p = parse(program_text("%x: f32[4, 8], %y: f32[4, 8], %z: f32[4, 8], %w: f32[4, 8]",
+                                     R"(
+  %a: f32[4, 8] = aten.add.Tensor(%x, %y, alpha=1)
+  %b: f32[4, 8] = aten.add.Tensor(%a, %z, alpha=1)
+  %c: f32[4, 8] = aten.add.Tensor(%b, %w, alpha=1)
+  %d: f32[4, 8] = aten.neg.default(%c)
+)",
+                                     "%d"));
+  EXPECT_EQ(groups_of(p, build_plan(p, PlanMode::kPlanned, cpu_target())),
+            (Names{{"a", "b", "c", "d"}}));
+  backend::Target four = cpu_target();
+  four.pointwise_max_operands = 4;
+  EXPECT_EQ(groups_of(p, build_plan(p, PlanMode::kPlanned, four)), (Names{{"a", "b"}, {"c", "d"}}));
+}
+
+TEST(Fusion, AGroupStaysWithinItsKernelsConstants) {
+  ir::Program p = parse(program_text("%x: f32[4, 8]", R"(
+  %a: f32[4, 8] = aten.mul.Tensor(%x, 2)
+  %b: f32[4, 8] = aten.mul.Tensor(%a, 3)
+  %c: f32[4, 8] = aten.mul.Tensor(%b, 4)
+  %d: f32[4, 8] = aten.mul.Tensor(%c, 5)
+)",
+                                     "%d"));
+  backend::Target two = cpu_target();
+  two.pointwise_max_constants = 2;
+  EXPECT_EQ(groups_of(p, build_plan(p, PlanMode::kPlanned, two)), (Names{{"a", "b"}, {"c", "d"}}));
+}
+
 TEST(Fusion, GroupStoresIntoAWriteDestination) {
   ir::Program p = parse(program_text("%x: f32[4, 8], %y: f32[4, 2]", R"(
   %base: f32[4, 8] = aten.clone.default(%x, memory_format=None)
