@@ -80,7 +80,8 @@ struct AttnParams {
 // key split) with all R rows of the unit, K/V staged through shared memory in tiles of
 // `key_tile` keys by 16-byte loads (at most kAttnDecodeLoads per thread and tile).
 inline constexpr int kAttnDecodeThreads = 256;
-inline constexpr int kAttnDecodeLoads = 8;
+// 4: a head dim of 64 still gets tiles of 64 keys, with half the staging registers of 8.
+inline constexpr int kAttnDecodeLoads = 4;
 
 // Its dynamic shared memory, byte offsets from the start: the K and V tiles (rows padded by 16
 // bytes, so the 8 threads of a 16-byte shared-memory phase reading 8 consecutive rows hit

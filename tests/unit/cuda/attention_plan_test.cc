@@ -235,12 +235,12 @@ TEST(CudaAttentionPlan, KernelChoiceAndSplits) {
     EXPECT_EQ(plan->params.R, 4);
     EXPECT_EQ(plan->params.units, 8);
     EXPECT_EQ(plan->threads, kAttnDecodeThreads);
-    EXPECT_EQ(plan->key_tile, 64);  // 32 KiB of K/V a tile at head dim 128 in fp16
+    EXPECT_EQ(plan->key_tile, 32);  // 16 KiB of K/V a tile at head dim 128 in fp16
     // 2 blocks per SM: 264 / 8 units = 33 splits of 63 keys, rounded up to 64: 32 splits.
     EXPECT_EQ(plan->params.split_keys, 64);
     EXPECT_EQ(plan->params.splits, 32);
     EXPECT_EQ(plan->params.counters, s.counters.data());
-    EXPECT_EQ(plan->smem_bytes, static_cast<size_t>(attn_decode_smem(4, 128, 128, 2, 64).total));
+    EXPECT_EQ(plan->smem_bytes, static_cast<size_t>(attn_decode_smem(4, 128, 128, 2, 32).total));
     // Without counters the splits stay; a second kernel combines them.
     auto no_counters = plan_attention(s.args, 132, KernelScratch{s.mem.data(), s.mem.size() * 8});
     ASSERT_TRUE(no_counters.ok());
