@@ -58,6 +58,20 @@ OVERRIDES = {
     "pp_lcnet": {"scale": 0.25},
     "textnet": {"image_size": [64, 64]},
     "cvt": {"depth": (1, 2, 3)},  # its drop-path rates index stage s among depth[s] blocks
+    # Vision-language models: image sizes whose patch grids the projector's pooling or pixel
+    # shuffle divides (the shrunk defaults leave a grid it cannot).
+    "gemma3": {"mm_tokens_per_image": 49},  # 14 x 14 patches pooled 2 x 2 to 7 x 7
+    "smolvlm": {"vision_config.image_size": 256},  # 8 x 8 patches, shuffled 2 x 2
+    "idefics3": {"vision_config.image_size": 256},
+    "mistral3": {"vision_config.image_size": 224},  # 16 x 16 patches, merged 2 x 2
+    "aya_vision": {"vision_config.image_size": 224},
+    # Heads of 20 (the shrunk 80-wide tower's 16 heads would be 5 wide: its rotary halves them),
+    # the merger's output as wide as the text model, and text heads of 128 (M-RoPE's sections,
+    # 16 + 24 + 24, split half a head).
+    "qwen2_vl": {"vision_config.num_heads": 4, "vision_config.hidden_size": 512,
+                 "text_config.num_attention_heads": 4, "text_config.num_key_value_heads": 2},
+    "qwen2_5_vl": {"vision_config.num_heads": 4, "vision_config.out_hidden_size": 512,
+                   "text_config.num_attention_heads": 4, "text_config.num_key_value_heads": 2},
 }
 # Per-type input shapes the forward signature and config do not tell (batch 2).
 INPUT_SHAPES = {"omniasr_ctc": (2, 1, AUDIO_SAMPLES),          # [B, 1, samples]
@@ -124,8 +138,11 @@ def shrink(config, token_map=None, keep=()):
         for key, v in list(vars(config).items()):
             if "layer" in key and isinstance(v, (list, tuple)) and len(v) == old:
                 setattr(config, key, type(v)(v[:new]))
-    # Special token ids past the shrunk vocabulary move inside it, distinct.
+    # Special token ids past the shrunk vocabulary move inside it, distinct (a vision-language
+    # config's image token past its text model's vocabulary too).
     vocab = getattr(config, "vocab_size", None)
+    if vocab is None and is_config(getattr(config, "text_config", None)):
+        vocab = getattr(config.text_config, "vocab_size", None)
     if isinstance(vocab, int) and vocab <= VOCAB:
         for key, v in list(vars(config).items()):
             if not re.search(r"(token_id|token_index|_token)$", key):
@@ -189,12 +206,16 @@ class Logits(torch.nn.Module):
 
 
 class ImageText(torch.nn.Module):
-    def __init__(self, model):
+    """(input_ids, pixel_values) -> logits; `extra` holds the per-image inputs a model type
+    needs beside them (image sizes, patch grids), constants of the exported program."""
+
+    def __init__(self, model, extra=None):
         super().__init__()
         self.model = model
+        self.extra = extra or {}
 
     def forward(self, input_ids, pixel_values):
-        return self.model(input_ids=input_ids, pixel_values=pixel_values).logits
+        return self.model(input_ids=input_ids, pixel_values=pixel_values, **self.extra).logits
 
 
 def image_classifier(model_type, cls_name):
@@ -234,9 +255,9 @@ def audio_model(model_type, cls_name):
     return Logits(model, key), [(torch.randn(*shape),) for _ in range(2)], None
 
 
-def count_image_features(model, pixel_values):
+def count_image_features(model, pixel_values, extra):
     inner = getattr(model, "model", model)
-    feats = inner.get_image_features(pixel_values=pixel_values)
+    feats = inner.get_image_features(pixel_values=pixel_values, **extra)
     if hasattr(feats, "pooler_output") and feats.pooler_output is not None:
         feats = feats.pooler_output
     if isinstance(feats, (list, tuple)):
@@ -264,6 +285,29 @@ def siglip2(model):
     return Patches(), [(torch.randn(2, n, dim),) for _ in range(2)], None
 
 
+def qwen_vl_pixels(config, channels):
+    """Qwen2-VL and its successors take an image as flattened patches [patches, C * t * p * p]
+    with its grid (t, h, w) of patches; a 4 x 4 grid, merged 2 x 2 into 4 tokens."""
+    vision = config.vision_config
+    grid = (1, 4, 4)
+    dim = channels * vision.temporal_patch_size * vision.patch_size ** 2
+    extra = {"image_grid_thw": torch.tensor([grid])}
+    return lambda: torch.randn(grid[0] * grid[1] * grid[2], dim), extra
+
+
+def image_inputs(model_type, config, size, channels):
+    """A maker of one image's pixel_values and the constant inputs that go with it."""
+    if model_type in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
+        return qwen_vl_pixels(config, channels)
+    if model_type in ("smolvlm", "idefics3", "idefics2"):  # [batch, images, C, H, W]
+        return lambda: torch.randn(1, 1, channels, size, size), {}
+    if model_type in ("mistral3", "llava_next", "llava_onevision", "aya_vision"):
+        # A list, not a tensor: Pixtral's tower crops each image to its size in Python (a
+        # tensor would make that size data-dependent for torch.export).
+        return lambda: torch.randn(1, channels, size, size), {"image_sizes": [(size, size)]}
+    return lambda: torch.randn(1, channels, size, size), {}
+
+
 def image_text(model_type, cls_name, model=None):
     model = model or build_model(model_type, cls_name)
     config = model.config
@@ -271,19 +315,22 @@ def image_text(model_type, cls_name, model=None):
     token = getattr(config, "image_token_id", None)
     if token is None:
         token = getattr(config, "image_token_index", None)
+    make_pixels, extra = image_inputs(model_type, config, size, channels)
     calls = []
     for _ in range(2):
-        pixels = torch.randn(1, channels, size, size)
+        pixels = make_pixels()
         n = 0
         if token is not None:  # (BLIP and the like prefix the image by themselves)
             with torch.no_grad():
-                n = count_image_features(model, pixels)
+                n = count_image_features(model, pixels, extra)
         text = getattr(config, "text_config", config)
         ids = torch.randint(3, min(text.vocab_size, VOCAB) - 32, (1, n + 7))
         if n:
             ids[0, 1:n + 1] = token
         calls.append((ids, pixels))
-    return ImageText(model), calls, None
+    if "mm_token_type_ids" in inspect.signature(model.forward).parameters:
+        extra = dict(extra, mm_token_type_ids=(calls[0][0] == token).int())  # Qwen-VL's M-RoPE
+    return ImageText(model, extra), calls, None
 
 
 def task_classes():
