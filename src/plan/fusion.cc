@@ -289,9 +289,7 @@ class Fuser {
     const Node& node = *nodes_[pos];
     const auto& sizes = node.output(0)->type().sizes;
     if (sizes != sizes_ && !can_widen_to(pos, sizes)) return false;
-    std::vector<int> joined = members_;
-    joined.push_back(pos);
-    if (!within_kernel_limits(joined, df_.target->pointwise_max_operands)) return false;
+    if (!within_kernel_limits(members_, pos, df_.target->pointwise_max_operands)) return false;
     for (const Value* v : node.operands())
       if (deferred_.count(v) && !identity_view_of_member(v)) return false;
     for (const Value* v : outside_inputs(node))
@@ -304,21 +302,21 @@ class Fuser {
            disjoint_from_member_stores(node.output(0), region->second);
   }
 
-  // Whether a group of `members` (graph positions) stays within the limits of the kernel that
-  // runs it: at most `max_operands` operands (0: any number) and the target's most constants
-  // (Target::pointwise_max_constants). Operands are the tensors it reads from outside and the
-  // values that may leave it: a member's value that a graph output or a write takes, or that a
-  // node outside `members` reads (an upper bound while a group is open: a later member may
-  // still take that reader).
-  bool within_kernel_limits(std::span<const int> members, int max_operands) const {
+  // Whether a group of `members` (graph positions) and `extra` (one more, or -1) stays within
+  // the limits of the kernel that runs it: at most `max_operands` operands (0: any number) and
+  // the target's most constants (Target::pointwise_max_constants). Operands are the tensors it
+  // reads from outside and the values that may leave it: a member's value that a graph output
+  // or a write takes, or that a node outside the group reads (an upper bound while a group is
+  // open: a later member may still take that reader).
+  bool within_kernel_limits(std::span<const int> members, int extra, int max_operands) const {
     const int max_constants = df_.target->pointwise_max_constants;
     if (max_operands <= 0 && max_constants <= 0) return true;
+    std::unordered_set<int> inside(members.begin(), members.end());
+    if (extra >= 0) inside.insert(extra);
     std::unordered_set<const Value*> produced, inputs;
-    for (int m : members) produced.insert(nodes_[m]->output(0));
-    const std::unordered_set<int> inside(members.begin(), members.end());
-    int outputs = 0;
-    size_t constants = 0;
-    for (int m : members) {
+    for (int m : inside) produced.insert(nodes_[m]->output(0));
+    int outputs = 0, constants = 0;
+    for (int m : inside) {
       const Node& node = *nodes_[m];
       for (const Value* v : node.operands())
         if (v != nullptr && v->is_tensor() && !produced.count(v)) inputs.insert(v);
@@ -327,11 +325,23 @@ class Fuser {
       if (auto it = uses_.users.find(out); it != uses_.users.end())
         for (int user : it->second) leaves = leaves || !inside.count(user);
       outputs += leaves ? 1 : 0;
-      if (auto lowered = lower_node(node)) constants += lowered->program.constants.size();
+      constants += constants_of(m);
     }
     const int operands = static_cast<int>(inputs.size()) + std::max(outputs, 1);
     return (max_operands <= 0 || operands <= max_operands) &&
-           (max_constants <= 0 || constants <= static_cast<size_t>(max_constants));
+           (max_constants <= 0 || constants <= max_constants);
+  }
+
+  // The constants of node `pos`'s lowered program (0 for a node that does not lower), computed
+  // once: within_kernel_limits asks for every member at every candidate.
+  int constants_of(int pos) const {
+    if (constants_of_.empty()) constants_of_.assign(nodes_.size(), -1);
+    int& n = constants_of_[pos];
+    if (n < 0) {
+      auto lowered = lower_node(*nodes_[pos]);
+      n = lowered ? static_cast<int>(lowered->program.constants.size()) : 0;
+    }
+    return n;
   }
 
   // Whether v, a view that runs after the group, is a member's value seen through identity
@@ -549,7 +559,7 @@ class Fuser {
       joining.push_back(pos);
       std::vector<int> joined(out_.groups[g].nodes.begin(), out_.groups[g].nodes.end());
       joined.insert(joined.end(), joining.begin(), joining.end());
-      if (!within_kernel_limits(joined, df_.target->pointwise_max_operands)) continue;
+      if (!within_kernel_limits(joined, -1, df_.target->pointwise_max_operands)) continue;
       drop_from_order(joining);
       for (int n : joining) out_.group_of[n] = g;
       std::vector<int32_t>& members = out_.groups[g].nodes;
@@ -629,7 +639,7 @@ class Fuser {
       joined.push_back(last);
     }
     // (The product's own operands count too: more than the epilogue kernel's, an upper bound.)
-    if (!within_kernel_limits(joined, df_.target->gemv_epilogue_max_operands)) return;
+    if (!within_kernel_limits(joined, -1, df_.target->gemv_epilogue_max_operands)) return;
     int target = g;
     if (target < 0) {
       target = static_cast<int>(out_.groups.size());
@@ -845,6 +855,7 @@ class Fuser {
   // Who reads each value (_assert_tensor_metadata checks nothing at run time, so it does not
   // make a member's value a group output) and each node's index in nodes_.
   const GraphUses uses_;
+  mutable std::vector<int> constants_of_;  // by node position (constants_of), -1: not yet known
   FusionPlan out_;
   std::unordered_map<const Value*, int> region_root_;
   // The write each value of region_root_ is stored for.

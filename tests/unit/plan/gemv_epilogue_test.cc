@@ -69,6 +69,18 @@ TEST(GemvEpilogue, SiluMulOverTwoSlicesOfOneProductIsOneKernel) {
   for (const Placement& pl : plan.placements) EXPECT_NE(pl.value, "gu");
 }
 
+TEST(GemvEpilogue, AProductJoinsOnlyAGroupWithinTheKernelsOperands) {
+  // The SiLU·mul group with its product reads x and the weight and stores y: 3 operands.
+  ir::Program p = parse(gemv_epilogue_program({}));
+  backend::Target t = epilogue_target();
+  t.gemv_epilogue_max_operands = 3;
+  EXPECT_NE(epilogue_group(build_plan(p, PlanMode::kPlanned, t)), nullptr);
+  t.gemv_epilogue_max_operands = 2;
+  const Plan plan = build_plan(p, PlanMode::kPlanned, t);
+  EXPECT_EQ(epilogue_group(plan), nullptr);
+  EXPECT_EQ(plan.totals.kernels, 2);  // the product, then the SiLU·mul group
+}
+
 TEST(GemvEpilogue, AResidualAddAfterAProjectionInBothExportForms) {
   {
     ir::Program p = parse(gemv_epilogue_program({.kind = Kind::kResidual}));
