@@ -41,7 +41,9 @@ T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
   return out;
 }
 // The warp's own barrier (every lane of the warp reaches it, as the shuffles need).
-inline void __syncwarp(unsigned = 0xffffffffu) { g_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  g_warp_barriers[threadIdx.x / 32]->arrive_and_wait();
+}
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 template <typename T>
 T atomicAdd(T* p, T v) {
