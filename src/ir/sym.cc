@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <numeric>
 #include <utility>
 
 #include <fmt/format.h>
@@ -412,7 +414,85 @@ SymExpr build_pow(const SymExpr& base, const SymExpr& exponent) {
   return raw_node(SymOp::kPow, {base, exponent});
 }
 
+// A product's constant coefficient and its other factors by text with their exponents
+// (4*s0**2*s1 → 4, {s0: 2, s1: 1}); nullopt for anything that is not a product, a power, a
+// symbol or a constant (a sum, a floor division, ...) or whose coefficient does not fit.
+struct Monomial {
+  int64_t coefficient = 1;
+  std::map<std::string, std::pair<int64_t, SymExpr>> factors;
+};
+std::optional<Monomial> monomial_of(const SymExpr& e) {
+  Monomial m;
+  const std::vector<SymExpr> single = {e};
+  const std::vector<SymExpr>& parts = e.op() == SymOp::kMul ? e.operands() : single;
+  for (const SymExpr& f : parts) {
+    if (f.is_constant()) {
+      const auto c = checked_mul(m.coefficient, *f.constant());
+      if (!c) return std::nullopt;
+      m.coefficient = *c;
+    } else if (f.op() == SymOp::kPow) {
+      const SymExpr& base = f.operands()[0];
+      m.factors.try_emplace(base.text(), 0, base).first->second.first += *f.operands()[1].constant();
+    } else if (f.op() == SymOp::kSymbol) {
+      m.factors.try_emplace(f.text(), 0, f).first->second.first += 1;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return m;
+}
+
+SymExpr monomial_expr(const Monomial& m) {
+  std::vector<SymExpr> parts = {SymExpr(m.coefficient)};
+  for (const auto& [text, entry] : m.factors)
+    for (int64_t k = 0; k < entry.first; ++k) parts.push_back(entry.second);
+  return build_mul(std::move(parts));
+}
+
+// a // b and ceil(a / b) depend only on the rational a / b, so what divides every term of a
+// and b cancels: (4*s0*s1) // (s1*s2) is (4*s0) // s2, 6*s0 // 4 is 3*s0 // 2. (A reshape whose
+// sizes were derived two ways gave both forms of one size.) nullopt when nothing cancels.
+std::optional<std::pair<SymExpr, SymExpr>> cancel_common_factors(const SymExpr& a,
+                                                                  const SymExpr& b) {
+  std::optional<Monomial> den = monomial_of(b);
+  if (!den || den->coefficient == 0) return std::nullopt;
+  const std::vector<SymExpr> single = {a};
+  const std::vector<SymExpr>& terms = a.op() == SymOp::kAdd ? a.operands() : single;
+  std::vector<Monomial> num;
+  for (const SymExpr& t : terms) {
+    std::optional<Monomial> m = monomial_of(t);
+    if (!m) return std::nullopt;
+    num.push_back(std::move(*m));
+  }
+  // The gcd of the coefficients (positive), and each factor's smallest exponent.
+  int64_t g = den->coefficient;
+  for (const Monomial& m : num) g = std::gcd(g, m.coefficient);
+  g = g < 0 ? -g : g;
+  std::map<std::string, int64_t> common;
+  for (const auto& [text, entry] : den->factors) {
+    int64_t k = entry.first;
+    for (const Monomial& m : num) {
+      auto it = m.factors.find(text);
+      k = std::min(k, it == m.factors.end() ? 0 : it->second.first);
+    }
+    if (k > 0) common[text] = k;
+  }
+  if (g <= 1 && common.empty()) return std::nullopt;
+  auto divide = [&](Monomial m) {
+    m.coefficient /= std::max<int64_t>(g, 1);
+    for (const auto& [text, k] : common) m.factors[text].first -= k;
+    return monomial_expr(m);
+  };
+  std::vector<SymExpr> reduced;
+  for (const Monomial& m : num) reduced.push_back(divide(m));
+  return std::make_pair(build_add(std::move(reduced)), divide(*den));
+}
+
 SymExpr build_binary(SymOp op, const SymExpr& a, const SymExpr& b) {
+  if (op == SymOp::kFloorDiv || op == SymOp::kCeilDiv) {
+    if (auto reduced = cancel_common_factors(a, b))
+      return build_binary(op, reduced->first, reduced->second);
+  }
   if (a.is_constant() && b.is_constant()) {
     std::optional<int64_t> v;
     if (op == SymOp::kFloorDiv) v = py_floordiv(*a.constant(), *b.constant());

@@ -108,6 +108,34 @@ TEST(SymCanonical, LikeTermsAndPowers) {
   EXPECT_EQ(floor_div(s0 * 4, 3).to_string(), "(4*s0) // 3");
 }
 
+TEST(SymCanonical, FloorAndCeilDivisionCancelCommonFactors) {
+  // Both depend only on the rational quotient: what divides every term of the numerator and
+  // the denominator cancels (a reshape's size derived two ways, Falcon's ALiBi with a dynamic
+  // batch: (4*s43*s53) // (s53*s72) against (4*s43) // s72).
+  SymExpr s0 = sym("s0"), s1 = sym("s1"), s2 = sym("s2");
+  EXPECT_EQ(floor_div(4 * s0 * s1, s1 * s2), floor_div(4 * s0, s2));
+  EXPECT_EQ(floor_div(4 * s0 * s1, s1 * s2).to_string(), "(4*s0) // s2");
+  EXPECT_EQ(floor_div(6 * s0, 4).to_string(), "(3*s0) // 2");
+  EXPECT_EQ(floor_div(s0 * s1, s1), s0);
+  EXPECT_EQ(floor_div(s0 * s0 * s1, s0), s0 * s1);
+  EXPECT_EQ(floor_div(2 * s0 + 4 * s1, 2), s0 + 2 * s1);
+  EXPECT_EQ(floor_div(2 * s0 * s1 + 4 * s1, 2 * s1), s0 + 2);
+  EXPECT_EQ(ceil_div(s0 * s1, 2 * s1), ceil_div(s0, 2));
+  EXPECT_EQ(floor_div(-6 * s0, 4).to_string(), "(-3*s0) // 2");
+  EXPECT_EQ(floor_div(6 * s0, -4).to_string(), "(3*s0) // -2");
+  // Nothing common: unchanged.
+  EXPECT_EQ(floor_div(s0 + 1, s0).to_string(), "(s0 + 1) // s0");
+  EXPECT_EQ(floor_div(3 * s0, 2).to_string(), "(3*s0) // 2");
+  // The same values wherever the original divides by something other than 0.
+  for (int64_t a : {-7, -1, 1, 3, 8})
+    for (int64_t b : {-3, 1, 2, 5}) {
+      const SymBindings v = {{"s0", a}, {"s1", b}, {"s2", 3}};
+      EXPECT_EQ(eval(floor_div(6 * s0 * s1, 4 * s1 * s2), v),
+                eval(SymExpr::make(SymOp::kFloorDiv, {6 * a * b, 4 * b * 3}), {}));
+      EXPECT_EQ(eval(ceil_div(6 * s0 * s1, 4 * s1), v), eval(ceil_div(6 * a * b, 4 * b), {}));
+    }
+}
+
 TEST(SymEvaluate, Values) {
   SymBindings b = {{"s0", -7}, {"s1", 4}};
   EXPECT_EQ(eval(parse("s0 + 2*s1"), b), 1);
