@@ -432,7 +432,8 @@ std::optional<Monomial> monomial_of(const SymExpr& e) {
       m.coefficient = *c;
     } else if (f.op() == SymOp::kPow) {
       const SymExpr& base = f.operands()[0];
-      m.factors.try_emplace(base.text(), 0, base).first->second.first += *f.operands()[1].constant();
+      m.factors.try_emplace(base.text(), 0, base).first->second.first +=
+          *f.operands()[1].constant();
     } else if (f.op() == SymOp::kSymbol) {
       m.factors.try_emplace(f.text(), 0, f).first->second.first += 1;
     } else {
@@ -453,7 +454,7 @@ SymExpr monomial_expr(const Monomial& m) {
 // and b cancels: (4*s0*s1) // (s1*s2) is (4*s0) // s2, 6*s0 // 4 is 3*s0 // 2. (A reshape whose
 // sizes were derived two ways gave both forms of one size.) nullopt when nothing cancels.
 std::optional<std::pair<SymExpr, SymExpr>> cancel_common_factors(const SymExpr& a,
-                                                                  const SymExpr& b) {
+                                                                 const SymExpr& b) {
   std::optional<Monomial> den = monomial_of(b);
   if (!den || den->coefficient == 0) return std::nullopt;
   const std::vector<SymExpr> single = {a};
