@@ -466,9 +466,14 @@ std::optional<std::pair<SymExpr, SymExpr>> cancel_common_factors(const SymExpr& 
     num.push_back(std::move(*m));
   }
   // The gcd of the coefficients (positive), and each factor's smallest exponent.
-  int64_t g = den->coefficient;
-  for (const Monomial& m : num) g = std::gcd(g, m.coefficient);
-  g = g < 0 ? -g : g;
+  // On magnitudes (std::gcd would negate INT64_MIN); a gcd of 2^63 (every coefficient INT64_MIN)
+  // is left alone.
+  auto magnitude = [](int64_t c) {
+    return c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+  };
+  uint64_t gu = magnitude(den->coefficient);
+  for (const Monomial& m : num) gu = std::gcd(gu, magnitude(m.coefficient));
+  const int64_t g = gu > static_cast<uint64_t>(kInt64Max) ? 1 : static_cast<int64_t>(gu);
   std::map<std::string, int64_t> common;
   for (const auto& [text, entry] : den->factors) {
     int64_t k = entry.first;

@@ -123,6 +123,10 @@ TEST(SymCanonical, FloorAndCeilDivisionCancelCommonFactors) {
   EXPECT_EQ(ceil_div(s0 * s1, 2 * s1), ceil_div(s0, 2));
   EXPECT_EQ(floor_div(-6 * s0, 4).to_string(), "(-3*s0) // 2");
   EXPECT_EQ(floor_div(6 * s0, -4).to_string(), "(3*s0) // -2");
+  // The extreme coefficient (its magnitude does not fit int64).
+  EXPECT_EQ(floor_div(kMin * s0, 2).to_string(), "-4611686018427387904*s0");
+  EXPECT_EQ(floor_div(kMin * s0, kMin).to_string(),
+            "(-9223372036854775808*s0) // -9223372036854775808");
   // Nothing common: unchanged.
   EXPECT_EQ(floor_div(s0 + 1, s0).to_string(), "(s0 + 1) // s0");
   EXPECT_EQ(floor_div(3 * s0, 2).to_string(), "(3*s0) // 2");
