@@ -465,9 +465,9 @@ std::optional<std::pair<SymExpr, SymExpr>> cancel_common_factors(const SymExpr& 
     if (!m) return std::nullopt;
     num.push_back(std::move(*m));
   }
-  // The gcd of the coefficients (positive), and each factor's smallest exponent.
-  // On magnitudes (std::gcd would negate INT64_MIN); a gcd of 2^63 (every coefficient INT64_MIN)
-  // is left alone.
+  // The gcd of the coefficients, on magnitudes (std::gcd would negate INT64_MIN; a gcd of 2^63,
+  // every coefficient INT64_MIN, is left alone), and each factor's smallest exponent. b's
+  // coefficient is not 0, so g >= 1.
   auto magnitude = [](int64_t c) {
     return c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
   };
@@ -485,7 +485,7 @@ std::optional<std::pair<SymExpr, SymExpr>> cancel_common_factors(const SymExpr& 
   }
   if (g <= 1 && common.empty()) return std::nullopt;
   auto divide = [&](Monomial m) {
-    m.coefficient /= std::max<int64_t>(g, 1);
+    m.coefficient /= g;
     for (const auto& [text, k] : common) m.factors[text].first -= k;
     return monomial_expr(m);
   };
