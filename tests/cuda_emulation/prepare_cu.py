@@ -54,4 +54,26 @@ def launch(m):
 # the launch may be split over lines)
 s = re.sub(r"([A-Za-z_][A-Za-z0-9_]*(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\(([^;]*)\);", launch, s,
            flags=re.S)
+
+
+def rewrite_dependent_launches(text):
+    """launch_dependent(kernel, grid, block, smem, stream, args...) (dependent_launch.cuh), an
+    expression of type cudaError_t, becomes an emu_launch."""
+    out, key = "", "launch_dependent("
+    while (i := text.find(key)) >= 0:
+        depth, j = 1, i + len(key)
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+        parts = [x.strip() for x in split_top(text[i + len(key):j - 1])]
+        name, grid, block, smem, args = parts[0], parts[1], parts[2], parts[3], parts[5:]
+        block = block[5:-1] if block.startswith("dim3(") else block
+        extra = (", true, " + smem) if name.split("<")[0] in BARRIER_KERNELS else ""
+        out += text[:i] + "(emu_launch(%s, %s, [&]{ %s(%s); }%s), cudaSuccess)" % (
+            grid, block, name, ", ".join(args), extra)
+        text = text[j:]
+    return out + text
+
+
+s = rewrite_dependent_launches(s)
 open(out, "w").write(s)

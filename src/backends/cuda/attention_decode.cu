@@ -18,6 +18,7 @@
 #include "backends/cuda/attention_common.cuh"
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/dependent_launch.cuh"
 #include "backends/cuda/reduce_primitives.cuh"
 
 namespace splice::cuda {
@@ -117,6 +118,18 @@ __global__ void __launch_bounds__(kAttnDecodeThreads, 2)
 #pragma unroll
   for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
   const float scale = static_cast<float>(p.scale);
+
+  // The split's K and V lines into L2 while the kernel before this one drains
+  // (dependent_launch.h); its reads then hit L2.
+  const int k_lines = static_cast<int>((E * sizeof(T) + 127) / 128);
+  const int v_lines = static_cast<int>((Ev * sizeof(T) + 127) / 128);
+  for (int64_t i = tid; i < (key_end - key_begin) * (k_lines + v_lines); i += kThreads) {
+    const int64_t row = key_begin + i / (k_lines + v_lines);
+    const int line = static_cast<int>(i % (k_lines + v_lines));
+    prefetch_l2(line < k_lines ? kg + row * k_row_bytes + line * 128
+                               : vg + row * v_row_bytes + (line - k_lines) * 128);
+  }
+  dependent_start();
 
   // The first tile's loads go out before q's, so the two memory latencies overlap.
   if (key_begin < key_end) fetch(key_begin, min64(key_tile, key_end - key_begin));
@@ -307,9 +320,9 @@ Result<void> launch_decode(const AttnPlan& plan, cudaStream_t stream) {
         reinterpret_cast<const void*>(&attention_decode_kernel<T>),
         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(plan.smem_bytes)));
   const unsigned blocks = static_cast<unsigned>(p.units * p.splits);
-  attention_decode_kernel<T>
-      <<<blocks, kAttnDecodeThreads, plan.smem_bytes, stream>>>(p, static_cast<int>(plan.key_tile));
-  SPLICE_CUDA_CHECK(cudaGetLastError());
+  SPLICE_CUDA_CHECK(launch_dependent(attention_decode_kernel<T>, dim3(blocks),
+                                     dim3(kAttnDecodeThreads), plan.smem_bytes, stream, p,
+                                     static_cast<int>(plan.key_tile)));
   return ok_result();
 }
 

@@ -19,6 +19,9 @@ struct DriverApi {
                             unsigned block_x, unsigned block_y, unsigned block_z,
                             unsigned shared_bytes, CUstream stream, void** params,
                             void** extra) = nullptr;
+  // cuLaunchKernelEx: a launch with attributes (dependent launches, dependent_launch.h).
+  CUresult (*launch_kernel_ex)(const CUlaunchConfig* config, CUfunction f, void** params,
+                               void** extra) = nullptr;
   CUresult (*get_error_name)(CUresult error, const char** name) = nullptr;
   CUresult (*get_error_string)(CUresult error, const char** text) = nullptr;
 };

@@ -5,6 +5,7 @@
 // them in split order.
 #include <cuda_runtime.h>
 
+#include "backends/cuda/dependent_launch.cuh"
 #include "backends/cuda/device_dtype.cuh"
 #include "backends/cuda/gemv.h"
 
@@ -122,6 +123,14 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_rows_kernel(GemvParams p) {
   const int64_t k0 = static_cast<int64_t>(blockIdx.y) * p.k_per_split;
   const int64_t k1 = min(p.k, k0 + p.k_per_split);
   const T* x = static_cast<const T*>(p.x);
+  // The row's lines into L2 while the kernel before this one drains (dependent_launch.h).
+  if (VEC && n < p.n) {
+    const char* wrow = static_cast<const char*>(p.w) + n * p.w_ns * sizeof(T);
+    for (int64_t b = k0 * sizeof(T) + (sub * 32 + lane) * 128; b < k1 * int64_t{sizeof(T)};
+         b += per_row * 32 * 128)
+      prefetch_l2(wrow + b);
+  }
+  dependent_start();
   float acc[MT];
 #pragma unroll
   for (int m = 0; m < MT; ++m) acc[m] = 0.0f;
@@ -205,6 +214,12 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_cols_kernel(GemvParams p) {
   const int64_t k1 = min(p.k, k0 + p.k_per_split);
   const T* x = static_cast<const T*>(p.x);
   const T* w = static_cast<const T*>(p.w);
+  // The block's 512 bytes of each of its warp's weight rows into L2 (a line per 8 lanes) while
+  // the kernel before this one drains (dependent_launch.h).
+  if (c < p.n && lane % 8 == 0) {
+    for (int64_t kk = k0 + warp; kk < k1; kk += kWarps) prefetch_l2(w + kk * p.w_ks + c);
+  }
+  dependent_start();
   float acc[MT][V];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -259,46 +274,35 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_cols_kernel(GemvParams p) {
 }
 
 template <typename T, int MT, bool VEC>
-void launch_rows(dim3 grid, const GemvParams& p, cudaStream_t stream) {
-  gemv_rows_kernel<T, MT, VEC><<<grid, kGemvThreads, 0, stream>>>(p);
+cudaError_t launch_rows(dim3 grid, const GemvParams& p, cudaStream_t stream) {
+  return launch_dependent(gemv_rows_kernel<T, MT, VEC>, grid, dim3(kGemvThreads), 0, stream, p);
 }
 
 template <typename T, int MT>
-void launch_cols(dim3 grid, const GemvParams& p, cudaStream_t stream) {
-  gemv_cols_kernel<T, MT><<<grid, kGemvThreads, 0, stream>>>(p);
+cudaError_t launch_cols(dim3 grid, const GemvParams& p, cudaStream_t stream) {
+  return launch_dependent(gemv_cols_kernel<T, MT>, grid, dim3(kGemvThreads), 0, stream, p);
 }
 
 template <typename T, int MT>
-void launch_tile(GemvLayout layout, dim3 grid, const GemvParams& p, cudaStream_t stream) {
-  if (layout == GemvLayout::kRows) {
-    launch_rows<T, MT, true>(grid, p, stream);
-  } else {
-    launch_cols<T, MT>(grid, p, stream);
-  }
+cudaError_t launch_tile(GemvLayout layout, dim3 grid, const GemvParams& p, cudaStream_t stream) {
+  if (layout == GemvLayout::kRows) return launch_rows<T, MT, true>(grid, p, stream);
+  return launch_cols<T, MT>(grid, p, stream);
 }
 
 template <typename T>
-void launch_typed(const GemvLaunch& l, dim3 grid, const GemvParams& p, cudaStream_t stream) {
-  if (l.layout == GemvLayout::kStrided) {
-    launch_rows<T, kGemvMaxRows, false>(grid, p, stream);
-    return;
-  }
+cudaError_t launch_typed(const GemvLaunch& l, dim3 grid, const GemvParams& p, cudaStream_t stream) {
+  if (l.layout == GemvLayout::kStrided) return launch_rows<T, kGemvMaxRows, false>(grid, p, stream);
   switch (l.row_tile) {
     case 1:
-      launch_tile<T, 1>(l.layout, grid, p, stream);
-      break;
+      return launch_tile<T, 1>(l.layout, grid, p, stream);
     case 2:
-      launch_tile<T, 2>(l.layout, grid, p, stream);
-      break;
+      return launch_tile<T, 2>(l.layout, grid, p, stream);
     case 4:
-      launch_tile<T, 4>(l.layout, grid, p, stream);
-      break;
+      return launch_tile<T, 4>(l.layout, grid, p, stream);
     case 8:
-      launch_tile<T, 8>(l.layout, grid, p, stream);
-      break;
+      return launch_tile<T, 8>(l.layout, grid, p, stream);
     default:
-      launch_tile<T, kGemvMaxRows>(l.layout, grid, p, stream);
-      break;
+      return launch_tile<T, kGemvMaxRows>(l.layout, grid, p, stream);
   }
 }
 
@@ -331,18 +335,14 @@ cudaError_t gemv_launch(const GemvArgs& a, const GemvLaunch& l, float* partials,
   const dim3 grid(static_cast<unsigned>(l.tiles), static_cast<unsigned>(l.splits));
   switch (a.dtype) {
     case DType::kFloat16:
-      launch_typed<__half>(l, grid, p, stream);
-      break;
+      return launch_typed<__half>(l, grid, p, stream);
     case DType::kBFloat16:
-      launch_typed<__nv_bfloat16>(l, grid, p, stream);
-      break;
+      return launch_typed<__nv_bfloat16>(l, grid, p, stream);
     case DType::kFloat32:
-      launch_typed<float>(l, grid, p, stream);
-      break;
+      return launch_typed<float>(l, grid, p, stream);
     default:
       return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 }  // namespace splice::cuda

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/dependent_launch.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/driver_api.h"
 #include "backends/cuda/kernel_scratch.h"
@@ -192,19 +193,9 @@ Result<void> PreparedGemvEpilogue::launch(const GemvEpilogueArgs& a, const GemvE
                          "a split GEMV epilogue without scratch");
   std::vector<uint64_t> p =
       gemv_epilogue_params(a, l, constants, partials, counters, ctx.error_word);
-  SPLICE_ASSIGN_OR_RETURN(DeviceInfo device, current_device_info());
-  thread_local int bound_device = -1;
-  if (bound_device != device.ordinal) {
-    SPLICE_CUDA_CHECK(cudaSetDevice(device.ordinal));
-    bound_device = device.ordinal;
-  }
-  SPLICE_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
   void* args[] = {p.data()};
-  const CUfunction kernel = kernels_[tile_index(l.row_tile)];
-  SPLICE_CU_CHECK(api, launch_kernel(kernel, static_cast<unsigned>(l.tiles),
-                                     static_cast<unsigned>(l.splits), 1, kGemvThreads, 1, 1, 0,
-                                     reinterpret_cast<CUstream>(ctx.stream), args, nullptr));
-  return ok_result();
+  return launch_module_kernel(kernels_[tile_index(l.row_tile)], static_cast<unsigned>(l.tiles),
+                              static_cast<unsigned>(l.splits), kGemvThreads, ctx.stream, args);
 }
 
 }  // namespace splice::cuda

@@ -42,9 +42,7 @@ __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
   __shared__ float tile[MT][8];
   __shared__ float sp_r[MT];
   __shared__ int last;
-  if (sp_failed(p.err)) return;  // uniform: the word does not change during this kernel
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  sp_row_stats<MT>(p, sp_r);
   const int cpb = (int)p.cols_per_block;
   const int vr = cpb * {R};  // weight rows per block: each column's row of every range
   const int per_row = 8 / vr;
@@ -54,6 +52,17 @@ __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
   const long long j0 = (long long)blockIdx.x * cpb;
   const long long k0 = (long long)blockIdx.y * p.k_per_split;
   const long long k1 = min(p.k, k0 + p.k_per_split);
+  // The block's weight lines into L2 while the kernel before this one drains and while the
+  // prologue below reads x: the weight loads after them then hit L2.
+  if (active && j0 + jj < p.n) {{
+    const char* wrow = p.w + (p.col[r] + j0 + jj) * p.w_ns * (long long)sizeof({T});
+    for (long long b = k0 * (long long)sizeof({T}) + (long long)(sub * 32 + lane) * 128;
+         b < k1 * (long long)sizeof({T}); b += (long long)per_row * 32 * 128)
+      sp_prefetch_l2(wrow + b);
+  }}
+  sp_dependent_start();
+  if (sp_failed(p.err)) return;  // uniform: the word does not change during this kernel
+  sp_row_stats<MT>(p, sp_r);
   float acc[MT];
 #pragma unroll
   for (int m = 0; m < MT; ++m) acc[m] = 0.0f;

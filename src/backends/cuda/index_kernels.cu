@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "backends/cuda/dependent_launch.cuh"
 #include "backends/cuda/error_word.cuh"
 #include "backends/cuda/index_kernels.h"
 #include "support/dtype.h"
@@ -88,6 +89,7 @@ __device__ __forceinline__ bool resolve(const AdvancedIndexParams& p, int64_t i,
 }
 
 __global__ void __launch_bounds__(kThreads) index_validate(const AdvancedIndexParams p) {
+  dependent_start();
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < p.bnumel;
        b += step) {
@@ -100,6 +102,7 @@ __global__ void __launch_bounds__(kThreads) index_validate(const AdvancedIndexPa
 
 template <typename Unit>
 __global__ void __launch_bounds__(kThreads) index_read(const AdvancedIndexParams p) {
+  dependent_start();
   const Unit* self = static_cast<const Unit*>(p.self);
   Unit* out = static_cast<Unit*>(p.other);
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -124,6 +127,7 @@ __global__ void __launch_bounds__(kThreads) index_winners(const AdvancedIndexPar
 
 template <typename Unit>
 __global__ void __launch_bounds__(kThreads) index_write(const AdvancedIndexParams p) {
+  dependent_start();
   if (failed(p.error_word)) return;
   Unit* self = static_cast<Unit*>(p.self);
   const Unit* values = static_cast<const Unit*>(p.other);
@@ -197,13 +201,11 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename Unit>
 cudaError_t read_as(const AdvancedIndexParams& p, unsigned blocks, cudaStream_t s) {
-  index_read<Unit><<<blocks, kThreads, 0, s>>>(p);
-  return cudaGetLastError();
+  return launch_dependent(index_read<Unit>, dim3(blocks), dim3(kThreads), 0, s, p);
 }
 template <typename Unit>
 cudaError_t write_as(const AdvancedIndexParams& p, unsigned blocks, cudaStream_t s) {
-  index_write<Unit><<<blocks, kThreads, 0, s>>>(p);
-  return cudaGetLastError();
+  return launch_dependent(index_write<Unit>, dim3(blocks), dim3(kThreads), 0, s, p);
 }
 
 // ---- gather / scatter ----------------------------------------------------------------------
@@ -486,8 +488,7 @@ cudaError_t launch_repeat_gather(const RepeatGatherParams& p, int element_size, 
 
 cudaError_t launch_index_validate(const AdvancedIndexParams& p, unsigned blocks,
                                   cudaStream_t stream) {
-  index_validate<<<blocks, kThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_dependent(index_validate, dim3(blocks), dim3(kThreads), 0, stream, p);
 }
 
 cudaError_t launch_index_read(const AdvancedIndexParams& p, int unit_size, unsigned blocks,

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/dependent_launch.cuh"
 #include "backends/cuda/device_dtype.cuh"
 #include "backends/cuda/error_word.cuh"
 #include "backends/cuda/indexing.cuh"
@@ -196,6 +197,7 @@ constexpr int kFusedNormCached = 8;
 template <int kGroup>
 __global__ void fused_rms_norm_kernel(FusedRmsNormParams p) {
   __shared__ float smem[kWarpSize];
+  dependent_start();
   if (failed(p.err)) return;  // uniform across the block: read once, before any barrier
   const int t = threadIdx.x % kGroup;
   const int groups_per_block = blockDim.x / kGroup;
@@ -478,11 +480,13 @@ Result<void> fused_rms_norm(const DeviceTensor& x, const DeviceTensor* residual,
     for (int i = 0; i < 5; ++i) p.rows.strides[i][d] = rs[i][d];
   }
   if (p.num_cols <= 1024) {
-    fused_rms_norm_kernel<kWarpSize><<<grid_for(p.num_rows, 4), 128, 0, stream>>>(p);
+    SPLICE_CUDA_CHECK(launch_dependent(fused_rms_norm_kernel<kWarpSize>,
+                                       dim3(grid_for(p.num_rows, 4)), dim3(128), 0, stream, p));
   } else {
-    fused_rms_norm_kernel<kBlockThreads><<<grid_for(p.num_rows, 1), kBlockThreads, 0, stream>>>(p);
+    SPLICE_CUDA_CHECK(launch_dependent(fused_rms_norm_kernel<kBlockThreads>,
+                                       dim3(grid_for(p.num_rows, 1)), dim3(kBlockThreads), 0,
+                                       stream, p));
   }
-  SPLICE_CUDA_CHECK(cudaGetLastError());
   return ok_result();
 }
 

@@ -212,7 +212,7 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
                : "        const long long c = rest % size;\n        rest /= size;\n";
     s += fmt::format(
         "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
-        "  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
+        "  sp_dependent_start();\n  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
         "  const long long step = (long long)gridDim.x * blockDim.x;\n"
         "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; "
         "i += step) {{\n"
@@ -250,7 +250,7 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
   }
   s += fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
-      "  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
+      "  sp_dependent_start();\n  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
       "  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
       "  long long first = 0;\n"

@@ -29,6 +29,20 @@ struct sp_half { unsigned short x; };
 struct sp_bf16 { unsigned short x; };
 template <typename T> struct __align__(4 * sizeof(T)) sp_vec4 { T v[4]; };
 
+// Dependent launches (dependent_launch.h): every thread waits for the kernels before this one,
+// then lets the next launch, before it touches memory; before that, only L2 prefetches.
+__device__ __forceinline__ void sp_dependent_start() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void sp_prefetch_l2(const void* p) {
+#ifdef __CUDA_ARCH__
+  asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
+#endif
+}
+
 __device__ __forceinline__ float sp_h2f(sp_half h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.x));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/dependent_launch.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/driver_api.h"
 #include "backends/cuda/indexing.h"
@@ -250,20 +251,10 @@ Result<void> PreparedPointwise::launch(std::span<const PointwiseOperand> inputs,
                                                 constants ? *constants : program_.constants, ctx,
                                                 device.multiprocessors));
   if (plan.blocks == 0) return ok_result();
-  // cuLaunchKernel needs the runtime's primary context current on this thread, which a thread
-  // whose first CUDA call this is does not have yet.
-  thread_local int bound_device = -1;
-  if (bound_device != device.ordinal) {
-    SPLICE_CUDA_CHECK(cudaSetDevice(device.ordinal));
-    bound_device = device.ordinal;
-  }
   const auto* module = static_cast<const LoadedModule*>(module_);
-  const CUfunction kernel = module->kernels[static_cast<int>(plan.kernel)];
-  SPLICE_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
   void* args[] = {plan.params.data()};
-  SPLICE_CU_CHECK(api, launch_kernel(kernel, plan.blocks, 1, 1, kPointwiseThreads, 1, 1, 0,
-                                     reinterpret_cast<CUstream>(ctx.stream), args, nullptr));
-  return ok_result();
+  return launch_module_kernel(module->kernels[static_cast<int>(plan.kernel)], plan.blocks, 1,
+                              kPointwiseThreads, ctx.stream, args);
 }
 
 Result<void> launch_pointwise(const ir::PointwiseProgram& program,
