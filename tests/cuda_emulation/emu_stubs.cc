@@ -2,6 +2,7 @@
 // and a host interpreter of the one-node copy programs copy_ops.cc launches.
 // Host stand-ins for the CUDA runtime calls splice's host code makes, and a host copy_cast.
 #include <cuda_runtime_api.h>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include "backends/common/args.h"
@@ -37,6 +38,22 @@ cudaError_t cudaGetDeviceCount(int* c) {
 }
 cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
   *v = a == cudaDevAttrMultiProcessorCount ? 2 : 9;
+  return cudaSuccess;
+}
+// device_identity (device_info.cc) names the device; the emulation is "emu" of CUDA 13.0.
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int) {
+  *prop = cudaDeviceProp{};
+  std::snprintf(prop->name, sizeof(prop->name), "emu");
+  prop->major = 9;
+  prop->multiProcessorCount = 2;
+  return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* v) {
+  *v = 13000;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+  *v = 13000;
   return cudaSuccess;
 }
 const char* cudaGetErrorName(cudaError_t) { return "emu"; }

@@ -75,8 +75,11 @@ echo "== GEMV kernels"
 python3 "$here/prepare_cu.py" "$src/gemv.cu" "$work/gemv_emu.cc"
 # device_dtype.cuh includes the CUDA half headers; emu_cuda.h has the types instead.
 mkdir -p "$work/no_cuda_half" && touch "$work/no_cuda_half/cuda_fp16.h" "$work/no_cuda_half/cuda_bf16.h"
+# device_info.cc includes cuBLASLt's header (its version names the device), which needs the real
+# half types: compiled apart, without the stand-ins.
+g++ -std=c++20 -O1 -w $inc -c "$src/device_info.cc" -o "$work/device_info.o"
 g++ -std=c++20 -O1 -w -I"$work/no_cuda_half" $inc "$here/emu_stubs.cc" "$work/gemv_emu.cc" "$src/gemv_plan.cc" \
-  "$src/matmul_exec.cc" "$src/matmul_plan.cc" "$src/reduce_plan.cc" "$src/device_info.cc" \
+  "$src/matmul_exec.cc" "$src/matmul_plan.cc" "$src/reduce_plan.cc" "$work/device_info.o" \
   "$src/cuda_check.cc" "$root/tests/unit/cuda/gpu_gemv_test.cc" \
   -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
   -lsplice_passes -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor \
