@@ -38,7 +38,8 @@ int main() {
       table << "{" << idx << ", [](const void* p, int k){ const auto& P = *static_cast<const k"
             << ns << "::Params*>(p); if (k==0) k" << ns
             << "::splice_pw_contiguous(P); else if (k==1) k" << ns
-            << "::splice_pw_strided32(P); else k" << ns << "::splice_pw_strided64(P);}},\n";
+            << "::splice_pw_strided32(P); else if (k==2) k" << ns
+            << "::splice_pw_strided64(P); else k" << ns << "::splice_pw_rows4(P);}},\n";
       ++idx;
     }
   printf("%d programs, %zu unique\n", idx, ns_of.size());

@@ -30,8 +30,9 @@ int main() {
   struct Dims {
     int64_t n, m;
   };
-  const Dims dims[] = {{3, 5}, {1, 1}, {0, 4}, {33, 67}, {301, 3}};
-  const Layout layouts[] = {Layout::kContiguous, Layout::kStrided, Layout::kTransposed};
+  const Dims dims[] = {{3, 5}, {1, 1}, {0, 4}, {6, 36}, {33, 67}, {301, 3}};
+  const Layout layouts[] = {Layout::kContiguous, Layout::kStrided, Layout::kTransposed,
+                            Layout::kRows};
   int idx = 0;
   for (const PointwiseCase& c : pointwise_cases())
     for (DType dtype : kAllDTypes) {
@@ -42,8 +43,8 @@ int main() {
       const cpu::KernelFn kernel = cpu::find_kernel(c.target);
       if (kernel == nullptr) continue;
       for (const Dims& d : dims)
-        for (size_t li = 0; li < 3; ++li) {
-          const Layout in_layout = layouts[li], out_layout = layouts[(li + 1) % 3];
+        for (size_t li = 0; li < std::size(layouts); ++li) {
+          const Layout in_layout = layouts[li], out_layout = layouts[(li + 1) % std::size(layouts)];
           std::vector<std::optional<Tensor>> tensors;
           auto args = cpu_args(c, dtype, d.n, d.m, in_layout, rng, tensors);
           auto expected = cpu::call_kernel(kernel, args);

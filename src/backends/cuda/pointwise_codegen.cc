@@ -198,10 +198,10 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
       "off, long long li) {{\n{}  compute(p, li{});\n{}}}\n",
       loads, call_args, stores);
 
-  // Strided kernels: coordinates from the linear index, offsets per operand. The 32-bit one
-  // divides by each dim's size with its precomputed divisor (divisor_of), the 64-bit one with
-  // the divide instruction.
-  for (const char* index : {"int", "long long"}) {
+  // Coordinates from the linear index `rest`, offsets per operand (off[k]). The 32-bit
+  // decomposition divides by each dim's size with its precomputed divisor (divisor_of), the
+  // 64-bit one with the divide instruction.
+  auto decompose = [&](const char* index) {
     const bool narrow = std::string_view(index) == "int";
     const char* divide =
         narrow ? "        const unsigned long long dv = p.divs[d];\n"
@@ -210,62 +210,96 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
                  "        const int c = (int)((unsigned)rest - q * (unsigned)size);\n"
                  "        rest = (int)q;\n"
                : "        const long long c = rest % size;\n        rest /= size;\n";
+    return fmt::format(
+        "    {I} off[{n}];\n#pragma unroll\n    for (int k = 0; k < {n}; ++k) off[k] = 0;\n"
+        "#pragma unroll\n    for (int d = 7; d >= 0; --d) {{\n"
+        "      if (d < p.rank) {{\n        const {I} size = ({I})p.sizes[d];\n"
+        "{divide}#pragma unroll\n"
+        "        for (int k = 0; k < {n}; ++k) off[k] += c * ({I})p.strides[k][d];\n      }}\n"
+        "    }}\n",
+        fmt::arg("n", nops), fmt::arg("I", index), fmt::arg("divide", divide));
+  };
+  // Strided kernels: one element a thread per step.
+  for (const char* index : {"int", "long long"}) {
+    const bool narrow = std::string_view(index) == "int";
     s += fmt::format(
         "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
         "  sp_dependent_start();\n  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
         "  const long long step = (long long)gridDim.x * blockDim.x;\n"
         "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; "
-        "i += step) {{\n"
-        "    {I} off[{n}];\n#pragma unroll\n    for (int k = 0; k < {n}; ++k) off[k] = 0;\n"
-        "    {I} rest = ({I})i;\n#pragma unroll\n    for (int d = 7; d >= 0; --d) {{\n"
-        "      if (d < p.rank) {{\n        const {I} size = ({I})p.sizes[d];\n"
-        "{divide}#pragma unroll\n"
-        "        for (int k = 0; k < {n}; ++k) off[k] += c * ({I})p.strides[k][d];\n      }}\n"
-        "    }}\n    element<{I}>(p, ptr, off, i);\n  }}\n}}\n",
+        "i += step) {{\n    {I} rest = ({I})i;\n{decompose}"
+        "    element<{I}>(p, ptr, off, i);\n  }}\n}}\n",
         fmt::arg("name", narrow ? kPointwiseStrided32Kernel : kPointwiseStrided64Kernel),
-        fmt::arg("n", nops), fmt::arg("I", index), fmt::arg("divide", divide));
+        fmt::arg("n", nops), fmt::arg("I", index), fmt::arg("decompose", decompose(index)));
   }
 
+  // Four elements a thread: `at(k)` is operand k's first element, `spread(k)` whether its four
+  // are consecutive (else it is one element broadcast over them).
+  auto vec_body = [&](auto at, auto spread) {
+    std::string loads, compute, args, stores;
+    for (int k = 0; k < nin; ++k) {
+      const char* t = pointwise_storage_type(types[k]);
+      loads += fmt::format(
+          "      {t} a{k}[4];\n      if ({spread}) {{\n"
+          "        const sp_vec4<{t}> v = *(const sp_vec4<{t}>*)({at});\n"
+          "        for (int j = 0; j < 4; ++j) a{k}[j] = v.v[j];\n      }} else {{\n"
+          "        for (int j = 0; j < 4; ++j) a{k}[j] = *(const {t}*)({at});\n      }}\n",
+          fmt::arg("t", t), fmt::arg("k", k), fmt::arg("at", at(k, t)),
+          fmt::arg("spread", spread(k)));
+      args += fmt::format(", a{}[j]", k);
+    }
+    for (int k = 0; k < nout; ++k) {
+      const char* t = pointwise_storage_type(types[nin + k]);
+      compute += fmt::format("      sp_vec4<{}> r{};\n", t, k);
+      args += fmt::format(", r{}.v[j]", k);
+      stores += fmt::format("      *(sp_vec4<{t}>*)({at}) = r{k};\n", fmt::arg("t", t),
+                            fmt::arg("at", at(nin + k, t)), fmt::arg("k", k));
+    }
+    return fmt::format(
+        "{}{}#pragma unroll\n      for (int j = 0; j < 4; ++j) compute(p, first + j{});\n{}", loads,
+        compute, args, stores);
+  };
+
   // Contiguous kernel: each operand dense (strides[k][0] == 1) or one broadcast element (0).
-  std::string vec_loads, vec_compute, vec_stores;
-  for (int k = 0; k < nin; ++k) {
-    const char* t = pointwise_storage_type(types[k]);
-    vec_loads += fmt::format(
-        "      {t} a{k}[4];\n      if (p.strides[{k}][0]) {{\n"
-        "        const sp_vec4<{t}> v = *(const sp_vec4<{t}>*)(ptr[{k}] + base * "
-        "(long long)sizeof({t}));\n"
-        "        for (int j = 0; j < 4; ++j) a{k}[j] = v.v[j];\n      }} else {{\n"
-        "        for (int j = 0; j < 4; ++j) a{k}[j] = *(const {t}*)ptr[{k}];\n      }}\n",
-        fmt::arg("t", t), fmt::arg("k", k));
-  }
-  std::string vec_args;
-  for (int k = 0; k < nin; ++k) vec_args += fmt::format(", a{}[j]", k);
-  for (int k = 0; k < nout; ++k) {
-    const char* t = pointwise_storage_type(types[nin + k]);
-    vec_compute += fmt::format("      sp_vec4<{}> r{};\n", t, k);
-    vec_args += fmt::format(", r{}.v[j]", k);
-    vec_stores +=
-        fmt::format("      *(sp_vec4<{t}>*)(ptr[{o}] + base * (long long)sizeof({t})) = r{k};\n",
-                    fmt::arg("t", t), fmt::arg("o", nin + k), fmt::arg("k", k));
-  }
+  const std::string dense = vec_body(
+      [](int k, const char* t) {
+        return fmt::format("ptr[{}] + first * (long long)sizeof({})", k, t);
+      },
+      [](int k) { return fmt::format("p.strides[{}][0]", k); });
   s += fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
       "  sp_dependent_start();\n  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
       "  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
-      "  long long first = 0;\n"
+      "  long long tail = 0;\n"
       "  if (p.vec) {{\n    const long long groups = p.numel / 4;\n"
       "    for (long long g = tid; g < groups; g += step) {{\n"
-      "      const long long base = g * 4;\n{loads}{compute}"
-      "#pragma unroll\n      for (int j = 0; j < 4; ++j) compute(p, base + j{args});\n{stores}"
-      "    }}\n    first = groups * 4;\n  }}\n"
-      "  for (long long i = first + tid; i < p.numel; i += step) {{\n"
+      "      const long long first = g * 4;\n{body}"
+      "    }}\n    tail = groups * 4;\n  }}\n"
+      "  for (long long i = tail + tid; i < p.numel; i += step) {{\n"
       "    long long off[{n}];\n#pragma unroll\n"
       "    for (int k = 0; k < {n}; ++k) off[k] = i * p.strides[k][0];\n"
       "    element<long long>(p, ptr, off, i);\n  }}\n}}\n",
-      fmt::arg("name", kPointwiseContiguousKernel), fmt::arg("n", nops),
-      fmt::arg("loads", vec_loads), fmt::arg("compute", vec_compute), fmt::arg("args", vec_args),
-      fmt::arg("stores", vec_stores));
+      fmt::arg("name", kPointwiseContiguousKernel), fmt::arg("n", nops), fmt::arg("body", dense));
+
+  // Rows kernel: strided rows whose innermost dim (rank - 1) is dense in every operand, or
+  // broadcast (stride 0) in an input, its size a multiple of 4 and every row start aligned for
+  // four elements (pointwise_launch.cc checks): four elements a thread, the coordinates once
+  // for the four (the rotary chain's half rows, slices of a wider row).
+  const std::string rows = vec_body(
+      [](int k, const char* t) {
+        return fmt::format("ptr[{}] + (long long)off[{}] * (long long)sizeof({})", k, k, t);
+      },
+      [](int k) { return fmt::format("p.strides[{}][p.rank - 1]", k); });
+  s += fmt::format(
+      "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
+      "  sp_dependent_start();\n  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
+      "  const long long step = (long long)gridDim.x * blockDim.x;\n"
+      "  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < p.numel / 4; "
+      "g += step) {{\n    const long long first = g * 4;\n    int rest = (int)first;\n"
+      "{decompose}{body}  }}\n}}\n",
+      fmt::arg("name", kPointwiseRows4Kernel), fmt::arg("n", nops),
+      fmt::arg("decompose", decompose("int")), fmt::arg("body", rows));
   return s;
 }
 

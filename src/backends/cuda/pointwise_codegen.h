@@ -5,12 +5,14 @@
 // float conversions through PTX, math through NVRTC's built-ins), so compiling it needs no
 // toolkit headers at run time.
 //
-// Every program becomes three kernels over the same parameter block, so one compiled module
+// Every program becomes four kernels over the same parameter block, so one compiled module
 // serves every shape of the program (shapes, strides, pointers and constant values are kernel
 // parameters, not source): splice_pw_contiguous (every operand dense or a single broadcast
 // element; four elements per thread, with vector loads and stores when the host found the
-// pointers aligned), splice_pw_strided32 and splice_pw_strided64 (any strides, index math in
-// 32 or 64 bits). What is structural — the program, and which operands start at a position read
+// pointers aligned), splice_pw_rows4 (strided rows, each dense and aligned in its innermost
+// dim: four elements per thread with vector loads and stores, the index math once for the
+// four), splice_pw_strided32 and splice_pw_strided64 (any strides, index math in 32 or 64
+// bits). What is structural — the program, and which operands start at a position read
 // on the device — is in the source and so in the cache key.
 
 #include <cstdint>
@@ -25,6 +27,7 @@ namespace splice::cuda {
 inline constexpr const char* kPointwiseContiguousKernel = "splice_pw_contiguous";
 inline constexpr const char* kPointwiseStrided32Kernel = "splice_pw_strided32";
 inline constexpr const char* kPointwiseStrided64Kernel = "splice_pw_strided64";
+inline constexpr const char* kPointwiseRows4Kernel = "splice_pw_rows4";
 
 // Most operands (inputs + outputs) one program may have: the parameter block stays under the
 // 4 KiB kernel parameter limit.

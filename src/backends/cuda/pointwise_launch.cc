@@ -99,8 +99,9 @@ Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
   prepared->variant_ = variant;
   SPLICE_ASSIGN_OR_RETURN(prepared->source_, generate_pointwise_source(program, variant));
   prepared->checks_ = program_checks(program, variant);
+  // In PointwiseLaunchPlan::Kernel's order.
   static constexpr const char* kKernels[] = {kPointwiseContiguousKernel, kPointwiseStrided32Kernel,
-                                             kPointwiseStrided64Kernel};
+                                             kPointwiseStrided64Kernel, kPointwiseRows4Kernel};
   SPLICE_ASSIGN_OR_RETURN(const LoadedModule* module, load_module(prepared->source_, kKernels));
   prepared->module_ = module;
   std::shared_ptr<const PreparedPointwise> result = std::move(prepared);
@@ -189,12 +190,24 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(const ir::PointwiseProgram& p,
     const int64_t s = it.strides[k][0];
     contiguous = s == 1 || (s == 0 && k < nin);
   }
-  bool vec = contiguous && numel >= 4;
-  for (size_t k = 0; vec && k < ops.size(); ++k) {
-    if (it.rank == 1 && it.strides[k][0] == 0) continue;
+  // Four elements at a time, with 4-element loads and stores of each operand that is not
+  // broadcast: its start aligned for them, wherever its position puts it.
+  auto aligned4 = [&](size_t k) {
     const size_t esize = static_cast<size_t>(dtype_size(ops[k]->view.dtype));
-    vec = reinterpret_cast<uintptr_t>(ops[k]->view.data) % (4 * esize) == 0 &&
-          (ops[k]->position == nullptr || ops[k]->position->stride % 4 == 0);
+    return reinterpret_cast<uintptr_t>(ops[k]->view.data) % (4 * esize) == 0 &&
+           (ops[k]->position == nullptr || ops[k]->position->stride % 4 == 0);
+  };
+  bool vec = contiguous && numel >= 4;
+  for (size_t k = 0; vec && k < ops.size(); ++k)
+    vec = (it.rank == 1 && it.strides[k][0] == 0) || aligned4(k);
+  // Rows: the innermost dim dense (an input's may be broadcast), of a multiple of 4, and every
+  // row of a dense operand starting aligned (its outer strides multiples of 4).
+  bool rows = !contiguous && it.rank >= 2 && it.sizes[it.rank - 1] % 4 == 0 && fits_int32(it);
+  for (size_t k = 0; rows && k < ops.size(); ++k) {
+    const int64_t inner = it.strides[k][it.rank - 1];
+    if (inner == 0 && k < nin) continue;
+    rows = inner == 1 && aligned4(k);
+    for (int d = 0; rows && d + 1 < it.rank; ++d) rows = it.strides[k][d] % 4 == 0;
   }
   PointwiseParamLayout layout;
   layout.operands = static_cast<int>(ops.size());
@@ -231,11 +244,12 @@ Result<PointwiseLaunchPlan> plan_pointwise_launch(const ir::PointwiseProgram& p,
     ++j;
   }
   params[layout.vec()] = vec ? 1 : 0;
-  plan.vectorised = vec;
+  plan.vectorised = vec || rows;
   plan.kernel = contiguous       ? PointwiseLaunchPlan::Kernel::kContiguous
+                : rows           ? PointwiseLaunchPlan::Kernel::kRows4
                 : fits_int32(it) ? PointwiseLaunchPlan::Kernel::kStrided32
                                  : PointwiseLaunchPlan::Kernel::kStrided64;
-  const int64_t work = vec ? (numel + 3) / 4 : numel;
+  const int64_t work = vec || rows ? (numel + 3) / 4 : numel;
   plan.blocks = static_cast<unsigned>(std::clamp<int64_t>(
       (work + kPointwiseThreads - 1) / kPointwiseThreads, 1, int64_t{multiprocessors} * 16));
   return plan;

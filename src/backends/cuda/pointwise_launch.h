@@ -40,10 +40,10 @@ struct PointwiseOperand {
 // What one launch of a prepared program runs: which of its kernels, how many blocks of
 // kPointwiseThreads, and the parameter block (PointwiseParamLayout). Pure host computation
 // (checks of the operands against the program, broadcasting, coalescing, the choice between
-// the contiguous, vectorised and strided kernels), so tests can inspect it without a GPU.
+// the contiguous, vectorised, rows and strided kernels), so tests can inspect it without a GPU.
 inline constexpr unsigned kPointwiseThreads = 256;
 struct PointwiseLaunchPlan {
-  enum class Kernel { kContiguous, kStrided32, kStrided64 };
+  enum class Kernel { kContiguous, kStrided32, kStrided64, kRows4 };
   Kernel kernel = Kernel::kContiguous;
   bool vectorised = false;
   unsigned blocks = 0;  // 0: nothing to do (no elements)

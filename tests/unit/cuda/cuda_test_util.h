@@ -31,10 +31,14 @@ enum class Layout {
   kContiguous,
   kStrided,     // every other element of the last dim, starting one element in
   kTransposed,  // the last two dims stored swapped
+  kRows,        // rows of a wider tensor: the last dim dense, 4 elements in, rows 8 apart more
 };
 
 inline const char* layout_name(Layout l) {
-  return l == Layout::kContiguous ? "contiguous" : l == Layout::kStrided ? "strided" : "transposed";
+  return l == Layout::kContiguous ? "contiguous"
+         : l == Layout::kStrided  ? "strided"
+         : l == Layout::kRows     ? "rows"
+                                  : "transposed";
 }
 
 // A view of `sizes` over fresh zeroed storage, laid out as `layout`.
@@ -47,6 +51,14 @@ inline Tensor make_layout(DType dtype, const Shape& sizes, Layout layout) {
     Shape strides = contiguous_strides(storage);
     strides.back() = 2;
     return base.view_as(sizes, strides, 1);
+  }
+  if (layout == Layout::kRows && rank >= 1) {
+    // A slice of each row of a wider tensor, as the rotary chain's half rows: aligned for
+    // 4-element loads where the row length is a multiple of 4 (pointwise kernels' rows path).
+    Shape storage = sizes;
+    storage.back() = sizes.back() + 8;
+    Tensor base = Tensor::empty(dtype, storage).value();
+    return base.view_as(sizes, contiguous_strides(storage), 4);
   }
   if (layout == Layout::kTransposed && rank >= 2) {
     Shape storage = sizes;

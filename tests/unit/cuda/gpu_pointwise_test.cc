@@ -25,8 +25,11 @@ class GpuPointwise : public GpuTest {};
 struct Dims {
   int64_t n, m;
 };
-constexpr Dims kDims[] = {{3, 5}, {1, 1}, {0, 4}, {129, 1031}, {70001, 3}};
-constexpr Layout kLayouts[] = {Layout::kContiguous, Layout::kStrided, Layout::kTransposed};
+// {6, 36}: rows of a multiple of 4, which the rows kernel takes between the rows and
+// contiguous layouts.
+constexpr Dims kDims[] = {{3, 5}, {1, 1}, {0, 4}, {6, 36}, {129, 1031}, {70001, 3}};
+constexpr Layout kLayouts[] = {Layout::kContiguous, Layout::kStrided, Layout::kTransposed,
+                               Layout::kRows};
 
 // Compiles every lowered program in parallel first (NVRTC is the slow part).
 void warm_cache(const std::vector<PointwiseProgram>& programs) {
