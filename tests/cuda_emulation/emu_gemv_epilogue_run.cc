@@ -151,7 +151,7 @@ int main() {
           gemv_epilogue_params(a, *l, c.shape.program.constants,
                                l->partial_bytes ? partials.data() : nullptr, counters.data(), err);
       emu_launch(
-          dim3(static_cast<unsigned>(l->tiles), static_cast<unsigned>(l->splits), 1), 256,
+          dim3(static_cast<unsigned>(l->blocks), static_cast<unsigned>(l->splits), 1), 256,
           [&] { kKernels[ci](params.data(), l->row_tile); }, /*barrier=*/true);
       ++runs;
       // The reference.
@@ -201,10 +201,12 @@ int main() {
       bool counters_zero = true;
       for (unsigned v : counters) counters_zero = counters_zero && v == 0;
       if (!counters_zero) ++bad;
-      printf("%s %s %s rows %ld width %ld k %ld tiles %ld splits %ld cols/block %d: worst %.3g%s\n",
-             bad ? "FAIL" : "ok  ", c.name, dtype_name(t).data(), (long)g.rows, (long)g.width,
-             (long)g.k, (long)l->tiles, (long)l->splits, l->cols_per_block, worst,
-             counters_zero ? "" : " (counters left set)");
+      printf(
+          "%s %s %s rows %ld width %ld k %ld tiles %ld blocks %ld splits %ld cols/block %d: worst "
+          "%.3g%s\n",
+          bad ? "FAIL" : "ok  ", c.name, dtype_name(t).data(), (long)g.rows, (long)g.width,
+          (long)g.k, (long)l->tiles, (long)l->blocks, (long)l->splits, l->cols_per_block, worst,
+          counters_zero ? "" : " (counters left set)");
       fails += bad ? 1 : 0;
     }
   }

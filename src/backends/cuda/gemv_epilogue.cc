@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
@@ -85,6 +86,13 @@ std::optional<GemvEpilogueLaunch> plan_gemv_epilogue(const GemvEpilogueArgs& a, 
     l.splits = std::clamp<int64_t>(std::min(ceil_div(target, l.tiles), g.k / min_k), 1, 64);
   l.k_per_split = ceil_div(ceil_div(g.k, l.splits), vec) * vec;
   l.splits = std::max<int64_t>(1, ceil_div(g.k, l.k_per_split));
+  l.blocks = l.tiles;
+  static const int per_sm = [] {
+    const char* v = std::getenv("SPLICE_GEMV_EPILOGUE_BLOCKS_PER_SM");
+    return v != nullptr ? std::atoi(v) : kGemvEpilogueBlocksPerSm;
+  }();
+  if (l.splits == 1 && per_sm > 0)
+    l.blocks = std::min<int64_t>(l.tiles, int64_t{per_sm} * std::max(sm_count, 1));
   if (l.splits > 1)
     l.partial_bytes =
         scratch_round(static_cast<size_t>(l.splits * g.m * ranges * a.width) * sizeof(float));
@@ -153,7 +161,7 @@ std::vector<uint64_t> gemv_epilogue_params(const GemvEpilogueArgs& a, const Gemv
   put(partials);
   put(counters);
   for (int64_t v : {g.m, a.width, g.k, g.x_rs, g.w_ns, g.bias_s, l.k_per_split, l.splits,
-                    static_cast<int64_t>(l.cols_per_block)})
+                    static_cast<int64_t>(l.cols_per_block), l.tiles})
     put(v);
   for (int64_t c : a.columns) put(c);
   const int slots = std::max(operands, 1);
@@ -194,7 +202,7 @@ Result<void> PreparedGemvEpilogue::launch(const GemvEpilogueArgs& a, const GemvE
   std::vector<uint64_t> p =
       gemv_epilogue_params(a, l, constants, partials, counters, ctx.error_word);
   void* args[] = {p.data()};
-  return launch_module_kernel(kernels_[tile_index(l.row_tile)], static_cast<unsigned>(l.tiles),
+  return launch_module_kernel(kernels_[tile_index(l.row_tile)], static_cast<unsigned>(l.blocks),
                               static_cast<unsigned>(l.splits), kGemvThreads, ctx.stream, args);
 }
 

@@ -88,10 +88,19 @@ struct GemvEpilogueLaunch {
   int row_tile = 1;
   int cols_per_block = 1;
   int64_t tiles = 1;
+  // grid.x: one block per tile when k is split; otherwise at most kGemvEpilogueBlocksPerSm per
+  // multiprocessor, each looping over tiles `blocks` apart, so the prologue (the norm's row
+  // statistics, x staged in shared memory) is paid once per block, not once per tile.
+  int64_t blocks = 1;
   int64_t splits = 1;
   int64_t k_per_split = 0;
   size_t partial_bytes = 0;
 };
+
+// Blocks per multiprocessor of a GEMV epilogue kernel whose tiles are not split (4: with 32 KB
+// of staged x a multiprocessor holds 7; 4 x 8 warps keep ~64 KB of weight loads in flight).
+// SPLICE_GEMV_EPILOGUE_BLOCKS_PER_SM overrides it (0: one block per tile), for measuring.
+inline constexpr int kGemvEpilogueBlocksPerSm = 4;
 
 // Whether the rows kernel reads this product (unit k strides, 16-byte aligned rows, at most
 // kGemvMaxRows rows), and its launch on `sm_count` multiprocessors; nullopt otherwise (the

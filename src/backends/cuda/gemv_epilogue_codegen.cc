@@ -49,110 +49,119 @@ __device__ __forceinline__ void sp_gemv_epilogue(const Params& p) {{
   const int vrow = warp / per_row, sub = warp % per_row;
   const bool active = vrow < vr;
   const int r = vrow / cpb, jj = vrow % cpb;
-  const long long j0 = (long long)blockIdx.x * cpb;
   const long long k0 = (long long)blockIdx.y * p.k_per_split;
   const long long k1 = min(p.k, k0 + p.k_per_split);
-  // The block's weight lines into L2 while the kernel before this one drains and while the
-  // prologue below reads x: the weight loads after them then hit L2.
-  if (active && j0 + jj < p.n) {{
-    const char* wrow = p.w + (p.col[r] + j0 + jj) * p.w_ns * (long long)sizeof({T});
+  // A tile's weight lines into L2: the first tile's while the kernel before this one drains
+  // and the prologue below reads x, each next one's while this block reads the current one.
+  const auto prefetch = [&](long long t) {{
+    const long long j = t * cpb + jj;
+    if (!active || t >= p.tiles || j >= p.n) return;
+    const char* wrow = p.w + (p.col[r] + j) * p.w_ns * (long long)sizeof({T});
     for (long long b = k0 * (long long)sizeof({T}) + (long long)(sub * 32 + lane) * 128;
          b < k1 * (long long)sizeof({T}); b += (long long)per_row * 32 * 128)
       sp_prefetch_l2(wrow + b);
-  }}
+  }};
+  prefetch(blockIdx.x);
   sp_dependent_start();
   if (sp_failed(p.err)) return;  // uniform: the word does not change during this kernel
   sp_row_stats<MT>(p, sp_r);
-  float acc[MT];
+  // The block's tiles (gridDim.x apart: fewer blocks than tiles keep the prologue's cost to
+  // one per block); every iteration is uniform over the block, and its barriers also order
+  // one iteration's reads of red and tile before the next one's writes.
+  for (long long t = blockIdx.x; t < p.tiles; t += gridDim.x) {{
+    prefetch(t + gridDim.x);
+    const long long j0 = t * cpb;
+    float acc[MT];
 #pragma unroll
-  for (int m = 0; m < MT; ++m) acc[m] = 0.0f;
-  if (active && j0 + jj < p.n) {{
-    const {T}* x = (const {T}*)p.x;
-    const {T}* wrow = (const {T}*)p.w + (p.col[r] + j0 + jj) * p.w_ns;
-    const long long step = (long long)per_row * 32 * {V};
-    long long kk = k0 + (long long)(sub * 32 + lane) * {V};
-    for (; kk + 3 * step < k1; kk += 4 * step) {{
-      uint4 raw[4];
+    for (int m = 0; m < MT; ++m) acc[m] = 0.0f;
+    if (active && j0 + jj < p.n) {{
+      const {T}* x = (const {T}*)p.x;
+      const {T}* wrow = (const {T}*)p.w + (p.col[r] + j0 + jj) * p.w_ns;
+      const long long step = (long long)per_row * 32 * {V};
+      long long kk = k0 + (long long)(sub * 32 + lane) * {V};
+      for (; kk + 3 * step < k1; kk += 4 * step) {{
+        uint4 raw[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) raw[u] = sp_ld_stream(wrow + kk + u * step);
+        for (int u = 0; u < 4; ++u) raw[u] = sp_ld_stream(wrow + kk + u * step);
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {{
+        for (int u = 0; u < 4; ++u) {{
+          float wf[{V}];
+          sp_unpack(raw[u], wf);
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {{
+            if (m >= p.m) break;
+            float xf[{V}];
+            sp_load_x(p, x, m, kk + u * step, sp_r[m], xf);
+#pragma unroll
+            for (int i = 0; i < {V}; ++i) acc[m] = fmaf(xf[i], wf[i], acc[m]);
+          }}
+        }}
+      }}
+      for (; kk < k1; kk += step) {{
         float wf[{V}];
-        sp_unpack(raw[u], wf);
+        sp_unpack(sp_ld_stream(wrow + kk), wf);
 #pragma unroll
         for (int m = 0; m < MT; ++m) {{
           if (m >= p.m) break;
           float xf[{V}];
-          sp_load_x(p, x, m, kk + u * step, sp_r[m], xf);
+          sp_load_x(p, x, m, kk, sp_r[m], xf);
 #pragma unroll
           for (int i = 0; i < {V}; ++i) acc[m] = fmaf(xf[i], wf[i], acc[m]);
         }}
       }}
     }}
-    for (; kk < k1; kk += step) {{
-      float wf[{V}];
-      sp_unpack(sp_ld_stream(wrow + kk), wf);
 #pragma unroll
-      for (int m = 0; m < MT; ++m) {{
-        if (m >= p.m) break;
-        float xf[{V}];
-        sp_load_x(p, x, m, kk, sp_r[m], xf);
+    for (int m = 0; m < MT; ++m) acc[m] = sp_warp_sum(acc[m]);
+    if (lane == 0) {{
 #pragma unroll
-        for (int i = 0; i < {V}; ++i) acc[m] = fmaf(xf[i], wf[i], acc[m]);
-      }}
-    }}
-  }}
-#pragma unroll
-  for (int m = 0; m < MT; ++m) acc[m] = sp_warp_sum(acc[m]);
-  if (lane == 0) {{
-#pragma unroll
-    for (int m = 0; m < MT; ++m) red[warp][m] = acc[m];
-  }}
-  __syncthreads();
-  for (int idx = threadIdx.x; idx < MT * vr; idx += blockDim.x) {{
-    const int m = idx / vr, v = idx % vr;
-    float s = 0.0f;
-    for (int q = 0; q < per_row; ++q) s += red[v * per_row + q][m];
-    tile[m][v] = s;
-  }}
-  __syncthreads();
-  if (p.splits > 1) {{
-    // Partials [split][m][range][j]; the tile's last block sums them in split order.
-    const long long plane = p.m * {R} * p.n;
-    float* mine = p.partials + (long long)blockIdx.y * plane;
-    for (int idx = threadIdx.x; idx < p.m * vr; idx += blockDim.x) {{
-      const int m = idx / vr, v = idx % vr;
-      const long long j = j0 + v % cpb;
-      if (j < p.n) mine[(m * {R} + v / cpb) * p.n + j] = tile[m][v];
-    }}
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {{
-      const unsigned arrived = atomicAdd(&p.counters[blockIdx.x], 1u);
-      last = arrived == (unsigned)(p.splits - 1);
-      if (last) p.counters[blockIdx.x] = 0;
+      for (int m = 0; m < MT; ++m) red[warp][m] = acc[m];
     }}
     __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (int idx = threadIdx.x; idx < p.m * vr; idx += blockDim.x) {{
+    for (int idx = threadIdx.x; idx < MT * vr; idx += blockDim.x) {{
       const int m = idx / vr, v = idx % vr;
-      const long long j = j0 + v % cpb;
-      if (j >= p.n) continue;
       float s = 0.0f;
-      for (long long q = 0; q < p.splits; ++q)
-        s += __ldcg(p.partials + q * plane + (m * {R} + v / cpb) * p.n + j);
+      for (int q = 0; q < per_row; ++q) s += red[v * per_row + q][m];
       tile[m][v] = s;
     }}
     __syncthreads();
-  }}
-  // The epilogue: one thread per (row, column).
-  for (int idx = threadIdx.x; idx < p.m * cpb; idx += blockDim.x) {{
-    const int m = idx / cpb, c = idx % cpb;
-    const long long j = j0 + c;
-    if (j >= p.n) continue;
+    if (p.splits > 1) {{
+      // Partials [split][m][range][j]; the tile's last block sums them in split order.
+      const long long plane = p.m * {R} * p.n;
+      float* mine = p.partials + (long long)blockIdx.y * plane;
+      for (int idx = threadIdx.x; idx < p.m * vr; idx += blockDim.x) {{
+        const int m = idx / vr, v = idx % vr;
+        const long long j = j0 + v % cpb;
+        if (j < p.n) mine[(m * {R} + v / cpb) * p.n + j] = tile[m][v];
+      }}
+      __threadfence();
+      __syncthreads();
+      if (threadIdx.x == 0) {{
+        const unsigned arrived = atomicAdd(&p.counters[t], 1u);
+        last = arrived == (unsigned)(p.splits - 1);
+        if (last) p.counters[t] = 0;
+      }}
+      __syncthreads();
+      if (!last) return;
+      __threadfence();
+      for (int idx = threadIdx.x; idx < p.m * vr; idx += blockDim.x) {{
+        const int m = idx / vr, v = idx % vr;
+        const long long j = j0 + v % cpb;
+        if (j >= p.n) continue;
+        float s = 0.0f;
+        for (long long q = 0; q < p.splits; ++q)
+          s += __ldcg(p.partials + q * plane + (m * {R} + v / cpb) * p.n + j);
+        tile[m][v] = s;
+      }}
+      __syncthreads();
+    }}
+    // The epilogue: one thread per (row, column).
+    for (int idx = threadIdx.x; idx < p.m * cpb; idx += blockDim.x) {{
+      const int m = idx / cpb, c = idx % cpb;
+      const long long j = j0 + c;
+      if (j >= p.n) continue;
 {ranges}{loads}    compute(p, (long long)m * p.n + j{args});
-{stores}  }}
+{stores}    }}
+  }}
 }}
 )KERNEL";
 
@@ -303,7 +312,7 @@ Result<std::string> generate_gemv_epilogue_source(const GemvEpilogueShape& shape
   s += fmt::format(
       "struct Params {{\n  const char* x;\n  const char* w;\n  const char* bias;\n"
       "  float* partials;\n  unsigned* counters;\n"
-      "  long long m, n, k, x_rs, w_ns, bias_s, k_per_split, splits, cols_per_block;\n"
+      "  long long m, n, k, x_rs, w_ns, bias_s, k_per_split, splits, cols_per_block, tiles;\n"
       "  long long col[{R}];\n  char* ptr[{N}];\n  long long rs[{N}];\n  long long cs[{N}];\n"
       "  long long* err;\n  float alpha, beta;\n  const char* nw;\n  float eps, unused;\n"
       "  long long consts[{C}];\n}};\n",

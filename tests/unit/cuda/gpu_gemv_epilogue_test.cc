@@ -111,10 +111,14 @@ TEST(GemvEpilogueLaunch, TheGeometryCoversEveryRangeOfEveryColumn) {
   EXPECT_EQ(l->tiles, 2048);
   EXPECT_EQ(l->splits, 1);
   EXPECT_EQ(l->partial_bytes, 0u);
-  // A narrow output splits k.
+  // Fewer blocks than tiles, each looping over its tiles (SPLICE_GEMV_EPILOGUE_BLOCKS_PER_SM
+  // is not set in tests).
+  EXPECT_EQ(l->blocks, kGemvEpilogueBlocksPerSm * 132);
+  // A narrow output splits k, one block per tile.
   l = plan_gemv_epilogue(decode_args(64, 8192, 64, {0}), 132);
   ASSERT_TRUE(l.has_value());
   EXPECT_GT(l->splits, 1);
+  EXPECT_EQ(l->blocks, l->tiles);
   EXPECT_EQ(l->k_per_split % 8, 0);
   EXPECT_GE(l->splits * l->k_per_split, 8192);
   EXPECT_GT(l->partial_bytes, 0u);
