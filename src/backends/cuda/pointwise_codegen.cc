@@ -233,9 +233,9 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
         fmt::arg("n", nops), fmt::arg("I", index), fmt::arg("decompose", decompose(index)));
   }
 
-  // Four elements a thread: `at(k)` is operand k's first element, `spread(k)` whether its four
-  // are consecutive (else it is one element broadcast over them).
-  auto vec_body = [&](auto at, auto spread) {
+  // Four elements a thread: `at(k)` is operand k's first element when its four are consecutive
+  // (`spread(k)`), `single(k)` the element broadcast over them when they are not.
+  auto vec_body = [&](auto at, auto single, auto spread) {
     std::string loads, compute, args, stores;
     for (int k = 0; k < nin; ++k) {
       const char* t = pointwise_storage_type(types[k]);
@@ -243,9 +243,9 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
           "      {t} a{k}[4];\n      if ({spread}) {{\n"
           "        const sp_vec4<{t}> v = *(const sp_vec4<{t}>*)({at});\n"
           "        for (int j = 0; j < 4; ++j) a{k}[j] = v.v[j];\n      }} else {{\n"
-          "        for (int j = 0; j < 4; ++j) a{k}[j] = *(const {t}*)({at});\n      }}\n",
+          "        for (int j = 0; j < 4; ++j) a{k}[j] = *(const {t}*)({single});\n      }}\n",
           fmt::arg("t", t), fmt::arg("k", k), fmt::arg("at", at(k, t)),
-          fmt::arg("spread", spread(k)));
+          fmt::arg("single", single(k, t)), fmt::arg("spread", spread(k)));
       args += fmt::format(", a{}[j]", k);
     }
     for (int k = 0; k < nout; ++k) {
@@ -265,6 +265,7 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
       [](int k, const char* t) {
         return fmt::format("ptr[{}] + first * (long long)sizeof({})", k, t);
       },
+      [](int k, const char*) { return fmt::format("ptr[{}]", k); },
       [](int k) { return fmt::format("p.strides[{}][0]", k); });
   s += fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
@@ -286,11 +287,11 @@ Result<std::string> generate_pointwise_source(const PointwiseProgram& p,
   // broadcast (stride 0) in an input, its size a multiple of 4 and every row start aligned for
   // four elements (pointwise_launch.cc checks): four elements a thread, the coordinates once
   // for the four (the rotary chain's half rows, slices of a wider row).
+  const auto at_offset = [](int k, const char* t) {
+    return fmt::format("ptr[{}] + (long long)off[{}] * (long long)sizeof({})", k, k, t);
+  };
   const std::string rows = vec_body(
-      [](int k, const char* t) {
-        return fmt::format("ptr[{}] + (long long)off[{}] * (long long)sizeof({})", k, k, t);
-      },
-      [](int k) { return fmt::format("p.strides[{}][p.rank - 1]", k); });
+      at_offset, at_offset, [](int k) { return fmt::format("p.strides[{}][p.rank - 1]", k); });
   s += fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(256) {name}(const Params p) {{\n"
       "  sp_dependent_start();\n  char* ptr[{n}];\n  if (!prepare(p, ptr)) return;\n"
