@@ -160,6 +160,34 @@ TEST_F(GpuPointwise, RotaryHalvesInOneLaunch) {
   }
 }
 
+// Broadcast operands in the 4-element kernels: a 0-d tensor in the contiguous kernel (read at
+// its one element, not past it), a row repeated over rows and a value per row in the rows
+// kernel (output rows in a wider tensor).
+TEST_F(GpuPointwise, BroadcastOperandsReachEveryGroupOfFour) {
+  PointwiseProgram p;
+  const PointwiseRef a = p.add_input(DType::kFloat32), b = p.add_input(DType::kFloat32);
+  p.add_output(p.add_node(PointwiseFn::kMul, {a, b}, DType::kFloat32, DType::kFloat32));
+  std::mt19937 rng(11);
+  const Shape shape = {5, 8};
+  Tensor x = Tensor::empty(DType::kFloat32, shape).value();
+  fill_random(x, 0, rng);
+  for (const Shape& bshape : {Shape{}, Shape{8}, Shape{5, 1}}) {
+    for (Layout out_layout : {Layout::kContiguous, Layout::kRows}) {
+      Tensor y = Tensor::empty(DType::kFloat32, bshape).value();
+      fill_random(y, 0, rng);
+      const std::vector<cpu::KernelArg> args = {x, y};
+      const Tensor want = (*cpu_reference("aten.mul.Tensor", args))[0];
+      DeviceCopy dx = upload(x), dy = upload(y);
+      Destination out = make_destination(DType::kFloat32, shape, out_layout);
+      const DeviceTensor ins[] = {dx.view, dy.view};
+      const DeviceTensor outs[] = {out.view};
+      ASSERT_TRUE(launch_pointwise(p, ins, outs, {}).ok());
+      EXPECT_EQ(check_destination(out, want, true), "")
+          << shape_string(bshape) << " into " << layout_name(out_layout);
+    }
+  }
+}
+
 // A KV-cache-style write: out = x * 2 stored at cache[:, pos:pos+2, :] with pos read from the
 // device when the kernel runs; a position past the end records an error and writes nothing.
 TEST_F(GpuPointwise, DevicePositionMovesTheDestination) {
