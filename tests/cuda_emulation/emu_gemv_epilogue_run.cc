@@ -68,7 +68,7 @@ int main() {
   const Geometry geometries[] = {
       {1, 256, 40, 132, false, 0, 1}, {3, 512, 24, 2, true, 5, 1},  {16, 64, 8, 132, true, 0, 2},
       {5, 1024, 17, 8, false, 3, 1},  {2, 2048, 64, 2, true, 0, 1}, {4, 8192, 24, 132, true, 2, 1},
-      {1, 4096, 3, 132, false, 0, 1},
+      {1, 4096, 3, 132, false, 0, 1}, {2, 512, 130, 1, true, 0, 1},
   };
   int runs = 0, fails = 0;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
