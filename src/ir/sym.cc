@@ -302,6 +302,11 @@ SymExpr build_add(std::vector<SymExpr> operands) {
 
 SymExpr build_pow(const SymExpr& base, const SymExpr& exponent);
 
+// |c| as an unsigned value (exact for INT64_MIN, which std::abs and negation overflow).
+uint64_t magnitude(int64_t c) {
+  return c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+}
+
 SymExpr build_mul(std::vector<SymExpr> operands) {
   std::vector<SymExpr> flat = flatten(SymOp::kMul, std::move(operands));
   for (const SymExpr& f : flat) {
@@ -312,19 +317,18 @@ SymExpr build_mul(std::vector<SymExpr> operands) {
   // overflows must stay unfolded the same way however it is rebuilt).
   using UWide = unsigned __int128;
   constexpr UWide kLimit = UWide{1} << 63;
-  UWide magnitude = 1;
+  UWide product = 1;  // the magnitude
   bool negative = false;
   bool overflow = false;
   for (const SymExpr& f : flat) {
     if (!f.is_constant() || overflow) continue;
     int64_t c = *f.constant();
     negative ^= c < 0;
-    uint64_t m = c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
-    magnitude *= m;
-    if (magnitude > kLimit) overflow = true;
+    product *= magnitude(c);
+    if (product > kLimit) overflow = true;
   }
-  if (!negative && magnitude == kLimit) overflow = true;
-  Wide constant = negative ? -Wide(magnitude) : Wide(magnitude);
+  if (!negative && product == kLimit) overflow = true;
+  Wide constant = negative ? -Wide(product) : Wide(product);
   // Like factors are collected into exponents: s0*s0 → s0**2.
   std::map<std::string, std::pair<Wide, SymExpr>> factors;
   for (const SymExpr& f : flat) {
@@ -468,9 +472,6 @@ std::optional<std::pair<SymExpr, SymExpr>> cancel_common_factors(const SymExpr& 
   // The gcd of the coefficients, on magnitudes (std::gcd would negate INT64_MIN; a gcd of 2^63,
   // every coefficient INT64_MIN, is left alone), and each factor's smallest exponent. b's
   // coefficient is not 0, so g >= 1.
-  auto magnitude = [](int64_t c) {
-    return c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
-  };
   uint64_t gu = magnitude(den->coefficient);
   for (const Monomial& m : num) gu = std::gcd(gu, magnitude(m.coefficient));
   const int64_t g = gu > static_cast<uint64_t>(kInt64Max) ? 1 : static_cast<int64_t>(gu);
