@@ -11,14 +11,22 @@
 
 namespace splice::cuda {
 
-bool dependent_launch_enabled() {
+namespace {
+
+// Dependent launches on a device of this compute capability (SPLICE_PDL read once).
+bool dependent_on(const DeviceInfo& device) {
   static const bool switched_off = [] {
     const char* value = std::getenv("SPLICE_PDL");
     return value != nullptr && std::string_view(value) == "0";
   }();
-  if (switched_off) return false;
+  return !switched_off && device.major >= 9;
+}
+
+}  // namespace
+
+bool dependent_launch_enabled() {
   auto device = current_device_info();
-  return device.ok() && device->major >= 9;
+  return device.ok() && dependent_on(*device);
 }
 
 Result<void> launch_module_kernel(CUfunction kernel, unsigned grid_x, unsigned grid_y,
@@ -45,7 +53,7 @@ Result<void> launch_module_kernel(CUfunction kernel, unsigned grid_x, unsigned g
   config.sharedMemBytes = 0;
   config.hStream = reinterpret_cast<CUstream>(stream);
   config.attrs = &dependent;
-  config.numAttrs = dependent_launch_enabled() ? 1 : 0;
+  config.numAttrs = dependent_on(device) ? 1 : 0;
   SPLICE_CU_CHECK(api, launch_kernel_ex(&config, kernel, args, nullptr));
   return ok_result();
 }

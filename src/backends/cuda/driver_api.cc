@@ -41,7 +41,6 @@ Result<DriverApi> load() {
   SPLICE_TRY(lookup("cuModuleLoadData", api.module_load_data));
   SPLICE_TRY(lookup("cuModuleUnload", api.module_unload));
   SPLICE_TRY(lookup("cuModuleGetFunction", api.module_get_function));
-  SPLICE_TRY(lookup("cuLaunchKernel", api.launch_kernel));
   SPLICE_TRY(lookup("cuLaunchKernelEx", api.launch_kernel_ex));
   SPLICE_TRY(lookup("cuGetErrorName", api.get_error_name));
   SPLICE_TRY(lookup("cuGetErrorString", api.get_error_string));

@@ -15,10 +15,6 @@ struct DriverApi {
   CUresult (*module_unload)(CUmodule module) = nullptr;
   CUresult (*module_get_function)(CUfunction* function, CUmodule module,
                                   const char* name) = nullptr;
-  CUresult (*launch_kernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-                            unsigned block_x, unsigned block_y, unsigned block_z,
-                            unsigned shared_bytes, CUstream stream, void** params,
-                            void** extra) = nullptr;
   // cuLaunchKernelEx: a launch with attributes (dependent launches, dependent_launch.h).
   CUresult (*launch_kernel_ex)(const CUlaunchConfig* config, CUfunction f, void** params,
                                void** extra) = nullptr;

@@ -13,7 +13,6 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/dependent_launch.h"
 #include "backends/cuda/device_info.h"
-#include "backends/cuda/driver_api.h"
 #include "backends/cuda/indexing.h"
 #include "backends/cuda/nvrtc_compiler.h"
 

@@ -19,7 +19,7 @@ TEST(CudaDriver, LookupSucceedsOrSaysWhy) {
   auto api = driver_api();
   if (device_available()) {
     ASSERT_TRUE(api.ok()) << api.error().message();
-    EXPECT_NE((*api)->launch_kernel, nullptr);
+    EXPECT_NE((*api)->launch_kernel_ex, nullptr);
   } else if (!api.ok()) {
     EXPECT_EQ(api.error().kind(), ErrorKind::kBackend);
     EXPECT_NE(api.error().message().find("CUDA driver"), std::string::npos)
