@@ -134,7 +134,9 @@ struct CallTimes {
   std::string clock;
   // What the device ran in all timed calls together (divide by ms.size() for one call): kernels
   // launched, memory copies (host<->device and device<->device) and memsets, on the session's
-  // stream. On a GPU they are counted with CUPTI's activity API (libcupti, loaded at run time).
+  // stream. On a GPU they are counted with CUPTI's activity API (libcupti, loaded at run time),
+  // on as many calls again run after the timed ones from the same inputs and starting state:
+  // CUPTI's records slow every launch they see, so they are off while calls are timed.
   // `counted` is false where nothing was counted (the CPU backend; no libcupti), and
   // `count_note` then says why.
   bool counted = false;

@@ -27,7 +27,7 @@ class HostClockProbe final : public CallProbe {
  public:
   explicit HostClockProbe(std::string_view backend) : backend_(backend) {}
   std::string_view clock() const override { return "host"; }
-  Result<void> begin() override {
+  Result<void> begin(bool /*count*/) override {
     start_ = std::chrono::steady_clock::now();
     return ok_result();
   }

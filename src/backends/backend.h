@@ -79,7 +79,14 @@ class CallProbe {
   virtual ~CallProbe() = default;
   // How end() measures: "host" (the host's steady clock) or "cuda_events".
   virtual std::string_view clock() const = 0;
-  virtual Result<void> begin() = 0;
+  // Starts timing a call. With `count`, the device work queued between this begin() and its
+  // end() is counted too (counts()). Counting can slow the launches it sees (CUPTI's activity
+  // records cost the host time on every launch), so Session::measure times calls uncounted and
+  // counts on calls of their own.
+  virtual Result<void> begin(bool count) = 0;
+  // Whether begin(true) counts anything: false on a backend without device work, or when the
+  // counting library is missing (counts() then says why).
+  virtual bool counts_work() const { return false; }
   // The call's latency in milliseconds; waits until the device has finished the call.
   virtual Result<double> end() = 0;
   // What ran between every begin() and its end() so far.

@@ -105,10 +105,26 @@ Result<Tensor> borrow(const std::string& name, const TensorArg& arg, bool writab
   return Tensor(arg.dtype, arg.shape, contiguous_strides(arg.shape), 0, std::move(storage));
 }
 
-// A device copy of output t that the caller alone owns.
+// Output t as a device tensor that the caller alone owns: t itself when nothing else holds its
+// memory (a call's fresh output: plan::Buffer::per_call), else a copy. Memory the session
+// keeps (state, a recorded call's outputs, which every replay rewrites), the archive's
+// weights, a caller's input and one storage under two outputs all have other holders or are
+// not splice's, and are copied. `copied` says which happened.
 Result<DeviceTensor> to_device_output(const detail::ModelImpl& model, detail::SessionState& state,
-                                      const Tensor& t) {
+                                      const Tensor& t, bool& copied) {
   const backend::Backend& b = *model.backend;
+  const std::shared_ptr<Storage>& held = t.storage();
+  copied = !(held->owned() && held->writable() && held.use_count() == 1 && t.is_contiguous() &&
+             held->device() == b.device());
+  if (!copied) {
+    DeviceTensor d;
+    d.device = held->device();
+    d.dtype = t.dtype();
+    d.shape = t.sizes();
+    d.data = t.device_data();
+    d.owner = held;
+    return d;
+  }
   SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(t.nbytes()));
   Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, storage);
   SPLICE_TRY(b.copy(copy, t, state.backend_session.get()));
@@ -418,6 +434,7 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
     SPLICE_ASSIGN_OR_RETURN(runtime::CallOutputs outs,
                             runtime::execute(*model_, bound, *state_, nullptr, state_->step_hooks));
     RunResult result;
+    bool queued = false;  // work queued after execute() (which waited for its own)
     for (auto& o : outs.user_outputs) {
       result.present.push_back(o.has_value());
       if (options.outputs_on_device) {
@@ -425,7 +442,11 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
           result.device_outputs.emplace_back();
           continue;
         }
-        SPLICE_ASSIGN_OR_RETURN(DeviceTensor d, to_device_output(*model_, *state_, *o));
+        // Moved out of `outs`, so that a fresh output's storage has no holder but this one.
+        const Tensor t = *std::exchange(o, std::nullopt);
+        bool copied = false;
+        SPLICE_ASSIGN_OR_RETURN(DeviceTensor d, to_device_output(*model_, *state_, t, copied));
+        queued = queued || copied;
         result.device_outputs.push_back(std::move(d));
         continue;
       }
@@ -436,7 +457,7 @@ Result<RunResult> Session::run(const std::map<std::string, TensorArg>& inputs,
       SPLICE_ASSIGN_OR_RETURN(HostTensor h, to_host(*model_, *state_, *o));
       result.outputs.push_back(std::move(h));
     }
-    if (options.outputs_on_device) SPLICE_TRY(b.synchronize(*state_->backend_session));
+    if (queued) SPLICE_TRY(b.synchronize(*state_->backend_session));
     for (auto& [name, t] : outs.mutated_inputs) {
       SPLICE_ASSIGN_OR_RETURN(HostTensor h, to_host(*model_, *state_, t));
       auto it = inputs.find(name);
@@ -516,10 +537,18 @@ Result<CallTimes> Session::measure(const std::map<std::string, TensorArg>& input
     times.ms.reserve(static_cast<size_t>(options.iters));
     for (int i = 0; i < options.iters; ++i) {
       SPLICE_TRY(restore());
-      SPLICE_TRY(probe->begin());
+      SPLICE_TRY(probe->begin(false));
       SPLICE_TRY(call());
       SPLICE_ASSIGN_OR_RETURN(double ms, probe->end());
       times.ms.push_back(ms);
+    }
+    // As many calls again, counted and not timed: what the timed calls ran, without the
+    // counting's own cost in their times.
+    for (int i = 0; probe->counts_work() && i < options.iters; ++i) {
+      SPLICE_TRY(restore());
+      SPLICE_TRY(probe->begin(true));
+      SPLICE_TRY(call());
+      SPLICE_TRY(probe->end());
     }
     SPLICE_ASSIGN_OR_RETURN(backend::LaunchCounts counts, probe->counts());
     times.counted = counts.counted;
@@ -607,7 +636,7 @@ Result<CallProfile> Session::profile(const std::map<std::string, TensorArg>& inp
     SPLICE_ASSIGN_OR_RETURN(const bool device, probe->enable_profile());
     ProfileHooks hooks(*probe, device, model_->plan.steps.size());
     state_->step_hooks = &hooks;
-    SPLICE_TRY(probe->begin());
+    SPLICE_TRY(probe->begin(true));
     auto ran = on_device.args.empty() ? run(inputs) : run(on_device.args, on_device.options);
     state_->step_hooks = nullptr;
     SPLICE_TRY(ran);

@@ -1,7 +1,8 @@
-// make_call_probe (call_probe.h): CUDA events around each call on the session's stream, and
-// CUPTI's per-stream counts armed just before the start event and read just after the end
-// event completes. A profiled call (enable_profile) keeps its kernel records instead, each
-// tagged with the plan step marked when it was launched.
+// make_call_probe (call_probe.h): CUDA events around each call on the session's stream, and,
+// for a counted call, CUPTI's per-stream counts armed just before the start event and read
+// just after the end event completes (CUPTI's records are on only while calls are counted).
+// A profiled call (enable_profile) keeps its kernel records instead, each tagged with the plan
+// step marked when it was launched.
 #include "backends/cuda/call_probe.h"
 
 #include <cxxabi.h>
@@ -36,7 +37,7 @@ class CudaCallProbe final : public backend::CallProbe {
   ~CudaCallProbe() override {
     // A call that failed between begin() and end() left the stream armed.
     if (counter_ != nullptr && armed_) (void)counter_->disarm(session_.stream(), stream_id_);
-    if (counter_ != nullptr) counter_->release();
+    if (counter_ != nullptr && held_) counter_->release();
     if (start_ != nullptr) (void)cudaEventDestroy(start_);
     if (stop_ != nullptr) (void)cudaEventDestroy(stop_);
   }
@@ -46,35 +47,39 @@ class CudaCallProbe final : public backend::CallProbe {
     // Default flags: with cudaEventDisableTiming an event has no time to read.
     SPLICE_CUDA_CHECK(cudaEventCreate(&start_));
     SPLICE_CUDA_CHECK(cudaEventCreate(&stop_));
+    // libcupti is loaded now, but its records are made only while a call is counted.
     auto counter = ActivityCounter::get();
     if (!counter.ok()) {
       note_ = counter.error().message();
       return ok_result();
     }
-    if (auto held = (*counter)->hold(); !held.ok()) {
-      note_ = held.error().message();
-      return ok_result();
-    }
     counter_ = *counter;
-    auto id = counter_->stream_id(session_.stream());
-    if (!id.ok()) {
-      stop_counting(id.error());
-      return ok_result();
-    }
-    stream_id_ = *id;
     return ok_result();
   }
 
   std::string_view clock() const override { return "cuda_events"; }
+  bool counts_work() const override { return counter_ != nullptr; }
 
-  Result<void> begin() override {
+  Result<void> begin(bool count) override {
     session_.make_current();
+    count = count || profiling_;
+    // Records on only for counted calls: while held, CUPTI costs every launch host time.
+    if (counter_ != nullptr && count != held_) {
+      if (count) {
+        if (auto held = hold(); !held.ok()) stop_counting(held.error());
+      } else {
+        counter_->release();
+        held_ = false;
+      }
+    }
     // Armed before the start event: arming waits for the stream and flushes CUPTI, host work
     // that must not fall inside the timed interval.
     if (profiling_) {
+      SPLICE_CHECK_OR_RETURN(counter_ != nullptr, ErrorKind::kBackend,
+                             "profiling a GPU call needs CUPTI's kernel records: {}", note_);
       SPLICE_TRY(counter_->profile_arm(session_.stream(), stream_id_));
       armed_ = true;
-    } else if (counter_ != nullptr) {
+    } else if (count && counter_ != nullptr) {
       if (auto armed = counter_->arm(session_.stream(), stream_id_); !armed.ok())
         stop_counting(armed.error());
       else
@@ -148,11 +153,20 @@ class CudaCallProbe final : public backend::CallProbe {
   }
 
  private:
+  // Turns CUPTI's records on for this probe and learns the session stream's id.
+  Result<void> hold() {
+    SPLICE_TRY(counter_->hold());
+    held_ = true;
+    SPLICE_ASSIGN_OR_RETURN(stream_id_, counter_->stream_id(session_.stream()));
+    return ok_result();
+  }
+
   // A counting failure leaves the times valid: counting stops for the rest of the measurement
   // (a partial count would be misread as a per-call figure) and the reason becomes the note.
   void stop_counting(const Error& why) {
     note_ = "counting stopped: " + why.message();
-    counter_->release();
+    if (held_) counter_->release();
+    held_ = false;
     counter_ = nullptr;
   }
 
@@ -161,6 +175,7 @@ class CudaCallProbe final : public backend::CallProbe {
   cudaEvent_t stop_ = nullptr;
   ActivityCounter* counter_ = nullptr;  // null when not counting (note_ says why)
   uint32_t stream_id_ = 0;
+  bool held_ = false;       // CUPTI's records are on for this probe (a counted call)
   bool armed_ = false;      // between a begin() that armed the stream and its end()
   bool profiling_ = false;  // enable_profile() until the profiled call's end()
   std::vector<backend::KernelTime> kernels_;  // the profiled call's kernels

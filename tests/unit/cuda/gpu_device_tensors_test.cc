@@ -169,5 +169,23 @@ TEST_F(GpuDeviceTensors, MeasureWithDeviceIoCopiesNoInputsPerCall) {
   }
 }
 
+// A call's fresh output is handed to the caller as it is, not copied: with the inputs on the
+// device and no graphs (whose recorded outputs every replay rewrites, so those are copied), a
+// rotary call copies nothing but the error word it reads back after its kernels.
+TEST_F(GpuDeviceTensors, FreshOutputsAreHandedOverWithoutACopy) {
+  const std::string name = "rotary_halves_into_empty_like.default";
+  Session session = open_case(name, "cuda", false);
+  auto in = case_inputs(name, 0);
+  MeasureOptions options;
+  options.warmup = 2;
+  options.iters = 5;
+  options.device_io = true;
+  auto times = session.measure(testing::tensor_args(in), options);
+  ASSERT_TRUE(times.ok()) << times.error().message();
+  if (!times->counted) GTEST_SKIP() << "CUPTI counted nothing: " << times->count_note;
+  EXPECT_EQ(times->kernels, options.iters);
+  EXPECT_EQ(times->memcpys, options.iters) << "one error-word read a call, and no output copy";
+}
+
 }  // namespace
 }  // namespace splice::cuda

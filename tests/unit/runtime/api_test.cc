@@ -146,6 +146,58 @@ TEST(Api, OutputsOnDeviceOnTheCpuAreHostCopies) {
   }
 }
 
+// Outputs left on the device are the caller's alone, whether handed over (a call's fresh
+// output) or copied: an input returned as an output is not the caller's own memory, one tensor
+// returned twice comes back as two, and the next call changes neither an earlier call's
+// outputs nor the session's state through them.
+TEST(Api, DeviceOutputsAreTheCallersOwn) {
+  RunOptions options;
+  options.outputs_on_device = true;
+  {
+    Model model = load("return_input.default");
+    Session s = model.open_session().value();
+    auto inputs = recorded("return_input.default", 0, "inputs");
+    auto args = args_of(inputs);
+    auto r = s.run(args, options);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    for (const DeviceTensor& d : r->device_outputs)
+      for (const auto& [name, arg] : args) EXPECT_NE(d.data, arg.data) << name;
+  }
+  {
+    Model model = load("return_same_tensor_twice.default");
+    Session s = model.open_session().value();
+    auto inputs = recorded("return_same_tensor_twice.default", 0, "inputs");
+    auto r = s.run(args_of(inputs), options);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->device_outputs.size(), 2u);
+    EXPECT_NE(r->device_outputs[0].data, r->device_outputs[1].data);
+    const auto expected = recorded("return_same_tensor_twice.default", 0, "outputs");
+    for (size_t i = 0; i < 2; ++i) {
+      const Tensor& e = expected.at("output." + std::to_string(i));
+      EXPECT_EQ(std::memcmp(r->device_outputs[i].data, e.raw_data(), e.nbytes()), 0) << i;
+    }
+  }
+  Model model = load(kKv);
+  Session s = model.open_session().value();
+  auto first_in = recorded(kKv, 0, "inputs");
+  auto first = s.run(args_of(first_in), options);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  const auto expected = recorded(kKv, 0, "outputs");
+  for (int call = 1; call < 3; ++call) {
+    auto in = recorded(kKv, call, "inputs");
+    auto later = s.run(args_of(in), options);
+    ASSERT_TRUE(later.ok()) << later.error().message();
+    ASSERT_EQ(first->device_outputs.size(), expected.size());
+    for (size_t i = 0; i < first->device_outputs.size(); ++i) {
+      const Tensor& e = expected.at("output." + std::to_string(i));
+      EXPECT_EQ(std::memcmp(first->device_outputs[i].data, e.raw_data(), e.nbytes()), 0)
+          << "call 0's output " << i << " changed by call " << call;
+      EXPECT_NE(first->device_outputs[i].data, later->device_outputs[i].data);
+    }
+  }
+  EXPECT_TRUE(same(state_of(s, "cache"), recorded(kKv, 2, "state").at("cache")));
+}
+
 TEST(Api, LoadErrorsAreValues) {
   auto missing = Model::load(kCases + "/no_such_case/model.pt2");
   ASSERT_FALSE(missing.ok());
