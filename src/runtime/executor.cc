@@ -1384,6 +1384,16 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
   if (entry != nullptr) ++entry->calls_run;
   SPLICE_TRY(call.run_steps(hooks));
   SPLICE_ASSIGN_OR_RETURN(CallOutputs result, collect_outputs(program, f));
+  if (entry != nullptr && entry->calls_run == 1 && entry->refused.empty()) {
+    if (std::string why =
+            replay_cost_blocker(replay_copy_bytes(model, bound, result), model.plan.totals.kernels);
+        !why.empty()) {
+      GraphStats& graphs = state.recordings->stats;
+      ++graphs.refused;
+      graphs.refusal = why;
+      entry->refused = std::move(why);
+    }
+  }
   // Everything the call queued is done (and any failure a kernel recorded is reported) before
   // its results are read.
   SPLICE_TRY(model.backend->synchronize(*state.backend_session));

@@ -11,8 +11,9 @@
 // is a position read with .item() that only says where windows start (runtime/device_positions.h).
 //
 // A call is not recorded (it keeps running step by step, and the reason is kept) when it must
-// wait for the device midway (another .item(), a data-dependent size), or when it gives a
-// buffer a new tensor instead of updating it in place (a replay would read the old one). A
+// wait for the device midway (another .item(), a data-dependent size), when it gives a buffer a
+// new tensor instead of updating it in place (a replay would read the old one), or when the
+// copies a replay adds cost more than the launches it saves (replay_cost_blocker). A
 // session keeps at most kMaxRecordedShapes recordings; other shapes run without one.
 
 #include <map>
@@ -61,6 +62,20 @@ Result<bool> replay_recorded(const detail::ModelImpl& model, detail::SessionStat
 // program mutates must have been updated in place.
 std::string replay_blocker(const detail::ModelImpl& model, const detail::SessionState& state,
                            const CallOutputs& outputs);
+
+// Why recording a call would make it slower, or "" when it would not. A replay saves the
+// host's launch of each of the plan's `kernels`, but copies `copied_bytes` more: every input the
+// caller gave in device memory into the tensor the recording reads, and every output out of the
+// memory the recording rewrites (run step by step, a call reads device inputs in place and hands
+// its fresh outputs over: replay_copy_bytes). A rotary call over 32 MB in one kernel loses; a
+// decoder's step of hundreds of kernels over a few positions gains.
+std::string replay_cost_blocker(int64_t copied_bytes, int64_t kernels);
+
+// The bytes a replay of a call that ran as `bound` -> `outputs` copies that running it step by
+// step does not.
+int64_t replay_copy_bytes(const detail::ModelImpl& model,
+                          const std::vector<std::pair<const ir::Value*, Tensor>>& bound,
+                          const CallOutputs& outputs);
 
 // Adds the session memory a recording names besides what it allocated (planned buffers kept
 // between calls, the session's buffers) to `keep`.
