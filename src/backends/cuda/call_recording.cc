@@ -12,8 +12,8 @@ namespace {
 
 class CudaRecordedCall final : public backend::RecordedCall {
  public:
-  CudaRecordedCall(cudaGraphExec_t exec, cudaStream_t stream, SessionBlocks blocks)
-      : exec_(exec), stream_(stream), blocks_(blocks) {}
+  CudaRecordedCall(cudaGraphExec_t exec, cudaStream_t stream, SessionBlocks blocks, bool checks)
+      : exec_(exec), stream_(stream), blocks_(blocks), checks_(checks) {}
   ~CudaRecordedCall() override {
     // Destroying an executable graph needs no sync: the runtime drops recordings between
     // calls, when the session's stream is idle.
@@ -25,11 +25,13 @@ class CudaRecordedCall final : public backend::RecordedCall {
   cudaGraphExec_t exec() const { return exec_; }
   cudaStream_t stream() const { return stream_; }
   const SessionBlocks& blocks() const { return blocks_; }
+  bool checks() const { return checks_; }
 
  private:
   cudaGraphExec_t exec_ = nullptr;
   cudaStream_t stream_ = nullptr;
   SessionBlocks blocks_;
+  bool checks_ = false;  // a launch it recorded may write the error word
 };
 
 Error graph_error(std::string_view what, cudaError_t status) {
@@ -47,6 +49,9 @@ bool is_recording(cudaStream_t stream) {
 
 Result<void> begin_recording(CudaSession& session, std::vector<std::shared_ptr<Storage>>* keep) {
   session.make_current();
+  // What the recording notes is its own (nothing runs while it records): checks left unread
+  // (by a call that failed before its end) are read first.
+  if (session.checks_unread()) SPLICE_TRY(session.take_device_failure("a call before this one"));
   SPLICE_CUDA_CHECK(cudaStreamBeginCapture(session.stream(), cudaStreamCaptureModeThreadLocal));
   set_recording_keep(keep);
   return ok_result();
@@ -54,6 +59,9 @@ Result<void> begin_recording(CudaSession& session, std::vector<std::shared_ptr<S
 
 Result<std::unique_ptr<backend::RecordedCall>> end_recording(CudaSession& session) {
   set_recording_keep(nullptr);
+  // Checks noted while recording belong to the replays, which note them again.
+  const bool checks = session.checks_unread();
+  if (checks) SPLICE_TRY(session.take_device_failure("recording a call"));
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(session.stream(), &graph);
   if (ended != cudaSuccess || graph == nullptr) {
@@ -70,7 +78,7 @@ Result<std::unique_ptr<backend::RecordedCall>> end_recording(CudaSession& sessio
     return graph_error("the recorded CUDA graph could not be instantiated", made);
   }
   return std::unique_ptr<backend::RecordedCall>(
-      std::make_unique<CudaRecordedCall>(exec, session.stream(), session.blocks()));
+      std::make_unique<CudaRecordedCall>(exec, session.stream(), session.blocks(), checks));
 }
 
 Result<bool> replay(CudaSession& session, const backend::RecordedCall& call) {
@@ -80,6 +88,7 @@ Result<bool> replay(CudaSession& session, const backend::RecordedCall& call) {
                          "a recorded call was replayed on a session that did not record it");
   if (recorded->blocks() != session.blocks()) return false;
   session.make_current();
+  if (recorded->checks()) session.note_checks();
   SPLICE_CUDA_CHECK(cudaGraphLaunch(recorded->exec(), session.stream()));
   return true;
 }

@@ -170,6 +170,7 @@ class CudaBackend final : public backend::Backend {
     SPLICE_ASSIGN_OR_RETURN(CudaSession * s, cuda_session(&session));
     s->make_current();
     SPLICE_CUDA_CHECK(cudaStreamSynchronize(s->stream()));
+    if (!s->checks_unread()) return ok_result();
     return s->take_device_failure("a kernel of this call");
   }
 
@@ -309,6 +310,7 @@ Result<KernelScratch> CudaSession::scratch(size_t bytes) {
 
 Result<void> CudaSession::take_device_failure(std::string_view context) {
   SPLICE_ASSIGN_OR_RETURN(auto failure, error_word_.read(stream_));
+  checks_unread_ = false;
   if (!failure) return ok_result();
   SPLICE_TRY(error_word_.clear(stream_));
   if (failure->site > 0 && static_cast<size_t>(failure->site) <= site_ops_.size())
@@ -324,6 +326,7 @@ Result<void> CudaSession::wait_for(cudaStream_t other) {
 }
 
 int64_t CudaSession::recording_site(std::string_view op) {
+  note_checks();
   auto it = std::find(site_ops_.begin(), site_ops_.end(), op);
   if (it == site_ops_.end()) it = site_ops_.insert(site_ops_.end(), std::string(op));
   return static_cast<int64_t>(it - site_ops_.begin()) + 1;

@@ -58,6 +58,13 @@ class CudaSession final : public backend::SessionContext {
   // recorded. A recorded call's checks are read when the call ends, not after each launch (that
   // would wait for the device inside the recording), so the site is what names the op then.
   int64_t recording_site(std::string_view op);
+  // Every launch that may record a failure in the error word says so here (Ctx::launch(true),
+  // a checked pointwise group, a window at a device position, a recorded call's checked
+  // launch and so its replays), so that synchronize() reads the word only when something
+  // since its last read could have written it: a call of unchecked kernels waits for its
+  // stream and copies nothing back.
+  void note_checks() { checks_unread_ = true; }
+  bool checks_unread() const { return checks_unread_; }
   // Reads the error word (waits for the stream): the first device-side check that failed
   // since the last read, as the CPU backend's Error (prefixed with `context`); the word is
   // cleared for the next call.
@@ -80,6 +87,7 @@ class CudaSession final : public backend::SessionContext {
   DeviceBuffer matmul_workspace_;
   std::unique_ptr<MatmulRunner> matmul_;
   std::vector<std::string> site_ops_;  // recording_site(op) - 1 -> op
+  bool checks_unread_ = false;         // note_checks() since the error word's last read
 };
 
 // The CUDA session of a kernel call (kInternal when the call came from another backend's

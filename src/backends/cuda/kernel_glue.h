@@ -39,6 +39,7 @@ class Ctx {
   // recorded as a CUDA graph, when the call ends, under a site that names the op.
   LaunchContext launch(bool checked = false) {
     checked_ = checked_ || checked;
+    if (checked) session_.note_checks();
     LaunchContext ctx = session_.launch();
     if (checked && is_recording(session_.stream())) ctx.site = session_.recording_site(op_);
     return ctx;

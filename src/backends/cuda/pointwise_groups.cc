@@ -61,6 +61,7 @@ Result<void> run_pointwise_group(CudaSession& session, const ir::PointwiseProgra
   // keeps out those that do today): read its failure as a single op's launch would.
   const bool checked = prepared->checks();
   const bool recording = is_recording(session.stream());
+  if (checked) session.note_checks();
   if (checked && recording) ctx.site = session.recording_site(kGroup);
   SPLICE_TRY(prepared->launch(in, out, ctx, &program.constants));
   if (checked && !recording) return session.take_device_failure(kGroup);

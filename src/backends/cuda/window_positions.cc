@@ -14,6 +14,7 @@ namespace {
 
 // The session's launch context, with a site naming `context` while the stream is recorded.
 LaunchContext checked_launch(CudaSession& session, std::string_view context) {
+  session.note_checks();
   LaunchContext ctx = session.launch();
   if (is_recording(session.stream())) ctx.site = session.recording_site(context);
   return ctx;
