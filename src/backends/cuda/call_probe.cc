@@ -112,7 +112,7 @@ class CudaCallProbe final : public backend::CallProbe {
         kernels_.push_back(std::move(k));
       }
       totals_.kernels += static_cast<int64_t>(records.size());
-    } else if (counter_ != nullptr) {
+    } else if (counter_ != nullptr && armed_) {
       auto counts = counter_->disarm(session_.stream(), stream_id_);
       armed_ = false;
       if (!counts.ok()) {
