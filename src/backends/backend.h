@@ -34,6 +34,10 @@ namespace splice::backend {
 
 struct ModelOptions {
   int threads = 1;  // host threads kernels may use (>= 1)
+  // The programs of the plan's pointwise groups (owned by the model, alive as long as it): a
+  // backend that compiles kernels for them may compile them all now, side by side, instead of
+  // one by one at each group's first launch.
+  std::vector<const ir::PointwiseProgram*> pointwise_groups;
 };
 
 // Per loaded model, shared read-only by its sessions (which may run in parallel).

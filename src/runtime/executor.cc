@@ -1126,6 +1126,8 @@ Result<detail::ModelImpl> prepare(ir::Program program, const PrepareOptions& opt
     model.positions = find_device_positions(model.program, model.plan);
   backend::ModelOptions backend_options;
   backend_options.threads = std::max(options.threads, 1);
+  for (const detail::GroupExec& g : model.groups)
+    if (!g.norm && !g.gemv) backend_options.pointwise_groups.push_back(&g.program);
   SPLICE_ASSIGN_OR_RETURN(model.backend_model, model.backend->open_model(backend_options));
   // Weights go to the backend's device once; its sessions share them. A weight the backend
   // copied (uploaded to its device) replaces the program's host view too, so the file map under

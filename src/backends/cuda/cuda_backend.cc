@@ -19,6 +19,7 @@
 #include "backends/cuda/gemv_epilogue.h"
 #include "backends/cuda/pointwise_codegen.h"
 #include "backends/cuda/pointwise_groups.h"
+#include "backends/cuda/pointwise_launch.h"
 #include "backends/cuda/window_positions.h"
 #include "tensor/convert.h"
 
@@ -154,6 +155,7 @@ class CudaBackend final : public backend::Backend {
                         "no usable CUDA device (plans for --device cuda can still be made here: "
                         "`splice inspect --plan --device cuda`)");
     SPLICE_CUDA_CHECK(cudaSetDevice(0));
+    prepare_all(options.pointwise_groups);
     return std::shared_ptr<backend::ModelContext>(std::make_shared<CudaModel>(0));
   }
 

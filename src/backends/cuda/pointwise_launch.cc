@@ -4,10 +4,13 @@
 #include "backends/cuda/pointwise_launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "backends/cuda/cuda_check.h"
@@ -106,6 +109,29 @@ Result<std::shared_ptr<const PreparedPointwise>> PreparedPointwise::prepare(
   std::shared_ptr<const PreparedPointwise> result = std::move(prepared);
   std::lock_guard<std::mutex> lock(cache.mutex);
   return cache.entries.emplace(key, result).first->second;
+}
+
+void prepare_all(std::span<const ir::PointwiseProgram* const> programs) {
+  auto device = current_device_info();
+  if (!device.ok()) return;  // the launches report it
+  std::vector<const ir::PointwiseProgram*> distinct;
+  std::unordered_set<std::string> seen;
+  for (const ir::PointwiseProgram* p : programs)
+    if (p != nullptr && seen.insert(pointwise_structure_key(*p, {}, device->ordinal)).second)
+      distinct.push_back(p);
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    // The module loads need the device's context current on this thread.
+    if (cudaSetDevice(device->ordinal) != cudaSuccess) return;
+    for (size_t i = next++; i < distinct.size(); i = next++)
+      (void)PreparedPointwise::prepare(*distinct[i], {});
+  };
+  const size_t threads =
+      std::min<size_t>(distinct.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 
 Result<PointwiseLaunchPlan> plan_pointwise_launch(const ir::PointwiseProgram& p,

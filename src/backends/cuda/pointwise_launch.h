@@ -90,6 +90,12 @@ class PreparedPointwise {
   const void* module_ = nullptr;  // const LoadedModule*
 };
 
+// Prepares every one of `programs` (as a group runs it: no device positions), on up to one
+// thread per host core, distinct structures first: NVRTC takes ~0.3 s a program on one core,
+// and a model's first call would otherwise compile its groups one after another. A program that
+// fails to prepare is left to its launch, which reports the error where it happens.
+void prepare_all(std::span<const ir::PointwiseProgram* const> programs);
+
 // prepare + launch in one call (the module cache makes repeated calls cheap).
 Result<void> launch_pointwise(const ir::PointwiseProgram& program,
                               std::span<const PointwiseOperand> inputs,

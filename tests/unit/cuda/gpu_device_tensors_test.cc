@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/device_info.h"
+#include "backends/cuda/nvrtc_compiler.h"
 #include "case_session.h"
 #include "splice/splice.h"
 
@@ -187,6 +188,18 @@ TEST_F(GpuDeviceTensors, FreshOutputsAreHandedOverWithoutACopy) {
   EXPECT_EQ(times->kernels, options.iters);
   EXPECT_EQ(times->memcpys, 0) << "no output copy, no error-word read";
   EXPECT_EQ(times->memsets, 0);
+}
+
+// Model::load compiles the plan's pointwise groups (side by side on the host's cores), so the
+// first call compiles no kernel of its own.
+TEST_F(GpuDeviceTensors, LoadCompilesTheGroupsKernels) {
+  const std::string name = "rotary_halves_f16.default";
+  Session session = open_case(name, "cuda", false);
+  const int64_t loaded = nvrtc_compile_count();
+  auto in = case_inputs(name, 0);
+  auto r = session.run(testing::tensor_args(in));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(nvrtc_compile_count(), loaded);
 }
 
 }  // namespace

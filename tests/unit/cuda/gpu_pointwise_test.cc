@@ -33,17 +33,9 @@ constexpr Layout kLayouts[] = {Layout::kContiguous, Layout::kStrided, Layout::kT
 
 // Compiles every lowered program in parallel first (NVRTC is the slow part).
 void warm_cache(const std::vector<PointwiseProgram>& programs) {
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> threads;
-  const unsigned n = std::max(2u, std::thread::hardware_concurrency());
-  for (unsigned t = 0; t < n; ++t) {
-    threads.emplace_back([&] {
-      if (cudaSetDevice(0) != cudaSuccess) return;
-      for (size_t i = next++; i < programs.size(); i = next++)
-        (void)PreparedPointwise::prepare(programs[i], {});
-    });
-  }
-  for (auto& t : threads) t.join();
+  std::vector<const PointwiseProgram*> all;
+  for (const PointwiseProgram& p : programs) all.push_back(&p);
+  prepare_all(all);
 }
 
 TEST_F(GpuPointwise, EveryCaseMatchesTheCpuKernels) {
@@ -360,6 +352,33 @@ TEST_F(GpuPointwise, CacheCompilesOnceAcrossThreadsAndLaunchesAllocateNothing) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(launch_pointwise(p, ins, outs, {}).ok());
   EXPECT_EQ(cuda_malloc_count(), mallocs);
   EXPECT_EQ(nvrtc_compile_count(), before + 1);
+}
+
+// prepare_all compiles each distinct structure once (a program repeated, as a decoder's layers
+// repeat their groups, costs nothing more), and a launch after it compiles nothing.
+TEST_F(GpuPointwise, PrepareAllCompilesEachDistinctProgramOnce) {
+  // Programs no other test builds: their first use compiles.
+  const auto chain = [](PointwiseFn a, PointwiseFn b) {
+    PointwiseProgram p;
+    const PointwiseRef x = p.add_input(DType::kFloat64);
+    p.add_output(p.add_node(b, {p.add_node(a, {x}, DType::kFloat64, DType::kFloat64)},
+                            DType::kFloat64, DType::kFloat64));
+    return p;
+  };
+  const PointwiseProgram first = chain(PointwiseFn::kExpm1, PointwiseFn::kHardsigmoid);
+  const PointwiseProgram again = chain(PointwiseFn::kExpm1, PointwiseFn::kHardsigmoid);
+  const PointwiseProgram second = chain(PointwiseFn::kLog1p, PointwiseFn::kHardsigmoid);
+  const int64_t before = nvrtc_compile_count();
+  const PointwiseProgram* all[] = {&first, &again, &second};
+  prepare_all(all);
+  EXPECT_EQ(nvrtc_compile_count(), before + 2);
+  Tensor in = Tensor::empty(DType::kFloat64, {100}).value();
+  DeviceCopy din = upload(in);
+  Destination out = make_destination(DType::kFloat64, {100}, Layout::kContiguous);
+  const DeviceTensor ins[] = {din.view};
+  const DeviceTensor outs[] = {out.view};
+  for (const PointwiseProgram* p : all) ASSERT_TRUE(launch_pointwise(*p, ins, outs, {}).ok());
+  EXPECT_EQ(nvrtc_compile_count(), before + 2);
 }
 
 }  // namespace
