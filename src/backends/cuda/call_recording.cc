@@ -59,9 +59,10 @@ Result<void> begin_recording(CudaSession& session, std::vector<std::shared_ptr<S
 
 Result<std::unique_ptr<backend::RecordedCall>> end_recording(CudaSession& session) {
   set_recording_keep(nullptr);
-  // Checks noted while recording belong to the replays, which note them again.
-  const bool checks = session.checks_unread();
-  if (checks) SPLICE_TRY(session.take_device_failure("recording a call"));
+  // Checks noted while recording belong to the replays, which note them again. (Reading the
+  // word here would queue a copy into the capture and invalidate it, leaving the stream
+  // capturing.)
+  const bool checks = session.take_noted_checks();
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(session.stream(), &graph);
   if (ended != cudaSuccess || graph == nullptr) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.h"
@@ -65,6 +66,10 @@ class CudaSession final : public backend::SessionContext {
   // stream and copies nothing back.
   void note_checks() { checks_unread_ = true; }
   bool checks_unread() const { return checks_unread_; }
+  // The note_checks() since the last read, forgotten without reading the word: for a recording,
+  // whose launches ran nothing (the word is as its last read left it), and which must not touch
+  // the stream before its capture ends.
+  bool take_noted_checks() { return std::exchange(checks_unread_, false); }
   // Reads the error word (waits for the stream): the first device-side check that failed
   // since the last read, as the CPU backend's Error (prefixed with `context`); the word is
   // cleared for the next call.
