@@ -53,8 +53,9 @@ std::string replay_blocker(const detail::ModelImpl& model, const detail::Session
 
 namespace {
 
-// What the host spends launching one kernel of a call run step by step (a 16-layer decoder's
-// step, H100: 2.56 ms step by step against 1.93 replayed, over 147 kernels: ~4.3 us each).
+// What the host spends launching one kernel of a call run step by step, at the low end of what
+// was measured (a 16-layer decoder's step of 147 kernels on an H100, bench/RESULTS.md run I:
+// 2.40 ms step by step against 1.66 replayed, ~5 us a kernel).
 constexpr double kLaunchMicros = 4.0;
 // A device-to-device copy's speed in bytes per microsecond (bytes copied, each read and
 // written once: ~1.5 TB/s on an H100).
