@@ -1300,13 +1300,11 @@ Result<std::optional<CallOutputs>> record_call(
   } else {
     why = replay_blocker(model, state, *ran);
   }
-  GraphStats& stats = state.recordings->stats;
   if (!why.empty()) {
-    entry.refused = why;
-    ++stats.refused;
-    stats.refusal = std::move(why);
+    refuse_recording(state, entry, std::move(why));
     return std::optional<CallOutputs>{};
   }
+  GraphStats& stats = state.recordings->stats;
   keep_session_memory(state, keep);
   for (const auto& [value, t] : inputs) keep.push_back(t.storage());
   entry.call = std::move(*recorded);
@@ -1389,12 +1387,8 @@ Result<CallOutputs> execute(const detail::ModelImpl& model, const TensorMap& use
   if (entry != nullptr && entry->calls_run == 1 && entry->refused.empty()) {
     if (std::string why =
             replay_cost_blocker(replay_copy_bytes(model, bound, result), model.plan.totals.kernels);
-        !why.empty()) {
-      GraphStats& graphs = state.recordings->stats;
-      ++graphs.refused;
-      graphs.refusal = why;
-      entry->refused = std::move(why);
-    }
+        !why.empty())
+      refuse_recording(state, *entry, std::move(why));
   }
   // Everything the call queued is done (and any failure a kernel recorded is reported) before
   // its results are read.

@@ -84,6 +84,13 @@ int64_t replay_copy_bytes(const detail::ModelImpl& model,
   return copied;
 }
 
+void refuse_recording(detail::SessionState& state, RecordedEntry& entry, std::string why) {
+  GraphStats& stats = state.recordings->stats;
+  ++stats.refused;
+  stats.refusal = why;
+  entry.refused = std::move(why);
+}
+
 void keep_session_memory(const detail::SessionState& state,
                          std::vector<std::shared_ptr<Storage>>& keep) {
   for (const auto& storage : state.workspace)

@@ -77,6 +77,10 @@ int64_t replay_copy_bytes(const detail::ModelImpl& model,
                           const std::vector<std::pair<const ir::Value*, Tensor>>& bound,
                           const CallOutputs& outputs);
 
+// Marks `entry`'s symbol values as never recorded, for `why`, and counts the refusal in the
+// session's GraphStats (its latest reason is the one graph_stats() reports).
+void refuse_recording(detail::SessionState& state, RecordedEntry& entry, std::string why);
+
 // Adds the session memory a recording names besides what it allocated (planned buffers kept
 // between calls, the session's buffers) to `keep`.
 void keep_session_memory(const detail::SessionState& state,
