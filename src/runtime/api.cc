@@ -114,26 +114,21 @@ Result<DeviceTensor> to_device_output(const detail::ModelImpl& model, detail::Se
                                       const Tensor& t, bool& copied) {
   const backend::Backend& b = *model.backend;
   const std::shared_ptr<Storage>& held = t.storage();
+  // Decided before `out` takes a second hold of t's storage.
   copied = !(held->owned() && held->writable() && held.use_count() == 1 && t.is_contiguous() &&
              held->device() == b.device());
-  if (!copied) {
-    DeviceTensor d;
-    d.device = held->device();
-    d.dtype = t.dtype();
-    d.shape = t.sizes();
-    d.data = t.device_data();
-    d.owner = held;
-    return d;
+  Tensor out = t;
+  if (copied) {
+    SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(t.nbytes()));
+    out = Tensor(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, std::move(storage));
+    SPLICE_TRY(b.copy(out, t, state.backend_session.get()));
   }
-  SPLICE_ASSIGN_OR_RETURN(auto storage, b.allocate(t.nbytes()));
-  Tensor copy(t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0, storage);
-  SPLICE_TRY(b.copy(copy, t, state.backend_session.get()));
   DeviceTensor d;
-  d.device = storage->device();
-  d.dtype = t.dtype();
-  d.shape = t.sizes();
-  d.data = storage->device_data();
-  d.owner = std::move(storage);
+  d.device = out.storage()->device();
+  d.dtype = out.dtype();
+  d.shape = out.sizes();
+  d.data = out.device_data();
+  d.owner = out.storage();
   return d;
 }
 
