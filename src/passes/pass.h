@@ -36,6 +36,8 @@ std::unique_ptr<Pass> make_where_mask_to_select_write();
 std::unique_ptr<Pass> make_fold_copy_of_slice();
 std::unique_ptr<Pass> make_canonicalize_views();
 std::unique_ptr<Pass> make_share_identical_computations();
+std::unique_ptr<Pass> make_fuse_written_attention();
+std::unique_ptr<Pass> make_read_grouped_kv_heads();
 std::unique_ptr<Pass> make_concat_sibling_matmuls();
 std::unique_ptr<Pass> make_insert_write_casts();
 

@@ -255,6 +255,49 @@ void erase_dead_producers(Graph& graph, const Value* v) {
   }
 }
 
+bool is_metadata_assert(const Node& node) { return node.op_id() == OpId::_assert_tensor_metadata; }
+
+Node* only_reader(const Graph& graph, const Value* v) {
+  if (v == nullptr || is_graph_output(graph, v)) return nullptr;
+  Node* reader = nullptr;
+  for (Node* n : graph.users(v)) {
+    if (is_metadata_assert(*n)) continue;
+    if (reader != nullptr) return nullptr;
+    reader = n;
+  }
+  if (reader == nullptr) return nullptr;
+  const std::vector<Value*> operands = reader->operands();
+  return std::count(operands.begin(), operands.end(), v) == 1 ? reader : nullptr;
+}
+
+void erase_with_asserts(Graph& graph, Node* node) {
+  for (Value* out : node->outputs()) {
+    if (out == nullptr) continue;
+    for (Node* n : graph.users(out))
+      if (is_metadata_assert(*n)) graph.erase_node(n);
+    out->set_producer(nullptr);
+  }
+  graph.erase_node(node);
+}
+
+bool is_value_preserving_view(ir::OpId op) {
+  return op == OpId::transpose_int || op == OpId::permute || op == OpId::unsqueeze ||
+         op == OpId::expand || op == OpId::view || op == OpId::reshape || op == OpId::_unsafe_view;
+}
+
+void erase_unread_views(Graph& graph, Value* v) {
+  while (v != nullptr && v->producer() != nullptr && !is_graph_output(graph, v)) {
+    for (const Node* n : graph.users(v))
+      if (!is_metadata_assert(*n)) return;
+    Node* p = v->producer();
+    const ir::OpId op = p->op_id();
+    if (!is_value_preserving_view(op) && op != OpId::clone && op != OpId::_to_copy) return;
+    Value* in = tensor_arg(*p, "self");
+    erase_with_asserts(graph, p);
+    v = in;
+  }
+}
+
 namespace {
 
 // Doubles compare by their bits: 0.0 and -0.0 are different arguments (x * -0.0 is -0.0 where

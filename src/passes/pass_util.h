@@ -114,6 +114,26 @@ class Rewriter {
 // their users, so a pass walking a node_snapshot has already visited every node erased here.
 void erase_dead_producers(ir::Graph& graph, const ir::Value* v);
 
+// _assert_tensor_metadata checks nothing at run time: its shape rule proved the dtype and sizes
+// it records when the program was typed (runtime/host_nodes.cc). A rewrite that drops a value
+// may drop the asserts on it.
+bool is_metadata_assert(const ir::Node& node);
+
+// The one node reading `v` besides metadata asserts, if it reads `v` once and `v` is not
+// returned; else nullptr.
+ir::Node* only_reader(const ir::Graph& graph, const ir::Value* v);
+
+// Erases `node` and the metadata asserts on its outputs (nothing else may read them).
+void erase_with_asserts(ir::Graph& graph, ir::Node* node);
+
+// Views that keep every element's value, only moving or repeating it (transpose, permute,
+// unsqueeze, expand, view, reshape): they commute with a dtype cast and with picking heads.
+bool is_value_preserving_view(ir::OpId op);
+
+// Erases the producer of `v` while only metadata asserts read it and it is such a view, a
+// clone or a `_to_copy`, then the same for its input.
+void erase_unread_views(ir::Graph& graph, ir::Value* v);
+
 // Whether `a` computes exactly what `b` computes: the same op on the same arguments (tensors
 // and symbols by identity, numbers by value), with outputs of the same types. In a functional
 // program that makes their values equal, if the op is deterministic.

@@ -27,6 +27,11 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   // After every rewrite that matches patterns (a shared value has more readers, which some of
   // them refuse) and after views are canonical, so equal views are one value already.
   passes.push_back(make_share_identical_computations());
+  // After sharing, so a mask or a cast of k computed once per layer is one value, and
+  // before the matmuls are joined: the attention's matmuls are not the projections.
+  passes.push_back(make_fuse_written_attention());
+  // After it, so the attentions it made read grouped heads too.
+  passes.push_back(make_read_grouped_kv_heads());
   // After sharing, so the products of one input read one value (equal views merged), and
   // before the write casts, which never touch products.
   passes.push_back(make_concat_sibling_matmuls());
