@@ -45,7 +45,7 @@ from safetensors.torch import save_file
 from torch.export.graph_signature import InputKind, OutputKind
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defs import (core_ops, explicit_overloads, functionalize, hf_models, hf_more,  # noqa: E402,F401
+from defs import (attention_written, core_ops, explicit_overloads, functionalize, hf_models, hf_more,  # noqa: E402,F401
                   model_ops, models, ops_more, ops_more2, state, train_ops, vision_ops, write_edges,
                   writes)
 from defs.registry import CASES  # noqa: E402

@@ -93,8 +93,10 @@ def randomize(model):
     return model.eval()
 
 
-def build(config, cls):
-    config._attn_implementation = "sdpa"
+def build(config, cls, attn="sdpa"):
+    # "eager": transformers' attention written out (matmul, scale, added mask, softmax in
+    # float32, matmul; repeat_kv for grouped heads), which splice fuses (fuse_written_attention).
+    config._attn_implementation = attn
     return randomize(cls(config))
 
 
@@ -173,15 +175,15 @@ class StaticDecoder(torch.nn.Module):
         return cache
 
 
-def prefill_case(kind, layers=1, batch=2):
+def prefill_case(kind, layers=1, batch=2, attn="sdpa"):
     config, cls = decoder_config(kind, layers)
-    return (CausalLMPrefill(build(config, cls)), prefill_inputs(batch),
+    return (CausalLMPrefill(build(config, cls, attn)), prefill_inputs(batch),
             seq_dims(("input_ids", "attention_mask")))
 
 
-def static_cache_case(kind, layers=2):
+def static_cache_case(kind, layers=2, attn="sdpa"):
     config, cls = decoder_config(kind, layers)
-    model = StaticDecoder(build(config, cls), SLOTS).eval()
+    model = StaticDecoder(build(config, cls, attn), SLOTS).eval()
     ids = torch.randint(3, VOCAB, (1, 6))
     calls = [(ids[:, 0:4].clone(), torch.arange(0, 4)),
              (ids[:, 4:5].clone(), torch.tensor([4])),
@@ -195,6 +197,12 @@ def static_cache_case(kind, layers=2):
 @case("hf_llama", calls=2, notes="transformers LlamaForCausalLM")
 def _():
     return prefill_case("llama")
+
+
+@case("hf_llama_eager", calls=2, notes="transformers LlamaForCausalLM, attention written out "
+      "(attn_implementation eager: repeat_kv, added float mask, softmax in float32)")
+def _():
+    return prefill_case("llama", attn="eager")
 
 
 @case("hf_llama_ids_only", calls=2, notes="transformers LlamaForCausalLM, input_ids only")
@@ -244,6 +252,12 @@ def _():
       notes="transformers Qwen2ForCausalLM with StaticCache (index_copy_), 2 layers")
 def _():
     return static_cache_case("qwen2")
+
+
+@case("hf_qwen2_static_cache_eager", calls=3,
+      notes="transformers Qwen2ForCausalLM with StaticCache, attention written out (eager)")
+def _():
+    return static_cache_case("qwen2", attn="eager")
 
 # ---- encoders ----------------------------------------------------------------------------
 
