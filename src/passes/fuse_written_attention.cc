@@ -36,6 +36,8 @@
 #include <limits>
 #include <map>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "passes/pass.h"
 #include "passes/pass_util.h"
@@ -70,19 +72,133 @@ const Node* dtype_cast(const Value* v) {
   return node->arg("dtype").is<DType>() ? node : nullptr;
 }
 
+// A matrix product of two tensors of one rank >= 3 and equal batch dims: matmul(a, b), or what
+// run_decompositions() makes of it, view(bmm(view(expand(a)), view(expand(b)))) with each expand
+// keeping its input's shape and each view flattening the batch dims (row-major, as matmul's
+// batching).
+struct Product {
+  Value* a = nullptr;
+  Value* b = nullptr;
+  Node* node = nullptr;  // the node producing the product: matmul, or the outer view
+  Node* bmm = nullptr;   // the decomposed form's bmm, or nullptr
+};
+
+// The batched operand `f` of a bmm as the unflattened tensor it views.
+Value* unflattened(const ir::Graph& graph, const Node* bmm, Value* f) {
+  const Node* view = f == nullptr ? nullptr : f->producer();
+  if (view == nullptr || only_reader(graph, f) != bmm ||
+      (view->op_id() != OpId::view && view->op_id() != OpId::_unsafe_view &&
+       view->op_id() != OpId::reshape))
+    return nullptr;
+  Value* x = tensor_arg(*view, "self");
+  if (const Node* e = x == nullptr ? nullptr : producer_if(x, OpId::expand)) {
+    Value* in = tensor_arg(*e, "self");
+    if (in == nullptr || !(in->type() == x->type())) return nullptr;
+    x = in;
+  }
+  return x;
+}
+
+std::optional<Product> match_product(const ir::Graph& graph, const Value* out) {
+  Node* n = out == nullptr ? nullptr : out->producer();
+  if (n == nullptr) return std::nullopt;
+  Product p{nullptr, nullptr, n, nullptr};
+  if (n->op_id() == OpId::matmul) {
+    p.a = tensor_arg(*n, "self");
+    p.b = tensor_arg(*n, "other");
+  } else if (n->op_id() == OpId::view || n->op_id() == OpId::_unsafe_view) {
+    Value* flat = tensor_arg(*n, "self");
+    p.bmm = flat == nullptr ? nullptr : producer_if(flat, OpId::bmm);
+    if (p.bmm == nullptr || only_reader(graph, flat) != n) return std::nullopt;
+    p.a = unflattened(graph, p.bmm, tensor_arg(*p.bmm, "self"));
+    p.b = unflattened(graph, p.bmm, tensor_arg(*p.bmm, "mat2"));
+  }
+  if (p.a == nullptr || p.b == nullptr) return std::nullopt;
+  const ir::TensorType &at = p.a->type(), &bt = p.b->type(), &ot = out->type();
+  const int64_t r = at.rank();
+  if (r < 3 || bt.rank() != r || ot.rank() != r) return std::nullopt;
+  for (int64_t d = 0; d < r - 2; ++d)
+    if (!(at.sizes[d] == bt.sizes[d]) || !(at.sizes[d] == ot.sizes[d])) return std::nullopt;
+  if (!(ot.sizes[r - 2] == at.sizes[r - 2]) || !(ot.sizes[r - 1] == bt.sizes[r - 1]))
+    return std::nullopt;
+  return p;
+}
+
+// The product reading `p` as its left operand, directly or (decomposed) through the view of an
+// expand that keeps its shape.
+std::optional<Product> product_reading(const ir::Graph& graph, const Value* p) {
+  Node* next = only_reader(graph, p);
+  if (next == nullptr) return std::nullopt;
+  if (next->op_id() == OpId::matmul) {
+    if (tensor_arg(*next, "self") != p) return std::nullopt;
+    return match_product(graph, next->output());
+  }
+  if (next->op_id() == OpId::expand) {
+    if (!(next->output()->type() == p->type())) return std::nullopt;
+    next = only_reader(graph, next->output());
+  }
+  if (next == nullptr || (next->op_id() != OpId::view && next->op_id() != OpId::_unsafe_view))
+    return std::nullopt;
+  Node* bmm = only_reader(graph, next->output());
+  if (bmm == nullptr || bmm->op_id() != OpId::bmm || tensor_arg(*bmm, "self") != next->output())
+    return std::nullopt;
+  const Node* outer = only_reader(graph, bmm->output());
+  std::optional<Product> product =
+      match_product(graph, outer == nullptr ? nullptr : outer->output());
+  if (!product || product->a != p) return std::nullopt;
+  return product;
+}
+
+// A permute that swaps the last two of `rank` dims and keeps the others.
+bool swaps_last_two(const Node& permute, int64_t rank) {
+  const Arg& dims = permute.arg("dims");
+  if (!dims.is<std::vector<ir::SymIntArg>>()) return false;
+  const auto& list = dims.as<std::vector<ir::SymIntArg>>();
+  if (static_cast<int64_t>(list.size()) != rank) return false;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t* c = std::get_if<int64_t>(&list[i]);
+    const int64_t want = i == rank - 2 ? rank - 1 : i == rank - 1 ? rank - 2 : i;
+    if (c == nullptr || wrap_dim(*c, rank) != want) return false;
+  }
+  return true;
+}
+
+// `v` read through views that end in the shape they started from (run_decompositions() leaves
+// view(view(x, flat), shape of x) between the scale and the mask), each read only by the next.
+Value* through_same_shape_views(const ir::Graph& graph, Value* v) {
+  Value* cur = v;
+  while (cur->producer() != nullptr && (cur->producer()->op_id() == OpId::view ||
+                                        cur->producer()->op_id() == OpId::_unsafe_view)) {
+    Value* in = tensor_arg(*cur->producer(), "self");
+    if (in == nullptr || only_reader(graph, in) != cur->producer()) break;
+    cur = in;
+    if (cur->type() == v->type()) return cur;
+  }
+  return v;
+}
+
 struct Match {
-  Node* scores = nullptr;  // matmul(q, kt)
+  Product scores;          // q·kt
   Node* scaled = nullptr;  // mul / div by a number, or nullptr
   Node* masked = nullptr;  // where / add, or nullptr
   Node* softmax = nullptr;
   Node* prob_clone = nullptr;  // clone of the probabilities (eval-mode dropout), or nullptr
   Node* prob_cast = nullptr;   // _to_copy of the probabilities, or nullptr
-  Node* product = nullptr;     // matmul(p, v)
+  Product product;             // p·v
   double scale = 1.0;
   Value* keep = nullptr;        // where's bool mask
   double fill = 0.0;            // where's fill
   Value* float_mask = nullptr;  // add's float mask
 };
+
+// A where's fill: a number, or (decomposed) a scalar_tensor of the scores' dtype.
+std::optional<double> fill_of(const Node& where, DType scores) {
+  if (where.op_id() == OpId::where_ScalarOther) return number(where.arg("other"));
+  const Node* t = producer_if(tensor_arg(where, "other"), OpId::scalar_tensor);
+  if (t == nullptr || !t->output()->type().sizes.empty() || t->output()->type().dtype != scores)
+    return std::nullopt;
+  return number(t->arg("s"));
+}
 
 // Matches the chain around `softmax`; nullopt when any guard fails.
 std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
@@ -104,8 +220,10 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
   }
   // The mask: where(keep, scaled, fill) or scaled + float_mask.
   Value* scaled = in;
-  if (Node* w = producer_if(in, OpId::where_ScalarOther)) {
-    const std::optional<double> fill = number(w->arg("other"));
+  Node* w = producer_if(in, OpId::where_ScalarOther);
+  if (w == nullptr) w = producer_if(in, OpId::where_self);
+  if (w != nullptr) {
+    const std::optional<double> fill = fill_of(*w, st.dtype);
     Value* keep = tensor_arg(*w, "condition");
     Value* self = tensor_arg(*w, "self");
     // The fill becomes a float32 mask (where.Scalar's dtype): below float32's lowest it would
@@ -127,7 +245,8 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
       const Node* p = v->producer();
       return v->type() == st && p != nullptr &&
              (p->op_id() == OpId::matmul || p->op_id() == OpId::mul_Tensor ||
-              p->op_id() == OpId::div_Tensor);
+              p->op_id() == OpId::div_Tensor || p->op_id() == OpId::view ||
+              p->op_id() == OpId::_unsafe_view);
     };
     if (!from_scores(self)) std::swap(self, other);
     if (!from_scores(self) || !is_floating(other->type().dtype)) return std::nullopt;
@@ -136,6 +255,7 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
     scaled = self;
   }
   if (m.masked != nullptr && only_reader(graph, scaled) != m.masked) return std::nullopt;
+  scaled = through_same_shape_views(graph, scaled);
   // The scale: scores * c or scores / c with a number c.
   Value* scores = scaled;
   Node* s = producer_if(scaled, OpId::mul_Tensor);
@@ -150,8 +270,9 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
     m.scale = s->op_id() == OpId::mul_Tensor ? *c : 1.0 / *c;
     scores = self;
   }
-  m.scores = producer_if(scores, OpId::matmul);
-  if (m.scores == nullptr) return std::nullopt;
+  std::optional<Product> product = match_product(graph, scores);
+  if (!product) return std::nullopt;
+  m.scores = *product;
   // The product with v, through an optional clone (what dropout in eval mode exports as) and
   // an optional dtype cast of the probabilities.
   Value* p = softmax->output();
@@ -164,11 +285,10 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
   if (next != nullptr && dtype_cast(next->output()) == next) {
     m.prob_cast = next;
     p = next->output();
-    next = only_reader(graph, p);
   }
-  if (next == nullptr || next->op_id() != OpId::matmul || tensor_arg(*next, "self") != p)
-    return std::nullopt;
-  m.product = next;
+  product = product_reading(graph, p);
+  if (!product) return std::nullopt;
+  m.product = *product;
   return m;
 }
 
@@ -213,6 +333,9 @@ class FuseWrittenAttention final : public Pass {
       if (d0 && d1 && std::min(*d0, *d1) == r - 2 && std::max(*d0, *d1) == r - 1)
         return tensor_arg(*t, "self");
     }
+    // run_decompositions() writes the transpose as a permute swapping the last two dims.
+    if (const Node* t = producer_if(kt, OpId::permute); t && swaps_last_two(*t, r))
+      return tensor_arg(*t, "self");
     return rw.insert_value(before, OpId::transpose_int,
                            {Arg{kt}, Arg{int64_t{-2}}, Arg{int64_t{-1}}}, {}, "transpose");
   }
@@ -241,17 +364,13 @@ class FuseWrittenAttention final : public Pass {
 
   Result<bool> fuse(Rewriter& rw, const Match& m) {
     ir::Graph& graph = rw.graph();
-    Value* q = tensor_arg(*m.scores, "self");
-    Value* kt = tensor_arg(*m.scores, "other");
-    Value* v = tensor_arg(*m.product, "other");
-    if (q == nullptr || kt == nullptr || v == nullptr) return false;
-    const ir::TensorType &qt = q->type(), &ktt = kt->type(), &vt = v->type();
-    const int64_t r = qt.rank();
-    if (r < 3 || ktt.rank() != r || vt.rank() != r) return false;
-    for (int64_t d = 0; d < r - 2; ++d)
-      if (!(qt.sizes[d] == ktt.sizes[d]) || !(qt.sizes[d] == vt.sizes[d])) return false;
+    Value* q = m.scores.a;
+    Value* kt = m.scores.b;
+    Value* v = m.product.b;
+    // Both products checked their own operands' batch dims; q's and v's agree through p.
+    const ir::TensorType &qt = q->type(), &vt = v->type();
     // Where the probabilities are cast, q and k must be wide copies of v's dtype.
-    const Node* before = m.product;
+    const Node* before = m.product.node;
     if (m.prob_cast != nullptr) {
       const DType narrow = m.prob_cast->output()->type().dtype;
       if (vt.dtype != narrow || narrow == DType::kFloat32 || narrow == DType::kFloat64)
@@ -284,16 +403,25 @@ class FuseWrittenAttention final : public Pass {
     }
     std::vector<Arg> args = {Arg{q}, Arg{k}, Arg{v}};
     args.push_back(mask == nullptr ? Arg{} : Arg{mask});
-    SPLICE_TRY(rw.replace(m.product, OpId::scaled_dot_product_attention, std::move(args),
+    SPLICE_TRY(rw.replace(m.product.node, OpId::scaled_dot_product_attention, std::move(args),
                           {{"scale", Arg{m.scale}}}));
     // A rebuilt kt that k reads through (k is its transpose's input) is read by nothing now.
     erase_unread_views(graph, kt);
-    // The chain, last to first, then what only it read.
-    for (Node* n : {m.prob_cast, m.prob_clone, m.softmax, m.masked, m.scaled, m.scores}) {
+    // The chain, last to first, then what only it read (views between its members
+    // included). Every member goes before any view is followed, so no member is met twice.
+    std::vector<Value*> read;
+    for (Node* n : {m.product.bmm, m.prob_cast, m.prob_clone, m.softmax, m.masked, m.scaled,
+                    m.scores.node, m.scores.bmm}) {
       if (n == nullptr) continue;
-      std::vector<Value*> operands = n->operands();
+      for (Value* operand : n->operands()) read.push_back(operand);
       erase_with_asserts(graph, n);
-      for (Value* operand : operands) erase_unread_views(graph, operand);
+    }
+    for (Value* operand : read) {
+      // The decomposed form's fill, a scalar_tensor, goes with its where.
+      if (Node* fill = producer_if(operand, OpId::scalar_tensor); fill && !is_used(graph, operand))
+        erase_with_asserts(graph, fill);
+      else
+        erase_unread_views(graph, operand);
     }
     return true;
   }
