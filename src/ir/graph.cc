@@ -67,7 +67,9 @@ std::vector<Value*> Node::operands() const {
 
 Value* Graph::add_value(std::string name, ValueKind kind) {
   values_.push_back(std::make_unique<Value>(std::move(name), kind));
-  return values_.back().get();
+  Value* v = values_.back().get();
+  by_name_.try_emplace(v->name(), v);  // the first value of a name is the one found
+  return v;
 }
 
 Node* Graph::add_node(const OpSchema* op, std::string name) {
@@ -100,16 +102,19 @@ void Graph::replace_all_uses(Value* from, Value* to) {
 }
 
 Value* Graph::find_value(std::string_view name) const {
-  for (const auto& v : values_)
-    if (v->name() == name) return v.get();
-  return nullptr;
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 std::vector<Node*> Graph::users(const Value* v) const {
   std::vector<Node*> result;
+  // Visits the arguments in place rather than through operands(): this scan runs for every
+  // node of the program, and a vector per node was most of its cost on 20k-node programs.
   for (const auto& node : nodes_) {
-    auto ops = node->operands();
-    if (std::find(ops.begin(), ops.end(), v) != ops.end()) result.push_back(node.get());
+    bool reads = false;
+    for (const Arg& a : node->args())
+      for_each_value(const_cast<Arg&>(a), [&](Value*& operand) { reads |= operand == v; });
+    if (reads) result.push_back(node.get());
   }
   return result;
 }

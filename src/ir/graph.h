@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -156,6 +157,10 @@ class Graph {
 
  private:
   std::vector<std::unique_ptr<Value>> values_;
+  // Values by name, for find_value and unique_name: a pass that inserts hundreds of nodes into
+  // a 20k-node program (SmolVLA) would otherwise scan every value per candidate name. Values
+  // are never removed and never renamed, so the index only grows with add_value.
+  std::unordered_map<std::string, Value*> by_name_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Value*> inputs_;
   std::vector<GraphOutput> outputs_;
