@@ -83,12 +83,14 @@ struct Product {
   Node* bmm = nullptr;   // the decomposed form's bmm, or nullptr
 };
 
-// The batched operand `f` of a bmm as the unflattened tensor it views.
-Value* unflattened(const ir::Graph& graph, const Node* bmm, Value* f) {
+// The batched operand `f` of a bmm as the unflattened tensor it views: view(expand(x)) with an
+// expand that keeps x's shape, or view(x).
+Value* unflattened(Value* f) {
   const Node* view = f == nullptr ? nullptr : f->producer();
-  if (view == nullptr || only_reader(graph, f) != bmm ||
-      (view->op_id() != OpId::view && view->op_id() != OpId::_unsafe_view &&
-       view->op_id() != OpId::reshape))
+  // The view may have other readers (the prefix keys of every flow-matching step share one);
+  // it stays for them.
+  if (view == nullptr || (view->op_id() != OpId::view && view->op_id() != OpId::_unsafe_view &&
+                          view->op_id() != OpId::reshape))
     return nullptr;
   Value* x = tensor_arg(*view, "self");
   if (const Node* e = x == nullptr ? nullptr : producer_if(x, OpId::expand)) {
@@ -110,8 +112,8 @@ std::optional<Product> match_product(const ir::Graph& graph, const Value* out) {
     Value* flat = tensor_arg(*n, "self");
     p.bmm = flat == nullptr ? nullptr : producer_if(flat, OpId::bmm);
     if (p.bmm == nullptr || only_reader(graph, flat) != n) return std::nullopt;
-    p.a = unflattened(graph, p.bmm, tensor_arg(*p.bmm, "self"));
-    p.b = unflattened(graph, p.bmm, tensor_arg(*p.bmm, "mat2"));
+    p.a = unflattened(tensor_arg(*p.bmm, "self"));
+    p.b = unflattened(tensor_arg(*p.bmm, "mat2"));
   }
   if (p.a == nullptr || p.b == nullptr) return std::nullopt;
   const ir::TensorType &at = p.a->type(), &bt = p.b->type(), &ot = out->type();

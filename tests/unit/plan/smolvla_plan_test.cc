@@ -6,7 +6,8 @@
 // model the cases commit (bench/smolvla/generate.py --size tiny: every structure of the full
 // model, 2 VLM and 2 expert layers, the 10 flow-matching steps), both forms and both dtype
 // layouts, with a plan that needs no GPU. Also: the prefix keys and values each step
-// re-projects are projected once (issue 36 item 4).
+// re-projects are projected once (issue 36 item 4), and its written-out attention runs fused
+// (item 3).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -62,6 +63,32 @@ TEST_P(SmolVlaPlan, PrefixKeysAndValuesAreProjectedOnce) {
   }
   EXPECT_EQ(kept, 2u);
   EXPECT_EQ(dropped, 18u);
+}
+
+// SmolVLA writes its text and expert attention out (matmul, scale, where with finfo.min,
+// softmax, cast, matmul; grouped heads repeated by hand): 2 VLM layers once and 2 expert layers
+// in each of the 10 steps, 22 in the tiny model. fuse_written_attention makes each one
+// scaled_dot_product_attention and read_grouped_kv_heads lets each read its 2 KV heads without
+// the repeat (issue 36 item 3); only the vision encoder's own SDPA (1 layer) is there besides.
+TEST_P(SmolVlaPlan, WrittenOutAttentionRunsAsFusedAttentionOverGroupedHeads) {
+  const fs::path pt2 = kCases / GetParam() / "model.pt2";
+  auto program = compiler::load_program(pt2.string());
+  ASSERT_TRUE(program.ok()) << pt2 << ": " << program.error().message();
+  size_t fused = 0, grouped = 0, softmaxes = 0;
+  for (const auto& node : program->graph.nodes()) {
+    const ir::OpId op = node->op_id();
+    softmaxes += op == ir::OpId::softmax_int || op == ir::OpId::_softmax;
+    if (op != ir::OpId::scaled_dot_product_attention) continue;
+    ++fused;
+    const ir::Arg& gqa = node->arg("enable_gqa");
+    grouped += gqa.is<bool>() && gqa.as<bool>();
+  }
+  // The decomposed form spells the vision encoder's SDPA out as well, with the "safe softmax"
+  // guard of fully hidden rows, which stays as written.
+  const bool decomposed = GetParam().find(".default") != std::string::npos;
+  EXPECT_EQ(fused, decomposed ? 22u : 23u);
+  EXPECT_EQ(grouped, 22u);
+  EXPECT_EQ(softmaxes, decomposed ? 1u : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModel, SmolVlaPlan,
