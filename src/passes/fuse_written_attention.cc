@@ -179,11 +179,58 @@ Value* through_same_shape_views(const ir::Graph& graph, Value* v) {
   return v;
 }
 
+// The guard PyTorch's decomposed SDPA puts after its softmax (_safe_softmax): rows whose
+// scores are all -inf get probabilities 0 instead of NaN,
+//   %eq = eq.Scalar(%scores, -inf); %n = logical_not(%eq); %any = any.dim(%n, -1, True)
+//   %none = logical_not(%any); %zeros = full_like(%p, 0); %guarded = where.self(%none, %zeros, %p)
+// which is the fused kernels' own rule for such rows (output 0).
+struct SafeGuard {
+  std::vector<Node*> nodes;  // where, full_like, logical_not, any, logical_not, eq
+  Value* probs = nullptr;    // the guarded probabilities
+};
+
+std::optional<SafeGuard> match_safe_guard(const ir::Graph& graph, const Node* softmax) {
+  const Value* scores = tensor_arg(*softmax, "self");
+  Value* p = softmax->output();
+  if (scores == nullptr || p == nullptr || is_graph_output(graph, scores)) return std::nullopt;
+  Node* eq = nullptr;
+  for (Node* n : graph.users(scores)) {
+    if (n == softmax || is_metadata_assert(*n)) continue;
+    if (eq != nullptr || n->op_id() != OpId::eq_Scalar) return std::nullopt;
+    eq = n;
+  }
+  const std::optional<double> inf = eq == nullptr ? std::nullopt : number(eq->arg("other"));
+  if (!inf || !std::isinf(*inf) || *inf > 0) return std::nullopt;
+  Node* visible = only_reader(graph, eq->output());
+  if (visible == nullptr || visible->op_id() != OpId::logical_not) return std::nullopt;
+  Node* any = only_reader(graph, visible->output());
+  if (any == nullptr || any->op_id() != OpId::any_dim ||
+      wrap_dim(constant_int(any->arg("dim")).value_or(-999), scores->type().rank()) !=
+          scores->type().rank() - 1 ||
+      !any->arg("keepdim").is<bool>() || !any->arg("keepdim").as<bool>())
+    return std::nullopt;
+  Node* none = only_reader(graph, any->output());
+  if (none == nullptr || none->op_id() != OpId::logical_not) return std::nullopt;
+  Node* where = only_reader(graph, none->output());
+  if (where == nullptr || where->op_id() != OpId::where_self ||
+      tensor_arg(*where, "condition") != none->output() || tensor_arg(*where, "other") != p)
+    return std::nullopt;
+  Node* zeros = producer_if(tensor_arg(*where, "self"), OpId::full_like);
+  if (zeros == nullptr || tensor_arg(*zeros, "self") != p ||
+      number(zeros->arg("fill_value")) != 0.0 || only_reader(graph, zeros->output()) != where)
+    return std::nullopt;
+  // The probabilities go to the guard only.
+  for (Node* n : graph.users(p))
+    if (n != zeros && n != where && !is_metadata_assert(*n)) return std::nullopt;
+  return SafeGuard{{where, zeros, none, any, visible, eq}, where->output()};
+}
+
 struct Match {
   Product scores;          // q·kt
   Node* scaled = nullptr;  // mul / div by a number, or nullptr
   Node* masked = nullptr;  // where / add, or nullptr
   Node* softmax = nullptr;
+  std::vector<Node*> guard;    // the safe-softmax guard's nodes, or none
   Node* prob_clone = nullptr;  // clone of the probabilities (eval-mode dropout), or nullptr
   Node* prob_cast = nullptr;   // _to_copy of the probabilities, or nullptr
   Product product;             // p·v
@@ -207,7 +254,8 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
   Match m;
   m.softmax = softmax;
   Value* in = tensor_arg(*softmax, "self");
-  if (in == nullptr || only_reader(graph, in) != softmax) return std::nullopt;
+  std::optional<SafeGuard> guard = match_safe_guard(graph, softmax);
+  if (in == nullptr || (!guard && only_reader(graph, in) != softmax)) return std::nullopt;
   const ir::TensorType& st = in->type();
   const std::optional<int64_t> dim =
       wrap_dim(constant_int(softmax->arg("dim")).value_or(-999), st.rank());
@@ -278,6 +326,10 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
   // The product with v, through an optional clone (what dropout in eval mode exports as) and
   // an optional dtype cast of the probabilities.
   Value* p = softmax->output();
+  if (guard) {
+    m.guard = guard->nodes;
+    p = guard->probs;
+  }
   Node* next = only_reader(graph, p);
   if (next != nullptr && next->op_id() == OpId::clone) {
     m.prob_clone = next;
@@ -371,6 +423,20 @@ class FuseWrittenAttention final : public Pass {
     Value* v = m.product.b;
     // Both products checked their own operands' batch dims; q's and v's agree through p.
     const ir::TensorType &qt = q->type(), &vt = v->type();
+    // Scales on the operands (PyTorch's decomposed SDPA multiplies q and kᵀ by the square root
+    // of the scale each) join the scale: (q·c1)·(kᵀ·c2) = (q·kᵀ)·c1·c2, up to rounding.
+    double scale = m.scale;
+    std::vector<Node*> operand_scales;
+    for (Value** side : {&q, &kt}) {
+      Node* mul = producer_if(*side, OpId::mul_Scalar);
+      if (mul == nullptr) mul = producer_if(*side, OpId::mul_Tensor);
+      Value* in = mul == nullptr ? nullptr : tensor_arg(*mul, "self");
+      const std::optional<double> c = mul == nullptr ? std::nullopt : number(mul->arg("other"));
+      if (in == nullptr || !c || !std::isfinite(*c) || !(in->type() == (*side)->type())) continue;
+      scale *= *c;
+      *side = in;
+      operand_scales.push_back(mul);
+    }
     // Where the probabilities are cast, q and k must be wide copies of v's dtype.
     const Node* before = m.product.node;
     if (m.prob_cast != nullptr) {
@@ -406,14 +472,16 @@ class FuseWrittenAttention final : public Pass {
     std::vector<Arg> args = {Arg{q}, Arg{k}, Arg{v}};
     args.push_back(mask == nullptr ? Arg{} : Arg{mask});
     SPLICE_TRY(rw.replace(m.product.node, OpId::scaled_dot_product_attention, std::move(args),
-                          {{"scale", Arg{m.scale}}}));
+                          {{"scale", Arg{scale}}}));
     // A rebuilt kt that k reads through (k is its transpose's input) is read by nothing now.
     erase_unread_views(graph, kt);
     // The chain, last to first, then what only it read (views between its members
     // included). Every member goes before any view is followed, so no member is met twice.
     std::vector<Value*> read;
-    for (Node* n : {m.product.bmm, m.prob_cast, m.prob_clone, m.softmax, m.masked, m.scaled,
-                    m.scores.node, m.scores.bmm}) {
+    std::vector<Node*> chain = {m.product.bmm, m.prob_cast, m.prob_clone};
+    chain.insert(chain.end(), m.guard.begin(), m.guard.end());
+    chain.insert(chain.end(), {m.softmax, m.masked, m.scaled, m.scores.node, m.scores.bmm});
+    for (Node* n : chain) {
       if (n == nullptr) continue;
       for (Value* operand : n->operands()) read.push_back(operand);
       erase_with_asserts(graph, n);
@@ -424,6 +492,13 @@ class FuseWrittenAttention final : public Pass {
         erase_with_asserts(graph, fill);
       else
         erase_unread_views(graph, operand);
+    }
+    // Operand scales last: the views that read them went above.
+    for (Node* mul : operand_scales) {
+      if (is_used(graph, mul->output())) continue;
+      Value* in = tensor_arg(*mul, "self");
+      erase_with_asserts(graph, mul);
+      erase_unread_views(graph, in);
     }
     return true;
   }

@@ -311,13 +311,28 @@ TEST(MemoryPlan, ProductsAndSoftmaxStoreIntoBuffersTheSessionKeeps) {
   for (const auto& node : r.model.program.graph.nodes()) {
     const ir::OpId op = node->op_id();
     if (op != ir::OpId::mm && op != ir::OpId::bmm && op != ir::OpId::_softmax &&
-        op != ir::OpId::embedding)
+        op != ir::OpId::embedding && op != ir::OpId::scaled_dot_product_attention)
       continue;
     if (placed.count(node->output(0)->name())) producers.insert(node->name());
   }
-  // Every product, the softmax and the embedding of the one-layer model (q/k/v and gate/up are
-  // one product each: concat_sibling_matmuls).
-  EXPECT_GE(producers.size(), 9u);
+  // Every product and the embedding of the one-layer model (q/k/v and gate/up are one product
+  // each: concat_sibling_matmuls; the attention's two bmms and softmax, as run_decompositions()
+  // spells SDPA out, are one scaled_dot_product_attention again: fuse_written_attention).
+  EXPECT_GE(producers.size(), 6u);
+  {
+    // Scores that are also returned keep their bmm and softmax, which get kept buffers too.
+    Runner scores("attn_written_scores_returned.default", PlanMode::kPlanned);
+    std::set<std::string> kept;
+    for (const auto& p : scores.model.plan.placements)
+      if (p.kind == PlacementKind::kBuffer) kept.insert(p.value);
+    size_t stored = 0;
+    for (const auto& node : scores.model.program.graph.nodes()) {
+      const ir::OpId op = node->op_id();
+      if (op == ir::OpId::bmm || op == ir::OpId::_softmax)
+        stored += kept.count(node->output(0)->name());
+    }
+    EXPECT_EQ(stored, 3u);  // two bmms, one softmax
+  }
   CallStats first, second;
   const runtime::CallOutputs out = r.call(name, 0, &first);  // T = 8
   r.call(name, 1, &second);  // T = 5: the same buffers are large enough
