@@ -3,7 +3,8 @@
 //   convolution (and conv1d/2d/3d, "valid"/"same" padding): im2col — constant_pad_nd, one
 //     strided slice per kernel offset, stacked to [N, C, K, L] and reshaped per group to
 //     [N, g, C/g*K, L], one matmul with the weight as [g, O/g, C/g*K], then the bias. A patch
-//     embedding (stride = kernel) reads each input element once; k offsets cost k copies.
+//     embedding (stride = kernel, static sizes) is one view and permute of the input instead,
+//     copied once; other convolutions' k offsets cost k copies.
 //     Spatial sizes may be symbolic (LFM2's causal conv1d over the sequence): the output
 //     sizes and slice ends are SymInts computed from sym_size.
 //   argsort (and argsort.stable): sort's (sort.stable's) indices output. sort and topk are
@@ -50,6 +51,76 @@ std::optional<std::vector<int64_t>> constant_list(const Arg& a, size_t n) {
 }
 
 // ---- convolution ----
+
+// The im2col columns of a convolution as [N, C, K, o1, o2, ...] (K the kernel offsets in the
+// weight's row-major order): one strided slice per offset, stacked. `reach` is each offset's
+// slice extent, stride * (out - 1) + 1.
+Result<Value*> offset_columns(Builder& b, SizeBuilder& sb, Value* x,
+                              const std::vector<int64_t>& kernel,
+                              const std::vector<int64_t>& stride,
+                              const std::vector<int64_t>& dilation,
+                              const std::vector<Size>& reach) {
+  const size_t spatial = kernel.size();
+  int64_t offsets = 1;
+  for (int64_t k : kernel) offsets *= k;
+  std::vector<Value*> columns;
+  for (int64_t flat = 0; flat < offsets; ++flat) {
+    Value* v = x;
+    int64_t rest = flat;
+    std::vector<int64_t> at(spatial);
+    for (size_t i = spatial; i-- > 0;) {
+      at[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t start = at[i] * dilation[i];
+      SPLICE_ASSIGN_OR_RETURN(Size end, sb.add(reach[i], SizeBuilder::constant(start)));
+      SPLICE_ASSIGN_OR_RETURN(
+          v, b.op(OpId::slice_Tensor, {Arg{v}, Arg{static_cast<int64_t>(2 + i)}, Arg{start},
+                                       to_arg(end), Arg{stride[i]}}));
+    }
+    columns.push_back(v);
+  }
+  return b.op(OpId::stack, {Arg{columns}, Arg{int64_t{2}}});
+}
+
+// A patch embedding's columns (stride = kernel, no dilation, static spatial sizes: ViT,
+// SigLIP, ConvNeXt's stem): the offsets' slices tile the input, so the input cropped to whole
+// patches, viewed as [N, C, o1, k1, o2, k2, ...] and permuted to [N, C, k1, k2, ..., o1, o2,
+// ...] holds the same elements in the same order as the stacked slices, for one copy (the
+// reshape after it) instead of one copy kernel per offset (256 for a 16x16 patch). nullptr
+// when the convolution is not one.
+Result<Value*> patch_columns(Builder& b, SizeBuilder& sb, Value* x,
+                             const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                             const std::vector<int64_t>& dilation) {
+  const size_t spatial = kernel.size();
+  std::vector<int64_t> outs;
+  for (size_t i = 0; i < spatial; ++i) {
+    const std::optional<int64_t> n = static_size(x->type(), static_cast<int64_t>(2 + i));
+    if (!n || stride[i] != kernel[i] || (dilation[i] != 1 && kernel[i] != 1) || *n < kernel[i])
+      return static_cast<Value*>(nullptr);
+    outs.push_back(*n / kernel[i]);
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t whole = outs[i] * kernel[i];
+    if (whole == static_size(x->type(), static_cast<int64_t>(2 + i))) continue;
+    SPLICE_ASSIGN_OR_RETURN(
+        x, b.op(OpId::slice_Tensor, {Arg{x}, Arg{static_cast<int64_t>(2 + i)}, Arg{int64_t{0}},
+                                     Arg{whole}, Arg{int64_t{1}}}));
+  }
+  SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(x, 0));
+  SPLICE_ASSIGN_OR_RETURN(Size c, sb.dim(x, 1));
+  std::vector<Size> split = {n, c};
+  std::vector<ir::SymIntArg> order = {int64_t{0}, int64_t{1}};
+  for (size_t i = 0; i < spatial; ++i) {
+    split.push_back(SizeBuilder::constant(outs[i]));
+    split.push_back(SizeBuilder::constant(kernel[i]));
+    order.push_back(static_cast<int64_t>(3 + 2 * i));
+  }
+  for (size_t i = 0; i < spatial; ++i) order.push_back(static_cast<int64_t>(2 + 2 * i));
+  SPLICE_ASSIGN_OR_RETURN(Value * tiles, b.op(OpId::reshape, {Arg{x}, Arg{to_list(split)}}));
+  return b.op(OpId::permute, {Arg{tiles}, Arg{order}});
+}
 
 Result<bool> convolution(Rewriter& rw, Node* node) {
   Value* input = tensor_arg(*node, "input");
@@ -124,26 +195,10 @@ Result<bool> convolution(Rewriter& rw, Node* node) {
     offsets *= kernel[i];
   }
   SPLICE_ASSIGN_OR_RETURN(Size positions, sb.product(out_sizes));
-  // One strided slice per kernel offset, the offsets in the weight's (row-major) order.
-  std::vector<Value*> columns;
-  for (int64_t flat = 0; flat < offsets; ++flat) {
-    Value* v = x;
-    int64_t rest = flat;
-    std::vector<int64_t> at(spatial);
-    for (size_t i = spatial; i-- > 0;) {
-      at[i] = rest % kernel[i];
-      rest /= kernel[i];
-    }
-    for (size_t i = 0; i < spatial; ++i) {
-      const int64_t start = at[i] * (*dilation)[i];
-      SPLICE_ASSIGN_OR_RETURN(Size end, sb.add(reach[i], SizeBuilder::constant(start)));
-      SPLICE_ASSIGN_OR_RETURN(
-          v, b.op(OpId::slice_Tensor, {Arg{v}, Arg{static_cast<int64_t>(2 + i)}, Arg{start},
-                                       to_arg(end), Arg{(*stride)[i]}}));
-    }
-    columns.push_back(v);
+  SPLICE_ASSIGN_OR_RETURN(Value * stacked, patch_columns(b, sb, x, kernel, *stride, *dilation));
+  if (stacked == nullptr) {
+    SPLICE_ASSIGN_OR_RETURN(stacked, offset_columns(b, sb, x, kernel, *stride, *dilation, reach));
   }
-  SPLICE_ASSIGN_OR_RETURN(Value * stacked, b.op(OpId::stack, {Arg{columns}, Arg{int64_t{2}}}));
   SPLICE_ASSIGN_OR_RETURN(Size n, sb.dim(input, 0));
   const int64_t g = *groups;
   const int64_t inner = *in_per_group * offsets;

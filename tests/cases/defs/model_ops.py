@@ -31,6 +31,17 @@ def _():
                                  randn(4, 2, 3)), None
 
 
+@case("m_conv_patches", notes="patch embeddings (stride = kernel) read as one view of whole "
+      "patches: an input that leaves a remainder (cropped), grouped patches, a 1x1 convolution, "
+      "and a padded patch conv")
+def _():
+    def forward(self, x, w, wg, w1, wp):
+        return (F.conv2d(x, w, None, stride=4), F.conv2d(x, wg, None, stride=(2, 3), groups=3),
+                F.conv2d(x, w1), F.conv2d(x, wp, None, stride=3, padding=1))
+    return module(forward), same(1, randn(2, 3, 10, 9), randn(5, 3, 4, 4), randn(6, 1, 2, 3),
+                                 randn(4, 3, 1, 1), randn(2, 3, 3, 3)), None
+
+
 @case("m_conv_string_padding", notes="padding=\"same\" (an even kernel pads one more at the "
       "end) and \"valid\"")
 def _():
