@@ -12,7 +12,11 @@
 //   %out    = aten.matmul.default(%p16, %v)
 //
 // which becomes `%out = aten.scaled_dot_product_attention.default(%q, %k, %v, %mask,
-// scale=0.125)`. Why it is the same computation, and where it would not be:
+// scale=0.125)`. run_decompositions()'s spelling matches too: each matmul as
+// view(bmm(view(expand(a)), view(expand(b)))), the fill a scalar_tensor of where.self, kᵀ a
+// permute; and so does PyTorch's own SDPA decomposition (q and kᵀ each scaled, the mask added,
+// softmax, then the _safe_softmax guard that zeroes rows with no visible key, which is the
+// kernels' rule for such rows). Why it is the same computation, and where it would not be:
 //   - The scores are float32 or float64 (SDPA computes them in float, or double for float64,
 //     as the matmul did); 16-bit scores would be rounded per op by eager, so they stay as
 //     written.
@@ -352,7 +356,8 @@ class FuseWrittenAttention final : public Pass {
   std::string_view description() const override {
     return "Attention written out op by op (matmul of q and k transposed, an optional scale by "
            "a number, an optional where-fill or added float mask, softmax over the last dim, "
-           "an optional cast of the probabilities, matmul with v) becomes one "
+           "an optional cast of the probabilities, matmul with v; in either form, and "
+           "PyTorch's own SDPA decomposition with its safe-softmax guard) becomes one "
            "scaled_dot_product_attention, where that computes the same: float32 or float64 "
            "scores, a where fill of at most -1e30 (turned into an added float mask), a cast of "
            "the probabilities only where q and k are float32 copies of that dtype (the "
