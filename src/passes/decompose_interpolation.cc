@@ -179,12 +179,6 @@ class DimResizer {
   DType compute_;
 };
 
-std::optional<double> optional_number(const Arg& a) {
-  if (a.is<double>()) return a.as<double>();
-  if (a.is<int64_t>()) return static_cast<double>(a.as<int64_t>());
-  return std::nullopt;
-}
-
 Result<bool> upsample2d(Rewriter& rw, Node* node) {
   const bool vec = node->op().find_arg("input").has_value();
   Value* x = tensor_arg(*node, vec ? "input" : "self");
@@ -223,7 +217,7 @@ Result<bool> upsample2d(Rewriter& rw, Node* node) {
           static_cast<int64_t>(factors.as<std::vector<double>>().size()) > i)
         r.scale = factors.as<std::vector<double>>()[i];
     } else {
-      r.scale = optional_number(node->arg(i == 0 ? "scales_h" : "scales_w"));
+      r.scale = constant_number(node->arg(i == 0 ? "scales_h" : "scales_w"));
     }
   }
   Builder b{rw, node};

@@ -248,19 +248,13 @@ Result<bool> argsort(Rewriter& rw, Node* node) {
 
 // ---- histc ----
 
-std::optional<double> scalar_of(const Arg& a) {
-  if (a.is<int64_t>()) return static_cast<double>(a.as<int64_t>());
-  if (a.is<double>()) return a.as<double>();
-  return std::nullopt;
-}
-
 Result<bool> histc(Rewriter& rw, Node* node) {
   Value* self = tensor_arg(*node, "self");
   if (self == nullptr) return false;
   Builder b{rw, node};
   auto bins = constant_int(node->arg("bins"));
-  auto lo = scalar_of(node->arg("min"));
-  auto hi = scalar_of(node->arg("max"));
+  auto lo = constant_number(node->arg("min"));
+  auto hi = constant_number(node->arg("max"));
   if (!bins || !lo || !hi) return unsupported(*node, "symbolic bins, min or max");
   if (!(*lo < *hi))
     return unsupported(*node,

@@ -57,12 +57,6 @@ using ir::Value;
 // Fills at or below this are "minus infinity, but finite" (see the header).
 constexpr double kLargestFill = -1e30;
 
-std::optional<double> number(const Arg& arg) {
-  if (arg.is<double>()) return arg.as<double>();
-  if (arg.is<int64_t>()) return static_cast<double>(arg.as<int64_t>());
-  return std::nullopt;
-}
-
 bool is_float_or_double(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
 
 // A `_to_copy` that changes only the dtype (no device, layout or pinning), else nullptr.
@@ -203,7 +197,8 @@ std::optional<SafeGuard> match_safe_guard(const ir::Graph& graph, const Node* so
     if (eq != nullptr || n->op_id() != OpId::eq_Scalar) return std::nullopt;
     eq = n;
   }
-  const std::optional<double> inf = eq == nullptr ? std::nullopt : number(eq->arg("other"));
+  const std::optional<double> inf =
+      eq == nullptr ? std::nullopt : constant_number(eq->arg("other"));
   if (!inf || !std::isinf(*inf) || *inf > 0) return std::nullopt;
   Node* visible = only_reader(graph, eq->output());
   if (visible == nullptr || visible->op_id() != OpId::logical_not) return std::nullopt;
@@ -221,7 +216,8 @@ std::optional<SafeGuard> match_safe_guard(const ir::Graph& graph, const Node* so
     return std::nullopt;
   Node* zeros = producer_if(tensor_arg(*where, "self"), OpId::full_like);
   if (zeros == nullptr || tensor_arg(*zeros, "self") != p ||
-      number(zeros->arg("fill_value")) != 0.0 || only_reader(graph, zeros->output()) != where)
+      constant_number(zeros->arg("fill_value")) != 0.0 ||
+      only_reader(graph, zeros->output()) != where)
     return std::nullopt;
   // The probabilities go to the guard only.
   for (Node* n : graph.users(p))
@@ -246,11 +242,11 @@ struct Match {
 
 // A where's fill: a number, or (decomposed) a scalar_tensor of the scores' dtype.
 std::optional<double> fill_of(const Node& where, DType scores) {
-  if (where.op_id() == OpId::where_ScalarOther) return number(where.arg("other"));
+  if (where.op_id() == OpId::where_ScalarOther) return constant_number(where.arg("other"));
   const Node* t = producer_if(tensor_arg(where, "other"), OpId::scalar_tensor);
   if (t == nullptr || !t->output()->type().sizes.empty() || t->output()->type().dtype != scores)
     return std::nullopt;
-  return number(t->arg("s"));
+  return constant_number(t->arg("s"));
 }
 
 // Matches the chain around `softmax`; nullopt when any guard fails.
@@ -293,7 +289,8 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
   } else if (Node* a = producer_if(in, OpId::add_Tensor)) {
     Value* self = tensor_arg(*a, "self");
     Value* other = tensor_arg(*a, "other");
-    if (number(a->arg("alpha")) != 1.0 || self == nullptr || other == nullptr) return std::nullopt;
+    if (constant_number(a->arg("alpha")) != 1.0 || self == nullptr || other == nullptr)
+      return std::nullopt;
     // The scores are the operand of the sum's type that the matmul chain computed.
     auto from_scores = [&](const Value* v) {
       const Node* p = v->producer();
@@ -316,7 +313,7 @@ std::optional<Match> match(const ir::Graph& graph, Node* softmax) {
   if (s == nullptr) s = producer_if(scaled, OpId::div_Tensor);
   if (s != nullptr) {
     Value* self = tensor_arg(*s, "self");
-    const std::optional<double> c = number(s->arg("other"));
+    const std::optional<double> c = constant_number(s->arg("other"));
     if (self == nullptr || !c || *c == 0.0 || !std::isfinite(*c) || self->type() != st ||
         only_reader(graph, self) != s)
       return std::nullopt;
@@ -436,7 +433,8 @@ class FuseWrittenAttention final : public Pass {
       Node* mul = producer_if(*side, OpId::mul_Scalar);
       if (mul == nullptr) mul = producer_if(*side, OpId::mul_Tensor);
       Value* in = mul == nullptr ? nullptr : tensor_arg(*mul, "self");
-      const std::optional<double> c = mul == nullptr ? std::nullopt : number(mul->arg("other"));
+      const std::optional<double> c =
+          mul == nullptr ? std::nullopt : constant_number(mul->arg("other"));
       if (in == nullptr || !c || !std::isfinite(*c) || !(in->type() == (*side)->type())) continue;
       scale *= *c;
       *side = in;

@@ -49,6 +49,12 @@ std::optional<int64_t> constant_int(const Arg& arg) {
   return std::nullopt;
 }
 
+std::optional<double> constant_number(const Arg& arg) {
+  if (arg.is<double>()) return arg.as<double>();
+  if (arg.is<int64_t>()) return static_cast<double>(arg.as<int64_t>());
+  return std::nullopt;
+}
+
 std::optional<int64_t> static_size(const ir::TensorType& type, int64_t dim) {
   if (dim < 0 || dim >= type.rank()) return std::nullopt;
   return type.sizes[dim].constant();

@@ -32,6 +32,10 @@ ir::Value* tensor_arg(const ir::Node& node, std::string_view name);
 // The constant of an int/SymInt argument; nullopt for None or a symbolic value.
 std::optional<int64_t> constant_int(const ir::Arg& arg);
 
+// The number an int or float argument holds (a wrapped Python number); nullopt otherwise
+// (None, a tensor, a symbolic value, a bool).
+std::optional<double> constant_number(const ir::Arg& arg);
+
 // Size `dim` of `type` when it is a constant.
 std::optional<int64_t> static_size(const ir::TensorType& type, int64_t dim);
 
