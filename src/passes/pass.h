@@ -32,6 +32,7 @@ std::unique_ptr<Pass> make_refine_recorded_types();
 std::unique_ptr<Pass> make_decompose_composites();
 std::unique_ptr<Pass> make_normalize_slice_bounds();
 std::unique_ptr<Pass> make_select_scatter_to_slice_scatter();
+std::unique_ptr<Pass> make_masked_write_to_where();
 std::unique_ptr<Pass> make_where_mask_to_select_write();
 std::unique_ptr<Pass> make_fold_copy_of_slice();
 std::unique_ptr<Pass> make_canonicalize_views();

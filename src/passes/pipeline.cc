@@ -18,6 +18,8 @@ std::vector<std::unique_ptr<Pass>> default_passes() {
   // Bounds next, so every later pass sees non-negative dims and constant bounds in range.
   passes.push_back(make_normalize_slice_bounds());
   passes.push_back(make_select_scatter_to_slice_scatter());
+  // Before the where-mask rewrite, which may then see the where this one makes.
+  passes.push_back(make_masked_write_to_where());
   passes.push_back(make_where_mask_to_select_write());
   // After the where-mask rewrite, whose true branch is often a copy of a select.
   passes.push_back(make_fold_copy_of_slice());

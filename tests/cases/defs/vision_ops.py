@@ -8,7 +8,7 @@ decompose_grid_sample.cc). Every case name starts with v_."""
 import torch
 import torch.nn.functional as F
 
-from .registry import case, module, same, randn, randint
+from .registry import case, module, same, randn, randint, randbool
 
 F16, BF16, F64, I64 = torch.float16, torch.bfloat16, torch.float64, torch.int64
 
@@ -110,6 +110,34 @@ def _():
                 (y + 1).as_strided((2, 2, 2), (4, 1, 2)),
                 t.as_strided((2, 3), (1, 2)))
     return module(forward), same(1, randn(2, 3, 4, 4), randn(3, 4)), None
+
+
+@case("v_masked_write", notes="writes through a bool mask that splice runs as where "
+      "(masked_write_to_where): transformers 5.17's Idefics3/SmolVLM position ids "
+      "(position_ids[mask] = pos_ids[mask], the mask all true from torch.ones), a mask with "
+      "true and false positions, a mask over the leading dims with rows written, a mask after a "
+      "whole dim, a scalar fill, a broadcast row, int64 and bfloat16, and a mask keeping nothing")
+def _():
+    def forward(self, x, m, y, rows, m2, b, r):
+        ones = torch.ones(1, 4, 4, dtype=torch.bool)
+        position_ids = torch.full((1, 16), 0)
+        pos_ids = torch.arange(16).view(1, 16) * 3 + 1
+        position_ids[ones.view(1, -1)] = pos_ids[ones.view(1, -1)]
+        a = x.clone()
+        a[m] = y[m]
+        c = rows.clone()
+        c[m2] = (rows * 2)[m2]
+        d = rows.clone()
+        d[:, m2[:4]] = 0.5
+        e = b.clone()
+        e[m2] = r
+        f = x.clone()
+        f[torch.zeros_like(m)] = y[torch.zeros_like(m)]
+        return position_ids, a, c, d, e, f
+    m = randbool(3, 5)
+    m2 = torch.tensor([True, False, True, True, False, False])
+    return module(forward), [(randn(3, 5), m, randn(3, 5), randn(6, 4, 3), m2,
+                              randn(6, 3, dtype=BF16), randn(3, dtype=BF16))], None
 
 
 @case("v_masked_scatter", notes="masked_scatter as vision-language models merge image features "

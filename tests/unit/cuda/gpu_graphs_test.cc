@@ -158,6 +158,20 @@ TEST_F(GpuGraphs, CudaExportAttentionReplaysAsOneRecording) {
   expect_replays(on, 1, 2);
 }
 
+// Writes through boolean masks (transformers 5.17's Idefics3 position ids,
+// `position_ids[mask] = pos_ids[mask]`) run as where (masked_write_to_where): no gather whose
+// length waits for the mask's count, so the call records like any other.
+TEST_F(GpuGraphs, MaskedWritesReplayAsOneRecording) {
+  const std::string name = "v_masked_write.default";
+  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE(call);
+    std::map<std::string, Tensor> inputs = case_inputs(name, 0);
+    run_both(on, off, inputs);
+  }
+  expect_replays(on, 1, 2);
+}
+
 // A position outside u0's range [0, 7] fails a replay as it fails without graphs: a host input
 // before anything runs (the .item()'s own error), a device input on the device (the error
 // names the .item() and its symbol); the cache is left as it was, and replays go on after.

@@ -221,7 +221,7 @@ TEST(Pipeline, PassesHaveUniqueNamesAndDescriptions) {
     EXPECT_FALSE(pass->description().empty()) << pass->name();
     names.emplace_back(pass->name());
   }
-  ASSERT_EQ(names.size(), 13u);
+  ASSERT_EQ(names.size(), 14u);
   EXPECT_EQ(names.front(), "functionalize");
   EXPECT_EQ(names.back(), "insert_write_casts");
   std::sort(names.begin(), names.end());
