@@ -10,10 +10,13 @@ run_decompositions()), and for each form:
     copies and fills per call counted by CUPTI on calls apart from the timed ones);
   - with --profile, writes `splice bench --profile` (GPU time per kernel of one call).
 Eager is timed in the same process (CUDA events), and torch.compile in the modes --compile
-names (its first call, the compile, timed too: about 200 s for reduce-overhead on an H100).
+names, after splice's rows (its first call, the compile, timed too: about 200 s for
+reduce-overhead on an H100). --rounds N then times eager, the compiled modes and splice (graphs
+on, from an engine cache) in turn N times and reports the medians.
 
   PYTHONPATH=<lerobot wheel unpacked> python3 bench/smolvla/side_by_side.py --splice BIN \
       --out DIR [--layout bf16] [--forms train,default] [--compile reduce-overhead] [--profile]
+      [--rounds 3]
 
 Writes DIR/results.json and prints one JSON line per form.
 """
@@ -22,6 +25,7 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -65,6 +69,31 @@ def first_result(args, program, inputs_file, out_file):
     return seconds, load_file(out_file)["output.0"]
 
 
+def interleaved_rounds(args, mod, inputs, compiled, form):
+    """Eager, each compiled mode and splice (graphs on) timed in turn, `args.rounds` times: the
+    medians of interleaved runs are what bench/RESULTS.md records (one run alone varies by
+    several percent on a shared host). splice's bench reads an engine cache made by its first
+    round, so later rounds time the call, not the compile."""
+    work = os.path.join(args.out, form)
+    program = os.path.join(work, "model.pt2")
+    inputs_file = os.path.join(work, "inputs.safetensors")
+    cache = os.path.join(args.out, "engine-cache")
+    times = {"eager": [], "splice_graphs": [], **{f"compile_{m}": [] for m in compiled}}
+    for _ in range(args.rounds):
+        times["eager"].append(timing.time_torch(mod, inputs, args.warmup, args.iters))
+        for mode, fn in compiled.items():
+            times[f"compile_{mode}"].append(timing.time_torch(fn, inputs, args.warmup, args.iters))
+        r = subprocess.run([args.splice, "bench", program, "--inputs", inputs_file, "--device",
+                            "cuda", "--device-io", "--json", "--cache-dir", cache, "--warmup",
+                            str(args.warmup), "--iters", str(args.iters)],
+                           capture_output=True, text=True, timeout=400)
+        times["splice_graphs"].append(json.loads(r.stdout)["median_ms"] if r.returncode == 0
+                                      else None)
+    medians = {f"{k}_median_ms": statistics.median(v) for k, v in times.items()
+               if v and None not in v}
+    return {"form": form, "rounds": args.rounds, "ms": times, **medians}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--splice", required=True)
@@ -77,6 +106,8 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="then time eager, the compiled modes and splice in turn this many times")
     args = p.parse_args()
     args.device = "cuda"  # what the timing helpers' splice_bench reads
     os.makedirs(args.out, exist_ok=True)
@@ -91,19 +122,6 @@ def main():
     results = {"size": args.size, "layout": args.layout, "gpu": torch.cuda.get_device_name(),
                "torch": torch.__version__,
                "eager_ms": timing.time_torch(mod, inputs, args.warmup, args.iters)}
-    for mode in args.compile:
-        fn = torch.compile(mod, mode=None if mode == "default" else mode)
-        try:
-            start = time.time()
-            with torch.no_grad():
-                diff, scale, ok = within(reference, fn(*inputs), args.layout)
-            results[f"compile_{mode}_first_s"] = round(time.time() - start, 1)
-            results[f"compile_{mode}_ms"] = (timing.time_torch(fn, inputs, args.warmup, args.iters)
-                                             if ok else None)
-            if not ok:
-                results[f"compile_{mode}_error"] = f"differs from eager by {diff:.3g} of {scale:.3g}"
-        except Exception as e:  # a failed baseline is a result, not the end of the run
-            results[f"compile_{mode}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
     print(json.dumps(results), flush=True)
 
     for form in args.forms.split(","):
@@ -142,6 +160,27 @@ def main():
         except Exception as e:
             row["splice_error"] = f"{type(e).__name__}: {str(e)[:500]}"
         print(json.dumps(row), flush=True)
+    # torch.compile last: its compile takes minutes, and splice's rows are out by then.
+    compiled = {}
+    for mode in args.compile:
+        fn = torch.compile(mod, mode=None if mode == "default" else mode)
+        try:
+            start = time.time()
+            with torch.no_grad():
+                diff, scale, ok = within(reference, fn(*inputs), args.layout)
+            results[f"compile_{mode}_first_s"] = round(time.time() - start, 1)
+            results[f"compile_{mode}_ms"] = (timing.time_torch(fn, inputs, args.warmup, args.iters)
+                                             if ok else None)
+            if ok:
+                compiled[mode] = fn
+            if not ok:
+                results[f"compile_{mode}_error"] = f"differs from eager by {diff:.3g} of {scale:.3g}"
+        except Exception as e:  # a failed baseline is a result, not the end of the run
+            results[f"compile_{mode}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+    print(json.dumps({k: v for k, v in results.items() if k.startswith("compile")}), flush=True)
+    if args.rounds:
+        results["rounds"] = interleaved_rounds(args, mod, inputs, compiled, args.forms.split(",")[0])
+        print(json.dumps(results["rounds"]), flush=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=2)
     return 0

@@ -110,6 +110,25 @@ SPLICE_HD AttnDecodeSmem attn_decode_smem(int64_t R, int64_t E, int64_t Ev, int6
   return m;
 }
 
+// The CUDA-core kernel's dynamic shared memory (attention_simt.cu), byte offsets: the K tile
+// with rows padded by one 4-byte word (a lane per key reads the tile down a column: with rows
+// of E + pad elements, the 32 lanes' addresses fall in distinct banks), the V tile (a lane per
+// element reads along a row: unpadded), then each warp's q row in the accumulation type.
+struct AttnSimtSmem {
+  int64_t k_row = 0;  // K tile row stride, in elements
+  int64_t v = 0, q = 0, total = 0;
+};
+
+SPLICE_HD AttnSimtSmem attn_simt_smem(int64_t E, int64_t Ev, int64_t elem_size, int64_t acc_size,
+                                      int64_t key_tile, int64_t warps) {
+  AttnSimtSmem m;
+  m.k_row = E + (elem_size < 4 ? 4 / elem_size : 1);
+  m.v = attn_align16(key_tile * m.k_row * elem_size);
+  m.q = m.v + attn_align16(key_tile * Ev * elem_size);
+  m.total = m.q + warps * E * acc_size;
+  return m;
+}
+
 // Base element offsets of unit u in each tensor (row r = 0).
 SPLICE_HD void attn_unit_offsets(const AttnParams& p, int64_t u, int64_t (&off)[kAttnTensors]) {
   for (int t = 0; t < kAttnTensors; ++t) off[t] = 0;

@@ -291,10 +291,13 @@ Result<AttnPlan> plan_attention(const AttentionArgs& args, int sm_count,
     plan.reason = not_decode;
     const int64_t e_max = std::max(E, Ev);
     plan.head_dim_bound = e_max <= 128 ? 128 : e_max <= 256 ? 256 : 1024;
-    plan.key_tile = std::clamp<int64_t>((48 << 10) / std::max<int64_t>((E + Ev) * es, 1), 1, 32);
+    // At most 32 keys a tile: a lane scores one key.
+    plan.key_tile = std::clamp<int64_t>((40 << 10) / std::max<int64_t>((E + Ev) * es, 1), 1, 32);
     plan.threads = kSimtWarps * 32;
     p.rows_per_block = kSimtWarps;
-    plan.smem_bytes = static_cast<size_t>(plan.key_tile * (E + Ev) * es);
+    const int64_t acc = p.dtype == DType::kFloat64 ? 8 : 4;
+    plan.smem_bytes =
+        static_cast<size_t>(attn_simt_smem(E, Ev, es, acc, plan.key_tile, kSimtWarps).total);
   }
   p.tiles_per_unit = ceil_div(p.R, p.rows_per_block);
 

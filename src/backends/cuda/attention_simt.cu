@@ -1,10 +1,10 @@
 // The CUDA-core attention kernel, the split combiner and the logsumexp padding (see
 // attention.h). A block takes 8 query rows of one unit (a warp each) and walks the unit's keys
-// (of its split) in tiles staged in shared memory, so the 8 rows — the q heads of a KV group
-// during decode — read each K/V element from global memory once. A warp keeps its q row and
-// its share of the output accumulator in registers (lane e holds elements e, e + 32, ...);
-// each key's score is a warp all-reduce, identical in every lane, so the online softmax
-// update is warp-uniform.
+// (of its split) in tiles of up to 32 staged in shared memory, so the 8 rows — the q heads of a
+// KV group — read each K/V element from global memory once. A warp keeps its q row in shared
+// memory and its share of the output accumulator in registers (lane e holds elements e,
+// e + 32, ...); each lane scores one key of the tile, and the online softmax moves once per
+// tile (warp-uniform: the tile's max and sum are all-reduces).
 #include <cuda_runtime.h>
 
 #include <limits>
@@ -23,10 +23,12 @@ __global__ void __launch_bounds__(kSimtWarps * 32)
     attention_simt_kernel(AttnParams p, int64_t key_tile) {
   constexpr int kPerLane = kMaxE / kWarpSize;
   constexpr A kNegInf = -std::numeric_limits<A>::infinity();
-  extern __shared__ __align__(16) unsigned char attn_simt_smem[];
-  T* ks = reinterpret_cast<T*>(attn_simt_smem);  // key_tile x E
-  T* vs = ks + key_tile * p.E;                   // key_tile x Ev
+  extern __shared__ __align__(16) unsigned char attn_simt_smem_bytes[];
+  const AttnSimtSmem lay = attn_simt_smem(p.E, p.Ev, sizeof(T), sizeof(A), key_tile, kSimtWarps);
+  T* ks = reinterpret_cast<T*>(attn_simt_smem_bytes);          // key_tile x k_row
+  T* vs = reinterpret_cast<T*>(attn_simt_smem_bytes + lay.v);  // key_tile x Ev
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  A* qs = reinterpret_cast<A*>(attn_simt_smem_bytes + lay.q) + warp * p.E;  // this warp's q row
   const int64_t unit = blockIdx.x / p.tiles_per_unit;
   const int64_t tile = blockIdx.x % p.tiles_per_unit;
   const int64_t split = blockIdx.y;
@@ -45,58 +47,64 @@ __global__ void __launch_bounds__(kSimtWarps * 32)
   const T* q = static_cast<const T*>(p.q);
   const T* k = static_cast<const T*>(p.k) + off[kAttnK];
   const T* v = static_cast<const T*>(p.v) + off[kAttnV];
-  A qv[kPerLane], acc[kPerLane];
+  for (int64_t e = lane; e < p.E; e += kWarpSize)
+    qs[e] = valid ? convert<A>(q[row.q + e * p.q_es]) : A(0);
+  A acc[kPerLane];
 #pragma unroll
-  for (int i = 0; i < kPerLane; ++i) {
-    const int64_t e = lane + kWarpSize * i;
-    qv[i] = valid && e < p.E ? convert<A>(q[row.q + e * p.q_es]) : A(0);
-    acc[i] = A(0);
-  }
+  for (int i = 0; i < kPerLane; ++i) acc[i] = A(0);
   const A scale = static_cast<A>(p.scale);
   A m = kNegInf, sum = A(0);
+  // A tile of up to 32 keys at a time: lane j scores key j (its whole dot product, no
+  // reduction across lanes), the warp takes the tile's max once, and then each lane adds the
+  // weighted V rows into the output elements it owns (e = lane, lane + 32, ...). Serial work
+  // per key is one shuffle, not a 5-step all-reduce and a dependent mask load.
   for (int64_t j0 = key_begin; j0 < key_end; j0 += key_tile) {
     const int64_t nk = key_end - j0 < key_tile ? key_end - j0 : key_tile;
     __syncthreads();  // the previous tile is no longer read
     for (int64_t jj = warp; jj < nk; jj += kSimtWarps) {
       const T* krow = k + (j0 + jj) * p.k_ss;
       const T* vrow = v + (j0 + jj) * p.v_ss;
-      for (int64_t e = lane; e < p.E; e += kWarpSize) ks[jj * p.E + e] = krow[e * p.k_es];
+      for (int64_t e = lane; e < p.E; e += kWarpSize) ks[jj * lay.k_row + e] = krow[e * p.k_es];
       for (int64_t e = lane; e < p.Ev; e += kWarpSize) vs[jj * p.Ev + e] = vrow[e * p.v_es];
     }
     __syncthreads();
     if (!valid) continue;
+    A s = kNegInf;
+    if (lane < nk) {
+      const T* krow = ks + lane * lay.k_row;
+      // Four partial sums: independent chains the scheduler can overlap.
+      A d0 = A(0), d1 = A(0), d2 = A(0), d3 = A(0);
+      int64_t e = 0;
+      for (; e + 4 <= p.E; e += 4) {
+        d0 += qs[e] * convert<A>(krow[e]);
+        d1 += qs[e + 1] * convert<A>(krow[e + 1]);
+        d2 += qs[e + 2] * convert<A>(krow[e + 2]);
+        d3 += qs[e + 3] * convert<A>(krow[e + 3]);
+      }
+      for (; e < p.E; ++e) d0 += qs[e] * convert<A>(krow[e]);
+      s = attn_masked_score<A>(p, row.mask, row.l, j0 + lane, ((d0 + d1) + (d2 + d3)) * scale);
+    }
+    // NaN scores must reach the sum (PyTorch's softmax gives a NaN row): fmax would drop them.
+    const A tile_max = warp_allreduce(s, [](A a, A b) { return a != a || a > b ? a : b; });
+    const A m_new = m != m || m > tile_max ? m : tile_max;
+    if (m_new == kNegInf) continue;  // every key so far hidden: nothing to add
+    // exp(-inf) = 0 while nothing was seen; exp(inf - inf) = NaN for a +inf score, as
+    // PyTorch's softmax makes such a row NaN.
+    const A corr = exp(m - m_new);
+    const A w = s == kNegInf ? A(0) : exp(s - m_new);
+    sum = sum * corr + warp_allreduce(w, [](A a, A b) { return a + b; });
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) acc[i] *= corr;
     for (int64_t jj = 0; jj < nk; ++jj) {
-      A part = A(0);
+      const A wj = __shfl_sync(0xffffffffu, w, static_cast<int>(jj));
+      const T* vrow = vs + jj * p.Ev;
 #pragma unroll
       for (int i = 0; i < kPerLane; ++i) {
         const int64_t e = lane + kWarpSize * i;
-        if (e < p.E) part += qv[i] * convert<A>(ks[jj * p.E + e]);
-      }
-      const A dot = warp_allreduce(part, [](A a, A b) { return a + b; });
-      const A s = attn_masked_score<A>(p, row.mask, row.l, j0 + jj, dot * scale);
-      if (s == kNegInf) continue;  // a hidden key adds nothing
-      const T* vrow = vs + jj * p.Ev;
-      if (s > m) {
-        const A corr = exp(m - s);  // 0 while m is -inf
-        sum = sum * corr + A(1);
-        // exp(inf - inf) is NaN in PyTorch's softmax: a +inf score makes the row NaN.
-        if (s == -kNegInf) sum = std::numeric_limits<A>::quiet_NaN();
-#pragma unroll
-        for (int i = 0; i < kPerLane; ++i) {
-          const int64_t e = lane + kWarpSize * i;
-          if (e < p.Ev) acc[i] = acc[i] * corr + convert<A>(vrow[e]);
-        }
-        m = s;
-      } else {
-        const A w = exp(s - m);  // NaN for a NaN score, which then propagates
-        sum += w;
-#pragma unroll
-        for (int i = 0; i < kPerLane; ++i) {
-          const int64_t e = lane + kWarpSize * i;
-          if (e < p.Ev) acc[i] += w * convert<A>(vrow[e]);
-        }
+        if (e < p.Ev) acc[i] += wj * convert<A>(vrow[e]);
       }
     }
+    m = m_new;
   }
   if (!valid) return;
   if (p.splits == 1) {
