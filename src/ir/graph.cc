@@ -101,6 +101,31 @@ void Graph::replace_all_uses(Value* from, Value* to) {
     });
 }
 
+namespace {
+Value* replacement_of(Value* v, const std::unordered_map<const Value*, Value*>& replacements) {
+  for (auto it = replacements.find(v); it != replacements.end(); it = replacements.find(v))
+    v = it->second;
+  return v;
+}
+}  // namespace
+
+void Graph::substitute(Node& node, const std::unordered_map<const Value*, Value*>& replacements) {
+  if (replacements.empty()) return;
+  for (Arg& a : node.args())
+    for_each_value(a, [&](Value*& v) { v = replacement_of(v, replacements); });
+}
+
+void Graph::substitute_outputs(const std::unordered_map<const Value*, Value*>& replacements) {
+  if (replacements.empty()) return;
+  for (Arg& a : outputs_)
+    for_each_value(a, [&](Value*& v) { v = replacement_of(v, replacements); });
+}
+
+void Graph::erase_nodes(const std::unordered_set<const Node*>& dead) {
+  if (dead.empty()) return;
+  std::erase_if(nodes_, [&](const std::unique_ptr<Node>& n) { return dead.count(n.get()) > 0; });
+}
+
 Value* Graph::find_value(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   return it == by_name_.end() ? nullptr : it->second;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -141,6 +142,16 @@ class Graph {
   void erase_node(const Node* node);
   // Replaces every use of `from` (node arguments and graph outputs) by `to`.
   void replace_all_uses(Value* from, Value* to);
+  // Many replacements at once, for a pass that walks the program in order: `substitute` makes
+  // one node read replacements[v] wherever it read v (a replacement that is itself replaced is
+  // followed), `substitute_outputs` does the same for the graph outputs. A walk that
+  // substitutes each node before it looks at it, and the outputs at the end, has replaced all
+  // uses — in one sweep rather than a sweep per replaced value (SmolVLA's 23k-node program
+  // drops thousands of duplicates).
+  static void substitute(Node& node, const std::unordered_map<const Value*, Value*>& replacements);
+  void substitute_outputs(const std::unordered_map<const Value*, Value*>& replacements);
+  // Erases every node of `dead` in one sweep.
+  void erase_nodes(const std::unordered_set<const Node*>& dead);
 
   std::vector<Value*>& inputs() { return inputs_; }
   const std::vector<Value*>& inputs() const { return inputs_; }

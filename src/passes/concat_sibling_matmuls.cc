@@ -27,6 +27,8 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -231,7 +233,7 @@ struct SiblingKey {
 // The key of the weight `readers` (its products, in program order) read, or nullopt when
 // something else can see the weight: every use of the weight, of its transposes and of the
 // bias must be one of these products, all of one form with one bias, each on its own input.
-std::optional<SiblingKey> sibling_key(const ir::Graph& graph,
+std::optional<SiblingKey> sibling_key(const ir::Graph& graph, const ReaderIndex& users,
                                       const std::vector<const Member*>& readers) {
   const Member& first = *readers[0];
   SiblingKey key;
@@ -252,7 +254,9 @@ std::optional<SiblingKey> sibling_key(const ir::Graph& graph,
   }
   // Every reader of `v` is one of `allowed`.
   auto only = [&](const Value* v, const std::set<const Node*>& allowed) {
-    for (const Node* user : graph.users(v))
+    auto it = users.find(v);
+    if (it == users.end()) return true;
+    for (const Node* user : it->second)
       if (!allowed.count(user)) return false;
     return true;
   };
@@ -299,8 +303,10 @@ class ConcatSiblingMatmuls final : public Pass {
     // each of its 10 steps: every step's input reads all three).
     std::map<SiblingKey, std::vector<const Value*>> groups;
     std::vector<SiblingKey> order;
+    const ReaderIndex users =
+        reader_index(program.graph);  // the graph is unchanged until the joins
     for (const Value* w : weights) {
-      std::optional<SiblingKey> key = sibling_key(program.graph, readers[w]);
+      std::optional<SiblingKey> key = sibling_key(program.graph, users, readers[w]);
       if (!key) continue;
       auto [it, added] = groups.try_emplace(*key);
       if (added) order.push_back(*key);
@@ -411,6 +417,8 @@ class ConcatSiblingMatmuls final : public Pass {
                                                           weight->name() + "_t"));
     }
     std::set<Node*> old_transposes;
+    std::unordered_map<const Value*, Value*> replaced;
+    std::unordered_set<const Node*> dead;
     for (size_t i = 0; i < by_weight[0].size(); ++i) {
       std::vector<const Member*> members;
       for (const auto& readers : by_weight) members.push_back(readers[i]);
@@ -448,21 +456,25 @@ class ConcatSiblingMatmuls final : public Pass {
                                out->type().to_string());
         record.parts.push_back({m->node->name(), m->node->target(), start, start + m->columns});
         start += m->columns;
-        program.graph.replace_all_uses(out, part);
+        replaced[out] = part;
       }
       for (const Member* m : members) {
         for (Value* out : m->node->outputs())
           if (out != nullptr) out->set_producer(nullptr);
         if (m->transpose != nullptr) old_transposes.insert(m->transpose);
-        program.graph.erase_node(m->node);
+        dead.insert(m->node);
       }
       program.concatenated.push_back(std::move(record));
     }
     // Their only readers were the products just replaced.
     for (Node* t : old_transposes) {
       t->output()->set_producer(nullptr);
-      program.graph.erase_node(t);
+      dead.insert(t);
     }
+    // One sweep for the group's replacements and erasures, not one per product.
+    for (const auto& node : program.graph.nodes()) ir::Graph::substitute(*node, replaced);
+    program.graph.substitute_outputs(replaced);
+    program.graph.erase_nodes(dead);
     return true;
   }
 };

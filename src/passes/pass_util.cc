@@ -339,6 +339,16 @@ bool same_computation(const Node& a, const Node& b) {
   return true;
 }
 
+ReaderIndex reader_index(const Graph& graph) {
+  ReaderIndex index;
+  for (const auto& node : graph.nodes())
+    for (Value* v : node->operands()) {
+      std::vector<Node*>& readers = index[v];
+      if (readers.empty() || readers.back() != node.get()) readers.push_back(node.get());
+    }
+  return index;
+}
+
 std::vector<Node*> node_snapshot(const Graph& graph) {
   std::vector<Node*> nodes;
   nodes.reserve(graph.nodes().size());

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -147,6 +148,11 @@ bool same_computation(const ir::Node& a, const ir::Node& b);
 // that would make such a tensor share memory with another value leave it alone: the write
 // planner writes into a base nobody reads afterwards in place.
 std::set<const ir::Value*> write_bases(const ir::Graph& graph);
+
+// The nodes reading each value, in program order (a value read twice by a node lists it once):
+// graph.users for many values from one sweep, valid until the graph changes.
+using ReaderIndex = std::unordered_map<const ir::Value*, std::vector<ir::Node*>>;
+ReaderIndex reader_index(const ir::Graph& graph);
 
 // The nodes in program order, as a snapshot that survives insertions and erasures.
 std::vector<ir::Node*> node_snapshot(const ir::Graph& graph);

@@ -18,6 +18,8 @@
 //     copy the base first.
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -69,18 +71,23 @@ bool keeps_own_tensors(const Node& node, const std::set<const Value*>& returned,
 // returned or written into stays, with its readers.
 bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
                      const std::set<const Value*>& bases) {
-  bool changed = false;
+  // Readers follow their producers: substituting each node as the walk reaches it, and the
+  // outputs at the end, replaces every use.
+  std::unordered_map<const Value*, Value*> replaced;
+  std::unordered_set<const Node*> dead;
   for (Node* node : node_snapshot(graph)) {
+    ir::Graph::substitute(*node, replaced);
     if (node->op_id() != ir::OpId::alias && node->op_id() != ir::OpId::detach) continue;
     Value* out = node->output();
     if (node->args().empty() || !node->args()[0].is<Value*>() || out == nullptr) continue;
     if (returned.count(out) || bases.count(out)) continue;
-    graph.replace_all_uses(out, node->args()[0].as<Value*>());
+    replaced[out] = node->args()[0].as<Value*>();
     out->set_producer(nullptr);
-    graph.erase_node(node);
-    changed = true;
+    dead.insert(node);
   }
-  return changed;
+  graph.substitute_outputs(replaced);
+  graph.erase_nodes(dead);
+  return !dead.empty();
 }
 
 // Every output `dup` has, `kept` has too (an unused output is nullptr).
@@ -112,7 +119,11 @@ class ShareIdenticalComputations final : public Pass {
     std::map<std::pair<ir::OpId, const Value*>, std::vector<Node*>> earlier;
     std::map<const Node*, size_t> record;  // kept node -> its entry in program.shared
     bool changed = forward_aliases(graph, returned, bases);
+    // As in forward_aliases: uses replaced as the walk reaches them, nodes erased at the end.
+    std::unordered_map<const Value*, Value*> replaced;
+    std::unordered_set<const Node*> dead;
     for (Node* node : node_snapshot(graph)) {
+      ir::Graph::substitute(*node, replaced);
       if (!may_share(*node)) continue;
       const std::vector<Value*> operands = node->operands();
       const Value* first = operands.empty() ? nullptr : operands.front();
@@ -132,12 +143,14 @@ class ShareIdenticalComputations final : public Pass {
       for (size_t i = 0; i < node->outputs().size(); ++i) {
         Value* out = node->outputs()[i];
         if (out == nullptr) continue;
-        graph.replace_all_uses(out, kept->outputs()[i]);
+        replaced[out] = kept->outputs()[i];
         out->set_producer(nullptr);
       }
-      graph.erase_node(node);
+      dead.insert(node);
       changed = true;
     }
+    graph.substitute_outputs(replaced);
+    graph.erase_nodes(dead);
     return changed;
   }
 };
