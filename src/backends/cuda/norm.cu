@@ -185,8 +185,10 @@ __device__ __forceinline__ float fused_norm_input(const FusedRmsNormParams& p,
 }
 
 // Elements of a row a thread keeps in registers between the two passes (rows of up to
-// kGroup * kFusedNormCached elements: hidden 2048 on a block, 256 on a warp).
+// kGroup * kFusedNormCached elements: 4096 on a block of 512, 1024 on 128, 256 on a warp).
 constexpr int kFusedNormCached = 8;
+// The threads of a row whose elements fit a warp's registers no longer (up to 1024 elements).
+constexpr int kFusedNormRowBlock = 128;
 
 // kGroup threads per row, as row_norm_kernel. Pass 1 sums the squares (storing the residual
 // sum), pass 2 writes: every operation rounds where the exported chain rounds (norm.h). A row
@@ -479,9 +481,16 @@ Result<void> fused_rms_norm(const DeviceTensor& x, const DeviceTensor* residual,
     p.rows.sizes[d] = row_sizes[d];
     for (int i = 0; i < 5; ++i) p.rows.strides[i][d] = rs[i][d];
   }
-  if (p.num_cols <= 1024) {
+  if (p.num_cols <= kWarpSize * kFusedNormCached) {
     SPLICE_CUDA_CHECK(launch_dependent(fused_rms_norm_kernel<kWarpSize>,
                                        dim3(grid_for(p.num_rows, 4)), dim3(128), 0, stream, p));
+  } else if (p.num_cols <= kFusedNormRowBlock * kFusedNormCached) {
+    // A row of up to 1024 (SmolVLA's 960 and 720) on a warp would be read element by element
+    // (44 us for 113 rows, a memory latency per element); on a block of 128 threads it is
+    // loaded once, 8 elements a thread, and every row gets its own block.
+    SPLICE_CUDA_CHECK(launch_dependent(fused_rms_norm_kernel<kFusedNormRowBlock>,
+                                       dim3(grid_for(p.num_rows, 1)), dim3(kFusedNormRowBlock), 0,
+                                       stream, p));
   } else {
     SPLICE_CUDA_CHECK(launch_dependent(fused_rms_norm_kernel<kBlockThreads>,
                                        dim3(grid_for(p.num_rows, 1)), dim3(kBlockThreads), 0,

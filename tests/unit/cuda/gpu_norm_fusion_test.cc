@@ -54,10 +54,10 @@ class GpuNormFusion : public ::testing::Test {
 TEST_F(GpuNormFusion, KernelMatchesTheChainOpByOpOnTheCpu) {
   std::vector<Variant> variants;
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32})
-    // Rows that fit in the threads' registers (a warp's 256 elements, a block's 4096) and rows
-    // read twice: 300 on a warp, 5000 on a block.
+    // Rows that fit in the threads' registers (a warp's 256 elements, 128 threads' 1024 —
+    // 300, and SmolVLA's 720 and 960 —, a block's 4096) and rows read twice: 5000.
     for (const Shape& sizes : {Shape{3, 64}, Shape{1, 1, 2048}, Shape{5, 1100}, Shape{2, 3, 40},
-                               Shape{2, 300}, Shape{1, 5000}})
+                               Shape{2, 300}, Shape{3, 720}, Shape{2, 960}, Shape{1, 5000}})
       for (bool upcast : {true, false}) {
         if (dt == DType::kFloat32 && !upcast) continue;
         variants.push_back(
