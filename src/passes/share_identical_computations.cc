@@ -64,11 +64,35 @@ bool keeps_own_tensors(const Node& node, const std::set<const Value*>& returned,
   return false;
 }
 
+// Whether `node` is a clone that only copies: of a tensor a computing node made (a new, dense
+// tensor, so any memory format the clone asks for it has already), into a tensor that, like
+// its input, nobody writes into or receives from the program. Eager code clones what it is
+// about to update in place (SmolVLA's expert keeps `after_first_residual = out_emb.clone()`
+// before `out_emb` is normalised); once functional, both tensors are only read, so the copy
+// is one more kernel and buffer — and it kept the residual add out of the RMSNorm group.
+bool is_plain_copy(const Node& node, const std::set<const Value*>& returned,
+                   const std::set<const Value*>& bases) {
+  if (node.op_id() != ir::OpId::clone || node.args().empty() || !node.args()[0].is<Value*>())
+    return false;
+  const Value* in = node.args()[0].as<Value*>();
+  const Value* out = node.output();
+  const ir::Arg& format = node.arg("memory_format");
+  const bool dense_format = format.is_none() || (format.is<std::string>() &&
+                                                 (format.as<std::string>() == "contiguous_format" ||
+                                                  format.as<std::string>() == "preserve_format"));
+  const Node* producer = in->producer();
+  return out != nullptr && dense_format && producer != nullptr &&
+         producer->op().op_class == ir::OpClass::kCompute &&
+         producer->op().aliasing == ir::Aliasing::kNone && !returned.count(in) &&
+         !returned.count(out) && !bases.count(in) && !bases.count(out);
+}
+
 // Reads through `alias` and `detach` nodes (what `x.to(x.dtype)` and `.detach()` become) read
 // their input instead: the same storage and the same values, so two computations on two
 // aliases of one tensor compare equal. SmolVLA re-aliases the prefix keys in every step
 // (`key_states = key_states.to(dtype)`), which hid the repeated projections. An alias that is
-// returned or written into stays, with its readers.
+// returned or written into stays, with its readers. Plain copies (is_plain_copy) go the same
+// way.
 bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
                      const std::set<const Value*>& bases) {
   // Readers follow their producers: substituting each node as the walk reaches it, and the
@@ -77,7 +101,9 @@ bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
   std::unordered_set<const Node*> dead;
   for (Node* node : node_snapshot(graph)) {
     ir::Graph::substitute(*node, replaced);
-    if (node->op_id() != ir::OpId::alias && node->op_id() != ir::OpId::detach) continue;
+    if (node->op_id() != ir::OpId::alias && node->op_id() != ir::OpId::detach &&
+        !is_plain_copy(*node, returned, bases))
+      continue;
     Value* out = node->output();
     if (node->args().empty() || !node->args()[0].is<Value*>() || out == nullptr) continue;
     if (returned.count(out) || bases.count(out)) continue;
@@ -101,8 +127,9 @@ class ShareIdenticalComputations final : public Pass {
  public:
   std::string_view name() const override { return "share_identical_computations"; }
   std::string_view description() const override {
-    return "Common-subexpression elimination: reads through alias and detach nodes read their "
-           "input, then a deterministic op applied to the same arguments as an earlier node "
+    return "Common-subexpression elimination: reads through alias and detach nodes, and clones "
+           "of computed tensors that nothing writes into or returns, read their input, then a "
+           "deterministic op applied to the same arguments as an earlier node "
            "(tensors and symbols by identity, numbers by value) is dropped and "
            "its readers read the earlier node's values. Empty buffers, random ops, host nodes, "
            "writes, returned values and the bases of writes are never shared. What was shared "
