@@ -64,35 +64,64 @@ bool keeps_own_tensors(const Node& node, const std::set<const Value*>& returned,
   return false;
 }
 
-// Whether `node` is a clone that only copies: of a tensor a computing node made (a new, dense
-// tensor, so any memory format the clone asks for it has already), into a tensor that, like
-// its input, nobody writes into or receives from the program. Eager code clones what it is
-// about to update in place (SmolVLA's expert keeps `after_first_residual = out_emb.clone()`
-// before `out_emb` is normalised); once functional, both tensors are only read, so the copy
-// is one more kernel and buffer — and it kept the residual add out of the RMSNorm group.
-bool is_plain_copy(const Node& node, const std::set<const Value*>& returned,
-                   const std::set<const Value*>& bases) {
-  if (node.op_id() != ir::OpId::clone || node.args().empty() || !node.args()[0].is<Value*>())
-    return false;
-  const Value* in = node.args()[0].as<Value*>();
+// Whether `v` is dense in splice's runtime: made by a computing node (a new tensor), or a view
+// of such a tensor that keeps its elements in order (view, reshape, unsqueeze, squeeze).
+// `chain` collects the values on the way.
+bool is_dense(const Value* v, std::vector<const Value*>& chain) {
+  for (const Node* p = v->producer(); p != nullptr; p = v->producer()) {
+    chain.push_back(v);
+    const ir::OpId op = p->op_id();
+    if (op == ir::OpId::view || op == ir::OpId::_unsafe_view || op == ir::OpId::reshape ||
+        op == ir::OpId::unsqueeze || op == ir::OpId::squeeze || op == ir::OpId::squeeze_dim ||
+        op == ir::OpId::squeeze_dims) {
+      if (p->args().empty() || !p->args()[0].is<Value*>()) return false;
+      v = p->args()[0].as<Value*>();
+      continue;
+    }
+    return p->op().op_class == ir::OpClass::kCompute && p->op().aliasing == ir::Aliasing::kNone;
+  }
+  return false;  // a graph input: the caller's tensor, or a weight
+}
+
+// The tensor `node` copies when it only copies, else nullptr: a clone (in a dense memory
+// format) or a one-tensor cat of a dense tensor, when neither that tensor (nor the tensor it
+// views) nor the copy is returned or written into. Eager code clones what it is about to update
+// in place (SmolVLA's expert keeps `after_first_residual = out_emb.clone()` before `out_emb` is
+// normalised) and concatenates lists that hold one tensor (SmolVLA's per-modality
+// `torch.cat([query_states], dim=1)`); once functional, both tensors are only read, so the
+// copy is one more kernel and buffer — and the residual's kept the add out of the RMSNorm group.
+Value* plain_copy_source(const Node& node, const std::set<const Value*>& returned,
+                         const std::set<const Value*>& bases) {
+  Value* in = nullptr;
+  if (node.op_id() == ir::OpId::clone && !node.args().empty() && node.args()[0].is<Value*>()) {
+    const ir::Arg& format = node.arg("memory_format");
+    if (!format.is_none() &&
+        !(format.is<std::string>() && (format.as<std::string>() == "contiguous_format" ||
+                                       format.as<std::string>() == "preserve_format")))
+      return nullptr;
+    in = node.args()[0].as<Value*>();
+  } else if (node.op_id() == ir::OpId::cat && !node.args().empty() &&
+             node.args()[0].is<std::vector<Value*>>() &&
+             node.args()[0].as<std::vector<Value*>>().size() == 1) {
+    in = node.args()[0].as<std::vector<Value*>>()[0];
+  }
   const Value* out = node.output();
-  const ir::Arg& format = node.arg("memory_format");
-  const bool dense_format = format.is_none() || (format.is<std::string>() &&
-                                                 (format.as<std::string>() == "contiguous_format" ||
-                                                  format.as<std::string>() == "preserve_format"));
-  const Node* producer = in->producer();
-  return out != nullptr && dense_format && producer != nullptr &&
-         producer->op().op_class == ir::OpClass::kCompute &&
-         producer->op().aliasing == ir::Aliasing::kNone && !returned.count(in) &&
-         !returned.count(out) && !bases.count(in) && !bases.count(out);
+  if (in == nullptr || out == nullptr || !in->is_tensor() || !(in->type() == out->type()) ||
+      returned.count(out) || bases.count(out))
+    return nullptr;
+  std::vector<const Value*> chain;
+  if (!is_dense(in, chain)) return nullptr;
+  for (const Value* v : chain)
+    if (returned.count(v) || bases.count(v)) return nullptr;
+  return in;
 }
 
 // Reads through `alias` and `detach` nodes (what `x.to(x.dtype)` and `.detach()` become) read
 // their input instead: the same storage and the same values, so two computations on two
 // aliases of one tensor compare equal. SmolVLA re-aliases the prefix keys in every step
 // (`key_states = key_states.to(dtype)`), which hid the repeated projections. An alias that is
-// returned or written into stays, with its readers. Plain copies (is_plain_copy) go the same
-// way.
+// returned or written into stays, with its readers. Plain copies (plain_copy_source) go the
+// same way.
 bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
                      const std::set<const Value*>& bases) {
   // Readers follow their producers: substituting each node as the walk reaches it, and the
@@ -101,13 +130,14 @@ bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
   std::unordered_set<const Node*> dead;
   for (Node* node : node_snapshot(graph)) {
     ir::Graph::substitute(*node, replaced);
-    if (node->op_id() != ir::OpId::alias && node->op_id() != ir::OpId::detach &&
-        !is_plain_copy(*node, returned, bases))
-      continue;
+    Value* source = plain_copy_source(*node, returned, bases);
+    if (source == nullptr &&
+        (node->op_id() == ir::OpId::alias || node->op_id() == ir::OpId::detach) &&
+        !node->args().empty() && node->args()[0].is<Value*>())
+      source = node->args()[0].as<Value*>();
     Value* out = node->output();
-    if (node->args().empty() || !node->args()[0].is<Value*>() || out == nullptr) continue;
-    if (returned.count(out) || bases.count(out)) continue;
-    replaced[out] = node->args()[0].as<Value*>();
+    if (source == nullptr || out == nullptr || returned.count(out) || bases.count(out)) continue;
+    replaced[out] = source;
     out->set_producer(nullptr);
     dead.insert(node);
   }
