@@ -43,6 +43,8 @@ def load_generator():
     spec = importlib.util.spec_from_file_location("smolvla_generate",
                                                   os.path.join(HERE, "generate.py"))
     module = importlib.util.module_from_spec(spec)
+    # Registered, so that torch.compile (dynamo) can import the module the model's code is in.
+    sys.modules["smolvla_generate"] = module
     spec.loader.exec_module(module)
     return module
 
