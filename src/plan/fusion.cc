@@ -665,7 +665,7 @@ class Fuser {
     if (!df_.target->gemv_epilogue) return;
     for (int g = 0; g < static_cast<int>(out_.groups.size()); ++g) {
       if (out_.groups[g].kind != GroupKind::kRmsNorm) continue;
-      auto chain = rms_norm_of(graph(), out_.groups[g]);
+      auto chain = rms_norm_of(graph(), out_.groups[g], uses_);
       if (!chain.ok() || chain->residual != nullptr) continue;
       const Value* out = chain->out;
       const DType t = out->type().dtype;

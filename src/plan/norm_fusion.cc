@@ -275,13 +275,17 @@ Result<RmsNormChain> match_rms_norm(const ir::Graph& graph, int32_t mean, const 
 }
 
 Result<RmsNormChain> rms_norm_of(const ir::Graph& graph, const Group& group) {
+  return rms_norm_of(graph, group, graph_uses(graph));
+}
+
+Result<RmsNormChain> rms_norm_of(const ir::Graph& graph, const Group& group,
+                                 const GraphUses& uses) {
   const auto& nodes = graph.nodes();
   int32_t mean = -1;
   for (int32_t n : group.nodes)
     if (n >= 0 && n < static_cast<int32_t>(nodes.size()) && nodes[n]->op_id() == OpId::mean_dim)
       mean = n;
   if (mean < 0) return make_error(ErrorKind::kBadArchive, "plan: an RMSNorm group has no mean");
-  const GraphUses uses = graph_uses(graph);
   std::string why;
   for (bool fuse_add : {true, false}) {
     auto chain = match_rms_norm(graph, mean, uses, fuse_add);

@@ -68,5 +68,9 @@ Result<RmsNormChain> match_rms_norm(const ir::Graph& graph, int32_t mean, const 
 // The chain of a planned RMSNorm group (the runtime's view): matched again at its mean member
 // and required to have exactly the group's members; kBadArchive otherwise.
 Result<RmsNormChain> rms_norm_of(const ir::Graph& graph, const Group& group);
+// The same with the graph's uses already indexed: a caller resolving many groups of one graph
+// (the fuser, the executor at load) builds them once — per group, the index was most of the
+// time SmolVLA's 363 RMSNorm groups took to plan and load.
+Result<RmsNormChain> rms_norm_of(const ir::Graph& graph, const Group& group, const GraphUses& uses);
 
 }  // namespace splice::plan

@@ -846,14 +846,14 @@ std::optional<Shape> static_sizes_of(const std::vector<SymExpr>& sizes) {
 // An RMSNorm group's operands (plan/norm_fusion.h), matched again in the graph, as slots.
 Result<detail::GroupExec> resolve_norm_group(
     detail::ModelImpl& m, const plan::Group& group, size_t i,
-    const std::unordered_map<const ir::Node*, int>& position) {
+    const std::unordered_map<const ir::Node*, int>& position, const plan::GraphUses& uses) {
   const auto& nodes = m.program.graph.nodes();
   if (!m.backend->target().fused_rms_norm)
     return make_error(ErrorKind::kBadArchive,
                       "plan: group {} is an RMSNorm, which the {} backend does not run as one "
                       "kernel",
                       i, m.backend->name());
-  SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c, plan::rms_norm_of(m.program.graph, group));
+  SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c, plan::rms_norm_of(m.program.graph, group, uses));
   detail::GroupExec e;
   e.label = fmt::format("group {} ({} .. {})", i, nodes[group.nodes.front()]->name(),
                         nodes[group.nodes.back()]->name());
@@ -924,7 +924,7 @@ Result<detail::GroupExec> resolve_pointwise_group(
 // program's inputs, the product's operands as slots.
 Result<detail::GroupExec> resolve_gemv_group(
     detail::ModelImpl& m, const plan::Group& group, size_t i,
-    const std::unordered_map<const ir::Node*, int>& position) {
+    const std::unordered_map<const ir::Node*, int>& position, const plan::GraphUses& uses) {
   const auto& nodes = m.program.graph.nodes();
   if (!m.backend->target().gemv_epilogue)
     return make_error(ErrorKind::kBadArchive,
@@ -969,7 +969,8 @@ Result<detail::GroupExec> resolve_gemv_group(
                                                  : -1;
   if (!of.prologue.nodes.empty()) {
     // The norm is applied as the product reads x: the product reads the norm's input.
-    SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c, plan::rms_norm_of(m.program.graph, of.prologue));
+    SPLICE_ASSIGN_OR_RETURN(plan::RmsNormChain c,
+                            plan::rms_norm_of(m.program.graph, of.prologue, uses));
     auto* xp = std::get_if<Value*>(&product.arg(x_arg).data);
     const Value* x = xp != nullptr ? *xp : nullptr;
     while (x != nullptr && x != c.out && x->producer() != nullptr &&
@@ -1002,15 +1003,17 @@ Result<void> resolve_groups(detail::ModelImpl& m) {
   std::unordered_map<const ir::Node*, int> position;
   for (size_t pos = 0; pos < nodes.size(); ++pos)
     position[nodes[pos].get()] = static_cast<int>(pos);
+  // Who reads what, once for every norm group (the graph does not change from here on).
+  const plan::GraphUses uses = plan::graph_uses(m.program.graph);
   for (size_t i = 0; i < m.plan.groups.size(); ++i) {
     const plan::Group& group = m.plan.groups[i];
     if (group.kind == plan::GroupKind::kRmsNorm) {
-      SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_norm_group(m, group, i, position));
+      SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_norm_group(m, group, i, position, uses));
       m.groups.push_back(std::move(e));
       continue;
     }
     if (group.kind == plan::GroupKind::kGemvEpilogue) {
-      SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_gemv_group(m, group, i, position));
+      SPLICE_ASSIGN_OR_RETURN(detail::GroupExec e, resolve_gemv_group(m, group, i, position, uses));
       m.groups.push_back(std::move(e));
       continue;
     }
