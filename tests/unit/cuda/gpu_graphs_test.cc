@@ -66,6 +66,18 @@ class GpuGraphs : public ::testing::Test {
     EXPECT_EQ(stats.replayed, replayed);
   }
 
+  // Case `name`'s call 0 three times, with graphs on and off, byte for byte the same: run step
+  // by step, then recorded, then replayed (one recording, two replays, nothing refused).
+  static void expect_call_zero_recorded_and_replayed(const std::string& name) {
+    Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE(call);
+      std::map<std::string, Tensor> inputs = case_inputs(name, 0);
+      run_both(on, off, inputs);
+    }
+    expect_replays(on, 1, 2);
+  }
+
   // kv_cache_item_slice's inputs: a key (f32) and value (f16) row written at `pos`, their
   // values varying with `seed`.
   static std::map<std::string, Tensor> item_cache_inputs(int64_t pos, int seed) {
@@ -148,28 +160,14 @@ TEST_F(GpuGraphs, ItemPositionDecodeLoopReplaysOneRecording) {
 // philox outputs) runs on the device, so its calls record and replay like any other: call 0
 // runs step by step, call 1 is recorded, calls 1 and 2 are replays.
 TEST_F(GpuGraphs, CudaExportAttentionReplaysAsOneRecording) {
-  const std::string name = "attn_causal.default.cuda";
-  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
-  for (int call = 0; call < 3; ++call) {
-    SCOPED_TRACE(call);
-    std::map<std::string, Tensor> inputs = case_inputs(name, 0);
-    run_both(on, off, inputs);
-  }
-  expect_replays(on, 1, 2);
+  expect_call_zero_recorded_and_replayed("attn_causal.default.cuda");
 }
 
 // Writes through boolean masks (transformers 5.17's Idefics3 position ids,
 // `position_ids[mask] = pos_ids[mask]`) run as where (masked_write_to_where): no gather whose
 // length waits for the mask's count, so the call records like any other.
 TEST_F(GpuGraphs, MaskedWritesReplayAsOneRecording) {
-  const std::string name = "v_masked_write.default";
-  Session on = open_case(name, "cuda", true), off = open_case(name, "cuda", false);
-  for (int call = 0; call < 3; ++call) {
-    SCOPED_TRACE(call);
-    std::map<std::string, Tensor> inputs = case_inputs(name, 0);
-    run_both(on, off, inputs);
-  }
-  expect_replays(on, 1, 2);
+  expect_call_zero_recorded_and_replayed("v_masked_write.default");
 }
 
 // A position outside u0's range [0, 7] fails a replay as it fails without graphs: a host input
