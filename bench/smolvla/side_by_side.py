@@ -8,7 +8,8 @@ run_decompositions()), and for each form:
     process from start to result (issue 36's "from .pt2 to first result");
   - times `splice bench --device cuda --device-io` with CUDA graphs on and off (kernels,
     copies and fills per call counted by CUPTI on calls apart from the timed ones);
-  - with --profile, writes `splice bench --profile` (GPU time per kernel of one call).
+  - with --profile, writes `splice bench --profile` (GPU time per kernel of one call) and the
+    same call's time summed by kernel family and op (profile_<form>_by_kernel.txt).
 Eager is timed in the same process (CUDA events), and torch.compile in the modes --compile
 names, after splice's rows (its first call, the compile, timed too: about 200 s for
 reduce-overhead on an H100). --rounds N then times eager, the compiled modes and splice (graphs
@@ -69,6 +70,27 @@ def first_result(args, program, inputs_file, out_file):
     if r.returncode != 0:
         raise RuntimeError(f"splice run exited {r.returncode}: {(r.stderr or r.stdout)[-500:]}")
     return seconds, load_file(out_file)["output.0"]
+
+
+def write_profile_by_kernel(args, program, inputs_file, form):
+    """One profiled call's GPU time summed by kernel (template arguments dropped) and op:
+    where the time of a call of ~3,500 kernels goes is a sum over families, not a top-N list."""
+    r = subprocess.run([args.splice, "bench", program, "--inputs", inputs_file, "--device", "cuda",
+                        "--device-io", "--profile", "--json", "--warmup", "3", "--iters", "5"],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        return
+    families = {}
+    for row in json.loads(r.stdout).get("profile", []):
+        kernel = (row.get("kernel") or "?").split("<")[0].split("(")[0].replace("void ", "")
+        key = (kernel, row.get("op") or "?")
+        ms, n = families.get(key, (0.0, 0))
+        families[key] = (ms + row.get("ms", 0.0), n + row.get("calls", 1))
+    total = sum(ms for ms, _ in families.values())
+    with open(os.path.join(args.out, f"profile_{form}_by_kernel.txt"), "w") as f:
+        f.write(f"{total:.3f} ms of kernels in one call, by kernel and op\n")
+        for (kernel, op), (ms, n) in sorted(families.items(), key=lambda kv: -kv[1][0]):
+            f.write(f"{ms:9.3f} ms {100 * ms / max(total, 1e-9):5.1f}% {n:6d} launches  {op}  {kernel}\n")
 
 
 def interleaved_rounds(args, mod, inputs, compiled, form):
@@ -159,6 +181,7 @@ def main():
                                    capture_output=True, text=True, timeout=600)
                 with open(os.path.join(args.out, f"profile_{form}.txt"), "w") as f:
                     f.write(r.stdout + r.stderr)
+                write_profile_by_kernel(args, program, inputs_file, form)
         except Exception as e:
             row["splice_error"] = f"{type(e).__name__}: {str(e)[:500]}"
         print(json.dumps(row), flush=True)
