@@ -105,9 +105,10 @@ Value* plain_copy_source(const Node& node, const std::set<const Value*>& returne
              node.args()[0].as<std::vector<Value*>>().size() == 1) {
     in = node.args()[0].as<std::vector<Value*>>()[0];
   }
+  if (in == nullptr || node.outputs().empty()) return nullptr;
   const Value* out = node.output();
-  if (in == nullptr || out == nullptr || !in->is_tensor() || !(in->type() == out->type()) ||
-      returned.count(out) || bases.count(out))
+  if (out == nullptr || !in->is_tensor() || !(in->type() == out->type()) || returned.count(out) ||
+      bases.count(out))
     return nullptr;
   std::vector<const Value*> chain;
   if (!is_dense(in, chain)) return nullptr;
@@ -135,8 +136,9 @@ bool forward_aliases(ir::Graph& graph, const std::set<const Value*>& returned,
         (node->op_id() == ir::OpId::alias || node->op_id() == ir::OpId::detach) &&
         !node->args().empty() && node->args()[0].is<Value*>())
       source = node->args()[0].as<Value*>();
+    if (source == nullptr || node->outputs().empty()) continue;
     Value* out = node->output();
-    if (source == nullptr || out == nullptr || returned.count(out) || bases.count(out)) continue;
+    if (out == nullptr || returned.count(out) || bases.count(out)) continue;
     replaced[out] = source;
     out->set_producer(nullptr);
     dead.insert(node);
