@@ -112,10 +112,11 @@ bool is_comparison(ir::OpId op) {
          op == OpId::py_ge;
 }
 
-// The nodes that only check `v`'s sizes, readers first, if nothing else reads `v`: its
-// metadata asserts, and the range asserts torch.export puts after a size the data decides
-// (sym_size, a comparison, _assert_scalar: u0 >= 0, u0 <= 64). Once `v` is gone its size is
-// gone, and there is nothing left for them to check.
+// The nodes that only check `v`'s size, readers first, if nothing else reads `v` (metadata
+// asserts aside: erase_with_asserts takes those with `v`'s producer): the range asserts
+// torch.export puts after a size the data decides (sym_size, a comparison, _assert_scalar:
+// u0 >= 0, u0 <= 64). Once `v` is gone its size is gone, and there is nothing left for them to
+// check.
 std::optional<std::vector<Node*>> size_checks_of(const ir::Graph& graph, const Value* v) {
   if (is_graph_output(graph, v)) return std::nullopt;
   std::vector<Node*> asserts, comparisons, sizes;
@@ -131,10 +132,7 @@ std::optional<std::vector<Node*>> size_checks_of(const ir::Graph& graph, const V
     return true;
   };
   for (Node* n : graph.users(v)) {
-    if (is_metadata_assert(*n)) {
-      asserts.push_back(n);
-      continue;
-    }
+    if (is_metadata_assert(*n)) continue;
     if (n->op_id() != OpId::sym_size_int || is_graph_output(graph, n->output()))
       return std::nullopt;
     sizes.push_back(n);
@@ -152,13 +150,6 @@ std::optional<std::vector<Node*>> size_checks_of(const ir::Graph& graph, const V
   order.insert(order.end(), comparisons.begin(), comparisons.end());
   order.insert(order.end(), sizes.begin(), sizes.end());
   return order;
-}
-
-// Erases `n`, whose outputs nothing reads any more.
-void erase_node_and_outputs(ir::Graph& graph, Node* n) {
-  for (Value* out : n->outputs())
-    if (out != nullptr) out->set_producer(nullptr);
-  graph.erase_node(n);
 }
 
 class MaskedWriteToWhere final : public Pass {
@@ -218,7 +209,7 @@ class MaskedWriteToWhere final : public Pass {
         if (auto checks = size_checks_of(graph, values)) {
           const std::vector<Value*> read = gather->operands();
           checks->push_back(gather);
-          for (Node* n : *checks) erase_node_and_outputs(graph, n);
+          for (Node* n : *checks) erase_with_asserts(graph, n);
           for (const Value* v : read) erase_dead_producers(graph, v);
         }
       }
