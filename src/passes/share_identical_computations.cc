@@ -159,8 +159,9 @@ class ShareIdenticalComputations final : public Pass {
  public:
   std::string_view name() const override { return "share_identical_computations"; }
   std::string_view description() const override {
-    return "Common-subexpression elimination: reads through alias and detach nodes, and clones "
-           "of computed tensors that nothing writes into or returns, read their input, then a "
+    return "Common-subexpression elimination: reads through alias and detach nodes, and "
+           "through clones and one-tensor cats of dense computed tensors that nothing writes "
+           "into or returns, read their input, then a "
            "deterministic op applied to the same arguments as an earlier node "
            "(tensors and symbols by identity, numbers by value) is dropped and "
            "its readers read the earlier node's values. Empty buffers, random ops, host nodes, "
