@@ -999,12 +999,10 @@ Result<detail::GroupExec> resolve_gemv_group(
 
 // Rebuilds each group's program and resolves its slots and placements.
 Result<void> resolve_groups(detail::ModelImpl& m) {
-  const auto& nodes = m.program.graph.nodes();
-  std::unordered_map<const ir::Node*, int> position;
-  for (size_t pos = 0; pos < nodes.size(); ++pos)
-    position[nodes[pos].get()] = static_cast<int>(pos);
-  // Who reads what, once for every norm group (the graph does not change from here on).
+  // Who reads what and where each node stands, once for every group (the graph does not change
+  // from here on).
   const plan::GraphUses uses = plan::graph_uses(m.program.graph);
+  const std::unordered_map<const ir::Node*, int>& position = uses.position;
   for (size_t i = 0; i < m.plan.groups.size(); ++i) {
     const plan::Group& group = m.plan.groups[i];
     if (group.kind == plan::GroupKind::kRmsNorm) {
