@@ -104,6 +104,7 @@ inline void emu_launch(unsigned blocks, unsigned threads, const std::function<vo
   emu_launch(dim3(blocks, 1, 1), threads, body, barrier, smem);
 }
 inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
+using std::isfinite;
 using std::isinf;
 using std::isnan;
 #define __device__

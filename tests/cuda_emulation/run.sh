@@ -9,7 +9,8 @@
 #     so __syncthreads and shared memory work), the CUDA runtime calls served from host memory
 #     (emu_stubs.cc) and the generated copy kernels replaced by a host interpreter.
 #  3. the RMSNorm group's kernel (norm.cu, tests/unit/cuda/gpu_norm_fusion_test.cc), its warp
-#     shuffles exchanged through the block's barrier.
+#     shuffles exchanged through the block's barrier; the layer norm and RMS norm kernels
+#     (norm_test.cc's GpuNorm.RowsHeldInRegisters: every dtype and layout).
 #  4. the GEMV kernels (gemv.cu) against the CPU backend's matmuls (gpu_gemv_test.cc: every row
 #     count, shape, layout, dtype and bias, with and without split k), the split-k arrival
 #     counters included (blocks run one after another, so the last block is the last in order).
@@ -60,6 +61,18 @@ g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_em
   -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
   -lgtest_main -lgtest -lpthread -o "$work/emu_norm"
 "$work/emu_norm" | tail -8
+echo "== layer norm and RMS norm kernels"
+# norm_test.cc's GpuNorm suite against the CPU backend (softmax.cu too: the suite tests it;
+# device_info.cc, which needs the real half types, compiled apart).
+python3 "$here/prepare_cu.py" "$src/softmax.cu" "$work/softmax_emu.cc"
+g++ -std=c++20 -O1 -w $inc -c "$src/device_info.cc" -o "$work/device_info_norm.o"
+g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_emu.cc" \
+  "$work/softmax_emu.cc" "$work/device_info_norm.o" "$src/reduce_plan.cc" "$src/lane_plan.cc" \
+  "$src/cuda_check.cc" "$root/tests/unit/cuda/norm_test.cc" \
+  -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
+  -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
+  -lgtest_main -lgtest -lpthread -o "$work/emu_norm_test"
+"$work/emu_norm_test" --gtest_filter='GpuNorm.RowsHeldInRegisters:GpuNorm.ErrorsNameTheProblem' | tail -6
 echo "== decode attention"
 python3 "$here/prepare_cu.py" "$src/attention_decode.cu" "$work/attention_decode_emu.cc"
 # device_dtype.cuh includes CUDA's 16-bit float headers, whose types emu_cuda.h replaces: empty

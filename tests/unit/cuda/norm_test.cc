@@ -185,11 +185,10 @@ struct NormShape {
   Shape normalized;
 };
 
-TEST_F(GpuNorm, LayerNormAndRmsNorm) {
-  const NormShape shapes[] = {
-      {{4, 7}, {7}}, {{2, 3, 8}, {3, 8}}, {{70001, 16}, {16}},    {{3, 5000}, {5000}},
-      {{5}, {5}},    {{0, 6}, {6}},       {{2, 2, 1100}, {1100}},
-  };
+// layer_norm, native_layer_norm, rms_norm and _fused_rms_norm over `shapes` against the CPU
+// backend: every float dtype, input layouts, strided outputs, weight and bias or not.
+void check_row_norms(std::span<const NormShape> shapes, CaseLog& log, DeviceArena& arena,
+                     std::mt19937& gen) {
   int variant = 0;
   for (DType dt : kFloats) {
     const bool reduced = dt == DType::kFloat16 || dt == DType::kBFloat16;
@@ -199,11 +198,10 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
       const int params = variant % 3;  // 0: weight and bias, 1: none, 2: weight only
       const DType wdt = reduced && variant % 2 == 0 ? DType::kFloat32 : dt;
       ++variant;
-      const Tensor x = random_tensor(dt, s.shape, layout, gen_, -2, 3);
-      const Tensor w = random_tensor(wdt, s.normalized, Layout::kContiguous, gen_, 0.5, 1.5);
-      const Tensor b = random_tensor(wdt, s.normalized, Layout::kSliced, gen_, -1, 1);
-      const DeviceTensor dx = arena_.to_device(x), dw = arena_.to_device(w),
-                         db = arena_.to_device(b);
+      const Tensor x = random_tensor(dt, s.shape, layout, gen, -2, 3);
+      const Tensor w = random_tensor(wdt, s.normalized, Layout::kContiguous, gen, 0.5, 1.5);
+      const Tensor b = random_tensor(wdt, s.normalized, Layout::kSliced, gen, -1, 1);
+      const DeviceTensor dx = arena.to_device(x), dw = arena.to_device(w), db = arena.to_device(b);
       const KernelArg warg = params != 1 ? KernelArg{w} : KernelArg{std::monostate{}};
       const KernelArg barg = params == 0 ? KernelArg{b} : KernelArg{std::monostate{}};
       const DeviceTensor* wp = params != 1 ? &dw : nullptr;
@@ -213,37 +211,36 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
                                (wp ? dname(wdt) : "none") + (bp ? " bias" : "");
       const double eps = 1e-5;
       const Tolerance tol = norm_tolerance(dt);
-      log_.record("native_layer_norm " + name,
-                  check_against_cpu(
-                      arena_, "aten.native_layer_norm.default", {x, s.normalized, warg, barg, eps},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(
-                            layer_norm(dx, s.normalized, wp, bp, eps, o[0], &o[1], &o[2], nullptr));
-                      },
-                      strided_out, {tol}));
-      log_.record("layer_norm " + name,
-                  check_against_cpu(
-                      arena_, "aten.layer_norm.default", {x, s.normalized, warg, barg, eps, true},
-                      [&](const std::vector<DeviceTensor>& o) {
-                        return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps, o[0],
-                                                         nullptr, nullptr, nullptr));
-                      },
-                      strided_out, {tol}));
+      log.record("native_layer_norm " + name,
+                 check_against_cpu(arena, "aten.native_layer_norm.default",
+                                   {x, s.normalized, warg, barg, eps},
+                                   [&](const std::vector<DeviceTensor>& o) {
+                                     return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps,
+                                                                      o[0], &o[1], &o[2], nullptr));
+                                   },
+                                   strided_out, {tol}));
+      log.record("layer_norm " + name,
+                 check_against_cpu(
+                     arena, "aten.layer_norm.default", {x, s.normalized, warg, barg, eps, true},
+                     [&](const std::vector<DeviceTensor>& o) {
+                       return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps, o[0],
+                                                        nullptr, nullptr, nullptr));
+                     },
+                     strided_out, {tol}));
       for (std::optional<double> e : {std::optional<double>(), std::optional<double>(1e-6)}) {
         const KernelArg earg = e ? KernelArg{*e} : KernelArg{std::monostate{}};
         const std::string en = e ? " eps=1e-6" : " eps=None";
-        log_.record(
-            "rms_norm " + name + en,
-            check_against_cpu(arena_, "aten.rms_norm.default", {x, s.normalized, warg, earg},
-                              [&](const std::vector<DeviceTensor>& o) {
-                                return launch_problem(
-                                    rms_norm(dx, s.normalized, wp, e, o[0], nullptr, nullptr));
-                              },
-                              strided_out, {tol}));
-        log_.record(
+        log.record("rms_norm " + name + en,
+                   check_against_cpu(arena, "aten.rms_norm.default", {x, s.normalized, warg, earg},
+                                     [&](const std::vector<DeviceTensor>& o) {
+                                       return launch_problem(rms_norm(dx, s.normalized, wp, e, o[0],
+                                                                      nullptr, nullptr));
+                                     },
+                                     strided_out, {tol}));
+        log.record(
             "_fused_rms_norm " + name + en,
             check_against_cpu(
-                arena_, "aten._fused_rms_norm.default", {x, s.normalized, warg, earg},
+                arena, "aten._fused_rms_norm.default", {x, s.normalized, warg, earg},
                 [&](const std::vector<DeviceTensor>& o) {
                   return launch_problem(rms_norm(dx, s.normalized, wp, e, o[0], &o[1], nullptr));
                 },
@@ -252,6 +249,27 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
       }
     }
   }
+}
+
+TEST_F(GpuNorm, LayerNormAndRmsNorm) {
+  const NormShape shapes[] = {
+      {{4, 7}, {7}}, {{2, 3, 8}, {3, 8}}, {{70001, 16}, {16}},    {{3, 5000}, {5000}},
+      {{5}, {5}},    {{0, 6}, {6}},       {{2, 2, 1100}, {1100}},
+  };
+  check_row_norms(shapes, log_, arena_, gen_);
+  EXPECT_EQ(log_.failed(), 0) << log_.summary();
+}
+
+// Rows of at most 1024 columns, held in registers (row_norm_regs_kernel): a ViT's 768, the
+// 1024 limit, rows ending part-way through a lane's values at each of the kernel's three sizes
+// (8, 16 and 32 values a lane), a two-dim normalized shape. Small enough for the host
+// emulation (tests/cuda_emulation/run.sh).
+TEST_F(GpuNorm, RowsHeldInRegisters) {
+  const NormShape shapes[] = {
+      {{6, 768}, {768}},       {{3, 1024}, {1024}}, {{5, 257}, {257}},
+      {{2, 4, 125}, {4, 125}}, {{4, 7}, {7}},
+  };
+  check_row_norms(shapes, log_, arena_, gen_);
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
