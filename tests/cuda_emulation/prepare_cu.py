@@ -7,7 +7,7 @@ import sys
 # Kernels with __syncthreads or warp shuffles: real threads per block (matched by name, template
 # arguments aside).
 BARRIER_KERNELS = ["nonzero_count", "nonzero_scan", "nonzero_write", "repeat_scan",
-                   "fused_rms_norm_kernel", "row_norm_kernel", "row_norm_regs_kernel", "group_norm_kernel",
+                   "fused_rms_norm_kernel", "row_norm_kernel", "group_norm_kernel",
                    "attention_decode_kernel", "gemv_rows_kernel", "gemv_cols_kernel"]
 
 src, out = sys.argv[1], sys.argv[2]

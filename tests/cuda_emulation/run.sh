@@ -10,7 +10,7 @@
 #     (emu_stubs.cc) and the generated copy kernels replaced by a host interpreter.
 #  3. the RMSNorm group's kernel (norm.cu, tests/unit/cuda/gpu_norm_fusion_test.cc), its warp
 #     shuffles exchanged through the block's barrier; the layer norm and RMS norm kernels
-#     (norm_test.cc's GpuNorm.RowsHeldInRegisters: every dtype and layout).
+#     (norm_test.cc's GpuNorm.RowsOfAtMost1024Columns: every dtype and layout).
 #  4. the GEMV kernels (gemv.cu) against the CPU backend's matmuls (gpu_gemv_test.cc: every row
 #     count, shape, layout, dtype and bias, with and without split k), the split-k arrival
 #     counters included (blocks run one after another, so the last block is the last in order).
@@ -72,7 +72,7 @@ g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_em
   -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
   -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
   -lgtest_main -lgtest -lpthread -o "$work/emu_norm_test"
-"$work/emu_norm_test" --gtest_filter='GpuNorm.RowsHeldInRegisters:GpuNorm.ErrorsNameTheProblem' | tail -6
+"$work/emu_norm_test" --gtest_filter='GpuNorm.RowsOfAtMost1024Columns:GpuNorm.ErrorsNameTheProblem' | tail -6
 echo "== decode attention"
 python3 "$here/prepare_cu.py" "$src/attention_decode.cu" "$work/attention_decode_emu.cc"
 # device_dtype.cuh includes CUDA's 16-bit float headers, whose types emu_cuda.h replaces: empty

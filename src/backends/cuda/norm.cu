@@ -51,8 +51,7 @@ struct RowNormParams {
   bool rms;
 };
 
-// kGroup threads per row: kBlockThreads (a block), for rows longer than row_norm_regs_kernel
-// holds; or 32 (a warp; blocks of 128 hold 4 rows).
+// kGroup threads per row: 32 (a warp; blocks of 128 hold 4 rows) or kBlockThreads (a block).
 template <typename T, typename A, int kGroup>
 __global__ void row_norm_kernel(RowNormParams p) {
   __shared__ A smem[kWarpSize];
@@ -96,69 +95,6 @@ __global__ void row_norm_kernel(RowNormParams p) {
       out[base[1] + off[1]] = convert<T>(y);
     }
     if (t == 0) {
-      if (p.mean) store_as(p.mean, base[2], p.mean_dtype, mean);
-      if (p.rstd) store_as(p.rstd, base[3], p.rstd_dtype, rstd);
-    }
-  }
-}
-
-// Rows of at most 32 * kPerLane columns: a warp per row (blocks of 128 hold 4 rows) with the
-// row held in registers, kPerLane values a lane. Why: row_norm_kernel reads a row two or three
-// times in loops whose loads wait on each other, so a [1024, 768] layer norm (a ViT's) took
-// ~30 µs on an H100 for 3 MB of traffic; here every load of the row is issued at once (the
-// loop is unrolled over a compile-time count) and the row is read once. Same sums in the same
-// order as row_norm_kernel (lane t adds columns t, t + 32, ..., then the warp reduces), so the
-// results are the same bits.
-template <typename T, typename A, int kPerLane>
-__global__ void row_norm_regs_kernel(RowNormParams p) {
-  const int lane = threadIdx.x % kWarpSize;
-  const int warps = blockDim.x / kWarpSize;
-  const T* in = static_cast<const T*>(p.in);
-  T* out = static_cast<T*>(p.out);
-  const auto add = [](A a, A b) { return a + b; };
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps + threadIdx.x / kWarpSize;
-       row < p.num_rows; row += static_cast<int64_t>(gridDim.x) * warps) {
-    int64_t base[4];
-    p.rows.get(row, base);
-    A v[kPerLane];
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      const int64_t j = lane + static_cast<int64_t>(i) * kWarpSize;
-      v[i] = j < p.num_cols ? convert<A>(in[base[0] + p.cols.get0(j)]) : A(0);
-    }
-    A s = 0;
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) s += p.rms ? v[i] * v[i] : v[i];
-    s = warp_allreduce(s, add);
-    const A n = static_cast<A>(p.num_cols);
-    A mean = 0, rstd;
-    if (p.rms) {
-      rstd = A(1) / sqrt(s / n + static_cast<A>(p.eps));
-    } else {
-      mean = s / n;
-      A ss = 0;
-#pragma unroll
-      for (int i = 0; i < kPerLane; ++i) {
-        const A d = v[i] - mean;
-        if (lane + static_cast<int64_t>(i) * kWarpSize < p.num_cols) ss += d * d;
-      }
-      ss = warp_allreduce(ss, add);
-      const A var = ss / n;
-      rstd = A(1) / sqrt((var > A(0) ? var : A(0)) + static_cast<A>(p.eps));
-    }
-    const A shift = -rstd * mean;
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      const int64_t j = lane + static_cast<int64_t>(i) * kWarpSize;
-      if (j >= p.num_cols) break;
-      int64_t off[4];
-      p.cols.get(j, off);
-      A y = p.rms ? v[i] * rstd : v[i] * rstd + shift;
-      if (p.weight) y *= load_as<A>(p.weight, off[2], p.weight_dtype);
-      if (p.bias) y += load_as<A>(p.bias, off[3], p.bias_dtype);
-      out[base[1] + off[1]] = convert<T>(y);
-    }
-    if (lane == 0) {
       if (p.mean) store_as(p.mean, base[2], p.mean_dtype, mean);
       if (p.rstd) store_as(p.rstd, base[3], p.rstd_dtype, rstd);
     }
@@ -446,13 +382,8 @@ Result<void> launch_row_norm(const DeviceTensor& input, int64_t axis, const Devi
   return dispatch_float_input(input.dtype, [&](auto tag) -> Result<void> {
     using T = typename decltype(tag)::type;
     using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    const unsigned warp_rows = grid_for(p.num_rows, 4);
-    if (p.num_cols <= 8 * kWarpSize) {
-      row_norm_regs_kernel<T, A, 8><<<warp_rows, 128, 0, stream>>>(p);
-    } else if (p.num_cols <= 16 * kWarpSize) {
-      row_norm_regs_kernel<T, A, 16><<<warp_rows, 128, 0, stream>>>(p);
-    } else if (p.num_cols <= 32 * kWarpSize) {
-      row_norm_regs_kernel<T, A, 32><<<warp_rows, 128, 0, stream>>>(p);
+    if (p.num_cols <= 1024) {
+      row_norm_kernel<T, A, kWarpSize><<<grid_for(p.num_rows, 4), 128, 0, stream>>>(p);
     } else {
       row_norm_kernel<T, A, kBlockThreads>
           <<<grid_for(p.num_rows, 1), kBlockThreads, 0, stream>>>(p);

@@ -260,11 +260,10 @@ TEST_F(GpuNorm, LayerNormAndRmsNorm) {
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
-// Rows of at most 1024 columns, held in registers (row_norm_regs_kernel): a ViT's 768, the
-// 1024 limit, rows ending part-way through a lane's values at each of the kernel's three sizes
-// (8, 16 and 32 values a lane), a two-dim normalized shape. Small enough for the host
+// Rows of at most 1024 columns (a warp per row): a ViT's 768, the 1024 limit, rows ending
+// part-way through a lane's last pass, a two-dim normalized shape. Small enough for the host
 // emulation (tests/cuda_emulation/run.sh).
-TEST_F(GpuNorm, RowsHeldInRegisters) {
+TEST_F(GpuNorm, RowsOfAtMost1024Columns) {
   const NormShape shapes[] = {
       {{6, 768}, {768}},       {{3, 1024}, {1024}}, {{5, 257}, {257}},
       {{2, 4, 125}, {4, 125}}, {{4, 7}, {7}},
