@@ -3,7 +3,8 @@
 # checkout with gpu-bundle/splice-gpu.tar.xz (scripts/gpu_test) beside it:
 #   1. the kernel micro-benchmarks of unit_cuda (disabled by default, so the test suite stays
 #      quick): GpuGemvBench (GEMV GB/s per weight shape next to a device copy of the same bytes
-#      and cuBLASLt) and GpuAttentionBench (decode attention µs per call and bandwidth);
+#      and cuBLASLt), GpuAttentionBench (decode attention µs per call and bandwidth) and
+#      GpuNormBench (layer / RMS norm µs per call next to a device copy of the same bytes);
 #   2. bench/gpu_compare.py: the decode step, prefill and the rotary chain through eager,
 #      torch.compile (and reduce-overhead for decode) and splice with graphs on and off;
 #   3. `splice bench --profile` of the decode step and of prefill at T=2048: GPU time per
@@ -25,7 +26,7 @@ export SPLICE_TEST_SOURCE_DIR="$PWD" XDG_CACHE_HOME="$work/cache"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 } >"$out/gpu.txt" 2>&1
 timeout "${GPU_PERF_MICRO_SECONDS:-150}" "$root/bin/unit_cuda" --gtest_also_run_disabled_tests \
-  --gtest_filter='*GpuGemvBench.*:*GpuAttentionBench.*' >"$out/micro.log" 2>&1
+  --gtest_filter='*GpuGemvBench.*:*GpuAttentionBench.*:*GpuNormBench.*' >"$out/micro.log" 2>&1
 echo "micro-benchmarks: rc=$?" >>"$out/gpu.txt"
 timeout "${GPU_PERF_COMPARE_SECONDS:-330}" python3 bench/gpu_compare.py \
   --splice "$root/bin/splice" --out "$work/cmp" --only decode prefill rotary >"$out/compare.log" 2>&1
