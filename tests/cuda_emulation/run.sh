@@ -62,12 +62,13 @@ g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_em
   -lgtest_main -lgtest -lpthread -o "$work/emu_norm"
 "$work/emu_norm" | tail -8
 echo "== layer norm and RMS norm kernels"
-# norm_test.cc's GpuNorm suite against the CPU backend (softmax.cu too: the suite tests it;
-# device_info.cc, which needs the real half types, compiled apart).
+# norm_test.cc's GpuNorm suite against the CPU backend (softmax.cu too: the suite tests it).
+# device_info.cc includes cuBLASLt's header (its version names the device), which needs the real
+# half types: compiled apart, without the stand-ins, once for this step and the GEMV one.
 python3 "$here/prepare_cu.py" "$src/softmax.cu" "$work/softmax_emu.cc"
-g++ -std=c++20 -O1 -w $inc -c "$src/device_info.cc" -o "$work/device_info_norm.o"
+g++ -std=c++20 -O1 -w $inc -c "$src/device_info.cc" -o "$work/device_info.o"
 g++ -std=c++20 -O1 -w -I"$work/no_fp16" $inc "$here/emu_stubs.cc" "$work/norm_emu.cc" \
-  "$work/softmax_emu.cc" "$work/device_info_norm.o" "$src/reduce_plan.cc" "$src/lane_plan.cc" \
+  "$work/softmax_emu.cc" "$work/device_info.o" "$src/reduce_plan.cc" "$src/lane_plan.cc" \
   "$src/cuda_check.cc" "$root/tests/unit/cuda/norm_test.cc" \
   -L"$build/lib" -Wl,--start-group -Wl,--whole-archive -lsplice_cpu -Wl,--no-whole-archive \
   -lsplice_backend_common -lsplice_backend_api -lsplice_ir -lsplice_tensor -lsplice_support -Wl,--end-group -lfmt -lopenblas \
@@ -88,9 +89,7 @@ echo "== GEMV kernels"
 python3 "$here/prepare_cu.py" "$src/gemv.cu" "$work/gemv_emu.cc"
 # device_dtype.cuh includes the CUDA half headers; emu_cuda.h has the types instead.
 mkdir -p "$work/no_cuda_half" && touch "$work/no_cuda_half/cuda_fp16.h" "$work/no_cuda_half/cuda_bf16.h"
-# device_info.cc includes cuBLASLt's header (its version names the device), which needs the real
-# half types: compiled apart, without the stand-ins.
-g++ -std=c++20 -O1 -w $inc -c "$src/device_info.cc" -o "$work/device_info.o"
+# device_info.o: compiled apart in the norm step.
 g++ -std=c++20 -O1 -w -I"$work/no_cuda_half" $inc "$here/emu_stubs.cc" "$work/gemv_emu.cc" "$src/gemv_plan.cc" \
   "$src/matmul_exec.cc" "$src/matmul_plan.cc" "$src/reduce_plan.cc" "$work/device_info.o" \
   "$src/cuda_check.cc" "$root/tests/unit/cuda/gpu_gemv_test.cc" \

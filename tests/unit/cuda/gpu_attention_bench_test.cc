@@ -15,41 +15,12 @@
 #include "backends/cuda/attention.h"
 #include "backends/cuda/attention_plan.h"
 #include "backends/cuda/device_info.h"
+#include "graph_timing.h"
 
 namespace splice::cuda {
 namespace {
 
 using namespace splice::cuda::testing;
-
-// Milliseconds per run of f(stream): `reps` runs recorded into one CUDA graph (so host launch
-// overhead is not what is timed, and the launches are shown to be capturable), replayed 5 times.
-template <typename F>
-double time_ms(F&& f, int reps) {
-  cudaStream_t stream;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
-  for (int i = 0; i < reps; ++i) f(stream);
-  if (cudaStreamEndCapture(stream, &graph) != cudaSuccess) return -1;
-  if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) return -1;
-  cudaGraphLaunch(exec, stream);  // warm-up
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  cudaEventRecord(a, stream);
-  for (int i = 0; i < 5; ++i) cudaGraphLaunch(exec, stream);
-  cudaEventRecord(b, stream);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
-  return ms / (5.0 * reps);
-}
 
 TEST(GpuAttentionBench, DecodeMicrobench) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
@@ -79,15 +50,15 @@ TEST(GpuAttentionBench, DecodeMicrobench) {
       ASSERT_TRUE(plan.ok()) << plan.error().message();
       ASSERT_EQ(plan->kernel, AttnKernel::kDecode) << plan->reason;
       bool ok = true;
-      const double ms =
-          time_ms([&](cudaStream_t st) { ok = ok && attention(args, scratch, st).ok(); }, 200);
+      const double ms = graph_time_ms(
+          [&](cudaStream_t st) { ok = ok && attention(args, scratch, st).ok(); }, 200);
       ASSERT_TRUE(ok);
       ASSERT_GT(ms, 0) << "the decode launches could not be recorded in a CUDA graph";
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const size_t kv_bytes = static_cast<size_t>(2 * c.Hk * S * c.E * dtype_size(dt));
       void* src = arena.alloc(kv_bytes);
       void* dst = arena.alloc(kv_bytes);
-      const double copy_ms = time_ms(
+      const double copy_ms = graph_time_ms(
           [&](cudaStream_t st) {
             cudaMemcpyAsync(dst, src, kv_bytes, cudaMemcpyDeviceToDevice, st);
           },

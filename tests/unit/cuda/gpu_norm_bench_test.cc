@@ -3,56 +3,19 @@
 // [1024, 768] activations (SmolVLA's vision tower, in bfloat16 and float32, with weight and
 // bias) and rms_norm over an action expert's [50, 720] (float32), in microseconds per call,
 // next to a device-to-device copy of the same bytes. Each is 100 calls recorded as one CUDA
-// graph, the median of 5 replays, so launches are not counted (as in a recorded program).
+// graph and replayed (graph_timing.h), so launches are not counted (as in a recorded program).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <functional>
-#include <vector>
 
 #include "backends/cuda/norm.h"
+#include "graph_timing.h"
 #include "kernel_check.h"
 
 namespace splice::cuda {
 namespace {
 
 using namespace splice::cuda::testing;
-
-// Median microseconds per call of `call(stream)` repeated `calls` times in one CUDA graph.
-double median_graph_us(int calls, const std::function<void(cudaStream_t)>& call) {
-  cudaStream_t stream;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  call(stream);  // outside the capture: first-launch costs
-  cudaStreamSynchronize(stream);
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
-  for (int i = 0; i < calls; ++i) call(stream);
-  cudaStreamEndCapture(stream, &graph);
-  cudaGraphInstantiate(&exec, graph, 0);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaGraphLaunch(exec, stream);
-  std::vector<double> runs;
-  for (int r = 0; r < 5; ++r) {
-    cudaEventRecord(start, stream);
-    cudaGraphLaunch(exec, stream);
-    cudaEventRecord(stop, stream);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    runs.push_back(1e3 * ms / calls);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
-}
 
 TEST(GpuNormBench, DISABLED_LayerNormAndRmsNormRows) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
@@ -79,15 +42,21 @@ TEST(GpuNormBench, DISABLED_LayerNormAndRmsNormRows) {
     const DeviceTensor b =
         arena.to_device(random_tensor(r.dtype, {cols}, Layout::kContiguous, gen));
     const int64_t norm[] = {cols};
-    const double us = median_graph_us(100, [&](cudaStream_t s) {
-      auto res = r.rms ? rms_norm(x, norm, &w, 1e-5, out, nullptr, s)
-                       : layer_norm(x, norm, &w, &b, 1e-6, out, nullptr, nullptr, s);
-      if (!res.ok()) ADD_FAILURE() << res.error().message();
-    });
+    const double us =
+        1e3 * graph_time_ms(
+                  [&](cudaStream_t s) {
+                    auto res = r.rms ? rms_norm(x, norm, &w, 1e-5, out, nullptr, s)
+                                     : layer_norm(x, norm, &w, &b, 1e-6, out, nullptr, nullptr, s);
+                    if (!res.ok()) ADD_FAILURE() << res.error().message();
+                  },
+                  100);
     const size_t bytes = static_cast<size_t>(shape_numel(r.shape)) * dtype_size(r.dtype);
-    const double copy_us = median_graph_us(100, [&](cudaStream_t s) {
-      cudaMemcpyAsync(out.data, x.data, bytes, cudaMemcpyDeviceToDevice, s);
-    });
+    const double copy_us =
+        1e3 * graph_time_ms(
+                  [&](cudaStream_t s) {
+                    cudaMemcpyAsync(out.data, x.data, bytes, cudaMemcpyDeviceToDevice, s);
+                  },
+                  100);
     std::printf("%-30s %10.2f %10.2f\n", r.name, us, copy_us);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -65,19 +65,6 @@ TEST(CudaLanePlan, MergesOtherDimsAndFindsColumns) {
   EXPECT_EQ(zero_d->length, 1);
 }
 
-class GpuNorm : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
-  }
-  void TearDown() override {
-    if (gpu_present()) std::printf("[ summary  ] %s\n", log_.summary().c_str());
-  }
-  DeviceArena arena_;
-  CaseLog log_;
-  std::mt19937 gen_{777};
-};
-
 const DType kFloats[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
 const Layout kLayouts[] = {Layout::kContiguous, Layout::kTransposed, Layout::kSliced,
                            Layout::kPermuted};
@@ -94,6 +81,93 @@ Tolerance norm_tolerance(DType dt) {
       return {8e-3, 1.6e-2};
   }
 }
+
+struct NormShape {
+  Shape shape;
+  Shape normalized;
+};
+
+class GpuNorm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  }
+  void TearDown() override {
+    if (gpu_present()) std::printf("[ summary  ] %s\n", log_.summary().c_str());
+  }
+  // layer_norm, native_layer_norm, rms_norm and _fused_rms_norm over `shapes` against the CPU
+  // backend: every float dtype, input layouts, strided outputs, weight and bias or not.
+  void check_row_norms(std::span<const NormShape> shapes) {
+    int variant = 0;
+    for (DType dt : kFloats) {
+      const bool reduced = dt == DType::kFloat16 || dt == DType::kBFloat16;
+      for (const NormShape& s : shapes) {
+        const Layout layout = kLayouts[variant % 4];
+        const bool strided_out = variant % 2 == 1;
+        const int params = variant % 3;  // 0: weight and bias, 1: none, 2: weight only
+        const DType wdt = reduced && variant % 2 == 0 ? DType::kFloat32 : dt;
+        ++variant;
+        const Tensor x = random_tensor(dt, s.shape, layout, gen_, -2, 3);
+        const Tensor w = random_tensor(wdt, s.normalized, Layout::kContiguous, gen_, 0.5, 1.5);
+        const Tensor b = random_tensor(wdt, s.normalized, Layout::kSliced, gen_, -1, 1);
+        const DeviceTensor dx = arena_.to_device(x), dw = arena_.to_device(w),
+                           db = arena_.to_device(b);
+        const KernelArg warg = params != 1 ? KernelArg{w} : KernelArg{std::monostate{}};
+        const KernelArg barg = params == 0 ? KernelArg{b} : KernelArg{std::monostate{}};
+        const DeviceTensor* wp = params != 1 ? &dw : nullptr;
+        const DeviceTensor* bp = params == 0 ? &db : nullptr;
+        const std::string name = std::string(dname(dt)) + " " + shape_string(s.shape) + " norm " +
+                                 shape_string(s.normalized) + " " + layout_name(layout) +
+                                 " weight " + (wp ? dname(wdt) : "none") + (bp ? " bias" : "");
+        const double eps = 1e-5;
+        const Tolerance tol = norm_tolerance(dt);
+        log_.record(
+            "native_layer_norm " + name,
+            check_against_cpu(arena_, "aten.native_layer_norm.default",
+                              {x, s.normalized, warg, barg, eps},
+                              [&](const std::vector<DeviceTensor>& o) {
+                                return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps,
+                                                                 o[0], &o[1], &o[2], nullptr));
+                              },
+                              strided_out, {tol}));
+        log_.record("layer_norm " + name,
+                    check_against_cpu(
+                        arena_, "aten.layer_norm.default", {x, s.normalized, warg, barg, eps, true},
+                        [&](const std::vector<DeviceTensor>& o) {
+                          return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps, o[0],
+                                                           nullptr, nullptr, nullptr));
+                        },
+                        strided_out, {tol}));
+        for (std::optional<double> e : {std::optional<double>(), std::optional<double>(1e-6)}) {
+          const KernelArg earg = e ? KernelArg{*e} : KernelArg{std::monostate{}};
+          const std::string en = e ? " eps=1e-6" : " eps=None";
+          log_.record(
+              "rms_norm " + name + en,
+              check_against_cpu(arena_, "aten.rms_norm.default", {x, s.normalized, warg, earg},
+                                [&](const std::vector<DeviceTensor>& o) {
+                                  return launch_problem(
+                                      rms_norm(dx, s.normalized, wp, e, o[0], nullptr, nullptr));
+                                },
+                                strided_out, {tol}));
+          log_.record(
+              "_fused_rms_norm " + name + en,
+              check_against_cpu(
+                  arena_, "aten._fused_rms_norm.default", {x, s.normalized, warg, earg},
+                  [&](const std::vector<DeviceTensor>& o) {
+                    return launch_problem(rms_norm(dx, s.normalized, wp, e, o[0], &o[1], nullptr));
+                  },
+                  strided_out,
+                  {tol,
+                   norm_tolerance(dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32)}));
+        }
+      }
+    }
+  }
+
+  DeviceArena arena_;
+  CaseLog log_;
+  std::mt19937 gen_{777};
+};
 
 struct SoftmaxShape {
   Shape shape;
@@ -180,83 +254,12 @@ TEST_F(GpuNorm, SoftmaxEveryForm) {
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
-struct NormShape {
-  Shape shape;
-  Shape normalized;
-};
-
-// layer_norm, native_layer_norm, rms_norm and _fused_rms_norm over `shapes` against the CPU
-// backend: every float dtype, input layouts, strided outputs, weight and bias or not.
-void check_row_norms(std::span<const NormShape> shapes, CaseLog& log, DeviceArena& arena,
-                     std::mt19937& gen) {
-  int variant = 0;
-  for (DType dt : kFloats) {
-    const bool reduced = dt == DType::kFloat16 || dt == DType::kBFloat16;
-    for (const NormShape& s : shapes) {
-      const Layout layout = kLayouts[variant % 4];
-      const bool strided_out = variant % 2 == 1;
-      const int params = variant % 3;  // 0: weight and bias, 1: none, 2: weight only
-      const DType wdt = reduced && variant % 2 == 0 ? DType::kFloat32 : dt;
-      ++variant;
-      const Tensor x = random_tensor(dt, s.shape, layout, gen, -2, 3);
-      const Tensor w = random_tensor(wdt, s.normalized, Layout::kContiguous, gen, 0.5, 1.5);
-      const Tensor b = random_tensor(wdt, s.normalized, Layout::kSliced, gen, -1, 1);
-      const DeviceTensor dx = arena.to_device(x), dw = arena.to_device(w), db = arena.to_device(b);
-      const KernelArg warg = params != 1 ? KernelArg{w} : KernelArg{std::monostate{}};
-      const KernelArg barg = params == 0 ? KernelArg{b} : KernelArg{std::monostate{}};
-      const DeviceTensor* wp = params != 1 ? &dw : nullptr;
-      const DeviceTensor* bp = params == 0 ? &db : nullptr;
-      const std::string name = std::string(dname(dt)) + " " + shape_string(s.shape) + " norm " +
-                               shape_string(s.normalized) + " " + layout_name(layout) + " weight " +
-                               (wp ? dname(wdt) : "none") + (bp ? " bias" : "");
-      const double eps = 1e-5;
-      const Tolerance tol = norm_tolerance(dt);
-      log.record("native_layer_norm " + name,
-                 check_against_cpu(arena, "aten.native_layer_norm.default",
-                                   {x, s.normalized, warg, barg, eps},
-                                   [&](const std::vector<DeviceTensor>& o) {
-                                     return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps,
-                                                                      o[0], &o[1], &o[2], nullptr));
-                                   },
-                                   strided_out, {tol}));
-      log.record("layer_norm " + name,
-                 check_against_cpu(
-                     arena, "aten.layer_norm.default", {x, s.normalized, warg, barg, eps, true},
-                     [&](const std::vector<DeviceTensor>& o) {
-                       return launch_problem(layer_norm(dx, s.normalized, wp, bp, eps, o[0],
-                                                        nullptr, nullptr, nullptr));
-                     },
-                     strided_out, {tol}));
-      for (std::optional<double> e : {std::optional<double>(), std::optional<double>(1e-6)}) {
-        const KernelArg earg = e ? KernelArg{*e} : KernelArg{std::monostate{}};
-        const std::string en = e ? " eps=1e-6" : " eps=None";
-        log.record("rms_norm " + name + en,
-                   check_against_cpu(arena, "aten.rms_norm.default", {x, s.normalized, warg, earg},
-                                     [&](const std::vector<DeviceTensor>& o) {
-                                       return launch_problem(rms_norm(dx, s.normalized, wp, e, o[0],
-                                                                      nullptr, nullptr));
-                                     },
-                                     strided_out, {tol}));
-        log.record(
-            "_fused_rms_norm " + name + en,
-            check_against_cpu(
-                arena, "aten._fused_rms_norm.default", {x, s.normalized, warg, earg},
-                [&](const std::vector<DeviceTensor>& o) {
-                  return launch_problem(rms_norm(dx, s.normalized, wp, e, o[0], &o[1], nullptr));
-                },
-                strided_out,
-                {tol, norm_tolerance(dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32)}));
-      }
-    }
-  }
-}
-
 TEST_F(GpuNorm, LayerNormAndRmsNorm) {
   const NormShape shapes[] = {
       {{4, 7}, {7}}, {{2, 3, 8}, {3, 8}}, {{70001, 16}, {16}},    {{3, 5000}, {5000}},
       {{5}, {5}},    {{0, 6}, {6}},       {{2, 2, 1100}, {1100}},
   };
-  check_row_norms(shapes, log_, arena_, gen_);
+  check_row_norms(shapes);
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
@@ -268,7 +271,7 @@ TEST_F(GpuNorm, RowsOfAtMost1024Columns) {
       {{6, 768}, {768}},       {{3, 1024}, {1024}}, {{5, 257}, {257}},
       {{2, 4, 125}, {4, 125}}, {{4, 7}, {7}},
   };
-  check_row_norms(shapes, log_, arena_, gen_);
+  check_row_norms(shapes);
   EXPECT_EQ(log_.failed(), 0) << log_.summary();
 }
 
